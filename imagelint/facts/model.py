@@ -1,0 +1,300 @@
+"""Facts about an image (or a Dockerfile, manifest or app config), each with provenance.
+
+Rules read only these types. A fact never says whether something is *wrong*:
+that needs the target and the matrix, and is the rules' job.
+
+The same model serves every input: an image's facts come from its config and
+layers; a Dockerfile's facts come from its instructions (with line numbers);
+a Kubernetes manifest's from a container spec. ``Provenance`` says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from imagelint.image import Platform
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a fact came from.
+
+    kind:
+      ``env``         image config env var ``key``
+      ``config``      another config field (``key`` = Entrypoint, Cmd, WorkingDir, User)
+      ``label``       config label ``key``
+      ``annotation``  manifest/index annotation ``key``
+      ``history``     config history entry (``line`` = its index)
+      ``file``        a file in the image: ``path`` (resolved), ``via`` (the path as
+                      reached, through symlinks), ``layer_digest``/``layer_index``
+                      of the layer that last wrote it, ``line`` inside it
+      ``dockerfile``  a Dockerfile instruction: ``source`` = the file, ``line``
+      ``manifest``    a Kubernetes object: ``source`` = the file, ``line``,
+                      ``key`` = a JSON-path-like locator (``spec.containers[0].env[1]``)
+      ``appconfig``   a config file in the repository: ``source`` = the file, ``line``
+    """
+
+    kind: str
+    key: str | None = None
+    path: str | None = None
+    via: str | None = None
+    layer_digest: str | None = None
+    layer_index: int | None = None
+    line: int | None = None
+    source: str | None = None
+
+    def describe(self) -> str:
+        """One human-readable location, e.g. ``/usr/local/cuda/version.json (layer 3 sha256:ab12…)``."""
+        if self.kind == "env":
+            return f"env {self.key}"
+        if self.kind in ("config", "label", "annotation"):
+            return f"{self.kind} {self.key}"
+        if self.kind == "history":
+            return f"history[{self.line}]"
+        if self.kind == "file":
+            where = "/" + (self.path or "")
+            if self.via and self.via != self.path:
+                where = f"/{self.via} -> {where}"
+            if self.line:
+                where += f":{self.line}"
+            if self.layer_index is not None:
+                where += f" (layer {self.layer_index}"
+                if self.layer_digest:
+                    where += f" {self.layer_digest[:19]}"
+                where += ")"
+            return where
+        loc = self.source or ""
+        if self.line:
+            loc += f":{self.line}"
+        if self.key:
+            loc += f" {self.key}"
+        return loc
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+# --- CUDA -------------------------------------------------------------------------
+
+# CudaVersionEvidence.source values, from most to least direct about the runtime in use.
+CUDA_SOURCES = (
+    "version.json",      # /usr/local/cuda*/version.json  (cuda_cudart.version, else top-level "cuda")
+    "version.txt",       # /usr/local/cuda*/version.txt   ("CUDA Version X.Y.Z")
+    "libcudart",         # libcudart.so.X.Y.Z file names in library directories
+    "pip-wheel",         # nvidia-cuda-runtime-cu11/cu12 / nvidia-cuda-runtime dist-info
+    "torch",             # torch/version.py  cuda = 'X.Y'
+    "env",               # CUDA_VERSION
+    "ngc-env",           # NGC's CUDA_DRIVER_VERSION / product env (what it was built against)
+    "label",             # labels that state a CUDA version
+    "base-image",        # resolved from the base image name through the matrix (Dockerfiles)
+)
+
+
+@dataclass(frozen=True)
+class CudaVersionEvidence:
+    """One piece of evidence for the CUDA runtime version in the image.
+
+    ``version`` is as precise as the source allows (``12.4.1``, ``12.4``,
+    ``12.4.127`` for a libcudart build). ``precision`` is ``patch`` when the
+    version names an exact toolkit release (version.json, version.txt,
+    CUDA_VERSION) and ``minor`` otherwise (a component build number such as
+    libcudart's 12.4.127 only establishes 12.4). ``component`` names what the
+    version belongs to when not the toolkit (``cudart``, ``torch``...).
+    """
+
+    version: str
+    source: str
+    provenance: Provenance
+    precision: str = "minor"
+    component: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """An env var as the image (or Dockerfile/manifest) sets it."""
+
+    name: str
+    value: str
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class CudaFacts:
+    versions: tuple[CudaVersionEvidence, ...] = ()
+    # Every NVIDIA_REQUIRE_* (including NVIDIA_REQUIRE_JETPACK*, which the runtime ignores).
+    requires: tuple[EnvSetting, ...] = ()
+    cuda_version_env: EnvSetting | None = None        # CUDA_VERSION
+    disable_require: EnvSetting | None = None         # NVIDIA_DISABLE_REQUIRE
+    disable_requires_plural: EnvSetting | None = None  # NVIDIA_DISABLE_REQUIRES (read by nothing)
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The env subset the NVIDIA runtime reads for requirements."""
+        out = {e.name: e.value for e in self.requires}
+        for e in (self.cuda_version_env, self.disable_require, self.disable_requires_plural):
+            if e is not None:
+                out[e.name] = e.value
+        return MappingProxyType(out)
+
+
+# --- driver libraries and the loader ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForwardCompatNote:
+    """The ``.note.cuda.fwd_compatibility`` ELF note of a compat libcuda."""
+
+    cuda_version: str | None
+    driver_branches: tuple[int, ...]
+    devices: tuple[int, ...]
+    raw: str
+
+
+@dataclass(frozen=True)
+class DriverLibrary:
+    """A driver-owned library file in the image.
+
+    ``role``: ``real`` (would shadow the host driver), ``stub`` (link-time stub
+    under a ``stubs`` directory), ``compat`` (forward-compat library under
+    ``.../cuda*/compat``). ``version`` is the driver version from the file name
+    (``libcuda.so.535.104.05`` → ``535.104.05``) when it has one.
+    ``on_loader_path``: the directory is searched by the dynamic loader at run
+    time (LD_LIBRARY_PATH, ld.so.conf, or the default directories).
+    """
+
+    name: str
+    path: str
+    role: str
+    version: str | None
+    on_loader_path: bool
+    provenance: Provenance
+    fwd_compat: ForwardCompatNote | None = None
+    is_symlink: bool = False
+
+
+@dataclass(frozen=True)
+class LoaderPathEntry:
+    """One directory the dynamic loader searches, and why."""
+
+    directory: str
+    origin: str  # "LD_LIBRARY_PATH", "ld.so.conf", "default"
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class LoaderFacts:
+    ld_library_path: tuple[LoaderPathEntry, ...] = ()
+    ld_so_conf: tuple[LoaderPathEntry, ...] = ()
+    defaults: tuple[str, ...] = ()
+
+    @property
+    def directories(self) -> tuple[str, ...]:
+        """Search order: LD_LIBRARY_PATH, then the ld.so.cache directories, then the defaults."""
+        seen: dict[str, None] = {}
+        for d in [e.directory for e in self.ld_library_path] + [e.directory for e in self.ld_so_conf] + list(self.defaults):
+            seen.setdefault(d, None)
+        return tuple(seen)
+
+
+# --- GPU visibility and indices --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuIndexSetting:
+    """A GPU index (or device list) fixed somewhere the container will use it.
+
+    ``kind``: ``cuda-visible-devices`` / ``nvidia-visible-devices`` (a value),
+    ``gpu-id`` (DeepStream/nvinfer key), ``cli-flag`` (``--gpu-id 1``,
+    ``--device cuda:1``, ``--gpus 1``...), ``code`` (``torch.cuda.set_device(1)``,
+    ``cuda:1`` in Python). ``value`` is the raw value; ``indices`` the integer
+    indices it names (empty for UUIDs/``all``/``none``). ``text`` is the
+    matched source text. ``referenced``: reached from the entrypoint/cmd (or
+    the container command), rather than merely present in the image.
+    """
+
+    kind: str
+    value: str
+    indices: tuple[int, ...]
+    text: str
+    provenance: Provenance
+    referenced: bool = True
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    visible_devices: EnvSetting | None = None       # NVIDIA_VISIBLE_DEVICES
+    cuda_visible_devices: EnvSetting | None = None  # CUDA_VISIBLE_DEVICES
+    driver_capabilities: EnvSetting | None = None   # NVIDIA_DRIVER_CAPABILITIES
+    index_settings: tuple[GpuIndexSetting, ...] = ()
+    # Scripts and configs read while following the entrypoint/cmd, for reports.
+    followed_files: tuple[Provenance, ...] = ()
+    # What the image appears to do that needs a driver capability (e.g. "video" for DeepStream).
+    needs_capabilities: tuple[tuple[str, Provenance], ...] = ()
+
+
+# --- compiled GPU code -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuCodeObject:
+    """The GPU architectures compiled into one library (from its fatbin headers)."""
+
+    path: str
+    sass: tuple[str, ...]  # e.g. ("sm_80", "sm_90a")
+    ptx: tuple[str, ...]   # e.g. ("compute_90",)
+    provenance: Provenance
+
+
+# --- base image ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BaseImageFacts:
+    name: str | None = None
+    digest: str | None = None
+    layer_count: int | None = None  # how many of the image's layers belong to the base
+    provenance: tuple[Provenance, ...] = ()
+
+
+# --- the whole --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """Everything rules may know about one image (or static input).
+
+    ``subject`` is what the facts are about (an image reference, or a file path
+    for Dockerfiles/manifests). ``platform``/``digest`` are None for static inputs.
+    ``env`` is the effective env with provenance (last assignment wins).
+    ``complete`` is False when layers were not read (config-only), so rules
+    that need file facts can say they could not check.
+    ``warnings`` are one-line notes from reading (skipped members, limits).
+    """
+
+    subject: str
+    kind: str  # "image", "dockerfile", "manifest", "appconfig", "script"
+    platform: Platform | None = None
+    platforms: tuple[Platform, ...] = ()
+    digest: str | None = None
+    env: tuple[EnvSetting, ...] = ()
+    entrypoint: tuple[str, ...] | None = None
+    cmd: tuple[str, ...] | None = None
+    working_dir: str = ""
+    labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    cuda: CudaFacts = field(default_factory=CudaFacts)
+    driver_libraries: tuple[DriverLibrary, ...] = ()
+    loader: LoaderFacts = field(default_factory=LoaderFacts)
+    gpu: GpuFacts = field(default_factory=GpuFacts)
+    gpu_code: tuple[GpuCodeObject, ...] = ()
+    base: BaseImageFacts = field(default_factory=BaseImageFacts)
+    complete: bool = True
+    warnings: tuple[str, ...] = ()
+
+    def env_setting(self, name: str) -> EnvSetting | None:
+        found = None
+        for e in self.env:
+            if e.name == name:
+                found = e
+        return found

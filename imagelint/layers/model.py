@@ -1,0 +1,105 @@
+"""What the layer reader keeps from a layer, and what it is asked to keep.
+
+The reader walks each layer's tar stream once. A ``CaptureSpec`` (the union of
+what every fact module needs) decides, per member path, whether to record the
+entry's metadata, keep its whole content (bounded), keep only its first bytes
+(``head``, e.g. for ELF headers and notes), or run a streaming ``scanner`` over
+its content (e.g. fatbin headers inside a 1 GB library).
+
+Everything here is independent of other layers and of the image config, so a
+``LayerExtract`` can be cached by layer digest + ``EXTRACTOR_VERSION``.
+Paths are normalised: no leading '/', no '.' or '..' components, '/'-separated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Protocol
+
+# Bump whenever what is captured or how it is stored changes: it keys the layer cache.
+EXTRACTOR_VERSION = 1
+
+FILE = "file"
+SYMLINK = "symlink"
+HARDLINK = "hardlink"
+DIRECTORY = "dir"
+OTHER = "other"  # device nodes, fifos: recorded, never read
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tar member that the capture spec asked about (or any symlink/hardlink)."""
+
+    path: str
+    kind: str
+    size: int
+    mode: int
+    linkname: str | None
+    layer_index: int
+    layer_digest: str
+
+
+class MemberScanner(Protocol):
+    """Consumes one member's content in chunks; ``result()`` must be JSON-serialisable."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def result(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class CaptureRule:
+    """A glob over normalised paths and what to keep for matches.
+
+    ``pattern`` uses fnmatch syntax where ``*`` does not cross '/', and
+    ``**/`` matches zero or more directories. ``action`` is:
+      ``record``   the entry's metadata only
+      ``content``  metadata + whole content if size <= max_bytes (else metadata only,
+                   with ``truncated`` noted)
+      ``head``     metadata + the first max_bytes bytes
+      ``scan``     metadata + scanner(name).result() over the full content
+    ``name`` names a scanner for ``scan`` rules (see ``scanner_factory``).
+    """
+
+    pattern: str
+    action: str = "record"
+    max_bytes: int = 1 << 20
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class CaptureSpec:
+    rules: tuple[CaptureRule, ...]
+    # name -> factory for ``scan`` rules; not part of the cache key (the name is).
+    scanner_factory: Mapping[str, Callable[[], MemberScanner]] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False, hash=False
+    )
+
+    def key(self) -> str:
+        """A stable string for the cache key: the rules, in order."""
+        return "|".join(f"{r.action}:{r.max_bytes}:{r.name or ''}:{r.pattern}" for r in self.rules)
+
+
+@dataclass(frozen=True)
+class LayerExtract:
+    """What one layer contributed, in tar order.
+
+    ``whiteouts``: paths removed by ``.wh.NAME`` members (the NAME path).
+    ``opaque_dirs``: directories whose lower-layer contents an ``.wh..wh..opq`` hides.
+    ``contents``/``heads``: captured bytes by path; ``scans``: scanner results by path.
+    ``truncated``: content paths whose size exceeded the rule's max_bytes.
+    ``warnings``: one-line notes about members that were skipped or suspicious
+    (absolute/`..` paths, links out of root, oversized members...).
+    """
+
+    index: int
+    digest: str
+    entries: tuple[Entry, ...]
+    whiteouts: tuple[str, ...] = ()
+    opaque_dirs: tuple[str, ...] = ()
+    contents: Mapping[str, bytes] = field(default_factory=lambda: MappingProxyType({}))
+    heads: Mapping[str, bytes] = field(default_factory=lambda: MappingProxyType({}))
+    scans: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    truncated: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()

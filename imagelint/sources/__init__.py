@@ -1,0 +1,81 @@
+"""Ways to reach an image. Every source yields the same ``imagelint.image.Image``.
+
+``open_images(reference, options)`` is the only entry point the rest of
+imagelint uses; it dispatches on the reference kind (``imagelint.reference``).
+It returns a list because an index read with ``all_platforms`` yields one image
+per platform; otherwise the list has exactly one image.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from imagelint.errors import DaemonError, SourceError
+from imagelint.image import DEFAULT_PLATFORM, Image, Platform
+from imagelint.reference import ImageReference, parse_reference
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """How to reach images. Built by the CLI from flags and config; never mutated.
+
+    ``platform`` selects the entry of an index (default linux/amd64);
+    ``all_platforms`` selects every entry. ``ca_cert`` is a PEM bundle that
+    replaces the system trust for registries; ``insecure_registries`` lists
+    ``host[:port]`` names that may use plain HTTP or unverified TLS.
+    ``docker_config`` is the directory holding config.json (default:
+    ``$DOCKER_CONFIG`` or ``~/.docker``); ``docker_host`` overrides
+    ``DOCKER_HOST`` for the daemon. ``timeout`` is per request (connect and
+    read), ``retries`` bounds retries of 429/5xx/connection resets.
+    """
+
+    platform: Platform = DEFAULT_PLATFORM
+    platform_explicit: bool = False
+    all_platforms: bool = False
+    ca_cert: str | None = None
+    insecure_registries: tuple[str, ...] = ()
+    docker_config: str | None = None
+    docker_host: str | None = None
+    timeout: float = 30.0
+    retries: int = 4
+    backoff: float = 0.5
+    use_daemon: bool = True
+    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+Opener = Callable[[ImageReference, SourceOptions], list[Image]]
+
+
+def _openers() -> dict[str, Opener]:
+    # Imported lazily: each source pulls in its own heavy dependencies.
+    from imagelint.sources import archive, daemon, layout, registry
+
+    return {
+        "registry": registry.open_registry,
+        "docker": daemon.open_daemon,
+        "docker-archive": archive.open_docker_archive,
+        "oci-dir": layout.open_oci_dir,
+        "oci-archive": layout.open_oci_archive,
+    }
+
+
+def open_images(reference: str | ImageReference, options: SourceOptions | None = None) -> list[Image]:
+    """Open the image(s) a reference names. Raises SourceError (exit 3) or UsageError (exit 2)."""
+    options = options or SourceOptions()
+    ref = parse_reference(reference) if isinstance(reference, str) else reference
+    openers = _openers()
+    if ref.kind != "auto":
+        return openers[ref.kind](ref, options)
+    # A bare name: the daemon first when it is reachable and has the image (as trivy does),
+    # then the registry. A daemon that is absent or lacks the image is not an error here.
+    if options.use_daemon:
+        from imagelint.sources import daemon
+
+        found = daemon.try_open_daemon(ref, options)
+        if found is not None:
+            return found
+    return openers["registry"](ImageReference("registry", ref.value, None, ref.text), options)
+
+
+__all__ = ["SourceOptions", "open_images", "SourceError", "DaemonError"]

@@ -1,0 +1,81 @@
+"""What an image will meet: node pools with their driver, GPUs, toolkit and device plugin.
+
+One model whatever it came from: flags (``--driver``, ``--gpu``...), a target
+file (TOML), or a live cluster (``imagelint.cluster``). Rules read only this.
+
+Builders (implemented in ``imagelint/targets/``... see issue 3):
+  ``target_from_flags(...)``, ``load_target_file(path, matrix)``,
+  ``target_from_cluster(...)``, ``merge_targets(...)``, ``dump_target_toml(target)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """A GPU model in a pool. ``brand`` is the NVML brand string libnvidia-container
+    reports (``Tesla``, ``Nvidia``, ``GeForce``...); ``compute_capability`` is ``X.Y``."""
+
+    product: str | None = None
+    compute_capability: str | None = None
+    brand: str | None = None
+    family: str | None = None
+    count: int | None = None
+    mig_profiles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str | None = None
+    effect: str = "NoSchedule"
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """Nodes that share one GPU stack.
+
+    ``driver`` is the full driver version (``535.104.05``); ``cuda_driver_version``
+    the CUDA version the driver reports (``12.2``), derived from the matrix
+    when not given. ``toolkit`` / ``device_plugin`` are versions without a
+    leading ``v``. ``runtime_mode`` is the container toolkit's mode
+    (``legacy``, ``cdi``, ``jit-cdi``, ``csv``; None = derive from the toolkit
+    version). ``device_list_strategy`` / ``mig_strategy`` are the device
+    plugin's. ``resources`` maps advertised resource names to allocatable
+    counts. ``runtime_classes`` are RuntimeClass handler names available.
+    """
+
+    name: str
+    driver: str | None = None
+    cuda_driver_version: str | None = None
+    gpus: tuple[GpuSpec, ...] = ()
+    arch: str | None = None  # amd64 | arm64
+    toolkit: str | None = None
+    runtime_mode: str | None = None
+    accept_envvar_unprivileged: bool | None = None
+    device_plugin: str | None = None
+    device_list_strategy: tuple[str, ...] = ()
+    mig_strategy: str | None = None
+    resources: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    taints: tuple[Taint, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    runtime_class: str | None = None
+    node_count: int = 1
+    source: str = "flags"  # flags | file:PATH | cluster:CONTEXT
+
+
+@dataclass(frozen=True)
+class Target:
+    """All the pools an image may land on. Empty ``pools`` means no target was given."""
+
+    pools: tuple[NodePool, ...] = ()
+    runtime_classes: tuple[str, ...] = ()
+    source: str = "none"
+
+    @property
+    def known(self) -> bool:
+        return bool(self.pools)

@@ -1,0 +1,1 @@
+"""Versioned compatibility matrices (data only); installed as imagelint.matrices."""

@@ -2,7 +2,7 @@
 
     registry:HOST/REPO[:TAG][@DIGEST]   a registry, no daemon
     docker:NAME[:TAG]                   the local Docker daemon
-    docker-archive:PATH                 a `docker save` tarball (classic or OCI-in-tar)
+    docker-archive:PATH[:REPO:TAG]      a `docker save` tarball (classic or OCI-in-tar)
     oci-dir:PATH[:TAG]                  an OCI image layout directory
     oci-archive:PATH[:TAG]              an OCI image layout in a tar
     anything else                       an existing path (kind sniffed), else a name:
@@ -117,6 +117,18 @@ def _split_path_tag(value: str) -> tuple[str, str | None]:
     return path, tag
 
 
+def _split_archive_tag(value: str) -> tuple[str, str | None]:
+    """``PATH[:REPO:TAG]``: the tag starts after the first ':' whose prefix is an existing file."""
+    if os.path.exists(value):
+        return value, None
+    i = value.find(":")
+    while i != -1:
+        if os.path.isfile(value[:i]):
+            return value[:i], value[i + 1 :] or None
+        i = value.find(":", i + 1)
+    return value, None
+
+
 def parse_reference(text: str) -> ImageReference:
     """Parse a user-given reference into kind and value (no I/O beyond os.path checks)."""
     if not text or not text.strip():
@@ -128,6 +140,9 @@ def parse_reference(text: str) -> ImageReference:
             raise UsageError(f"image reference {text!r} names no image after '{scheme}:'")
         if scheme in ("oci-dir", "oci-archive"):
             path, tag = _split_path_tag(rest)
+            return ImageReference(scheme, path, tag, text)
+        if scheme == "docker-archive":
+            path, tag = _split_archive_tag(rest)
             return ImageReference(scheme, path, tag, text)
         if scheme == "registry":
             parse_registry_name(rest)  # validate early, with a clear message

@@ -64,6 +64,19 @@ def open_images(reference: str | ImageReference, options: SourceOptions | None =
     """Open the image(s) a reference names. Raises SourceError (exit 3) or UsageError (exit 2)."""
     options = options or SourceOptions()
     ref = parse_reference(reference) if isinstance(reference, str) else reference
+    return _check_platform(_open(ref, options), options, str(ref))
+
+
+def _check_platform(images: list[Image], options: SourceOptions, where: str) -> list[Image]:
+    """An explicit --platform that a single-platform image does not match is an error (as syft does)."""
+    if options.platform_explicit and not options.all_platforms:
+        for image in images:
+            if not options.platform.matches(image.platform):
+                raise SourceError(f"{where}: image is {image.platform}, not the requested platform {options.platform}")
+    return images
+
+
+def _open(ref: ImageReference, options: SourceOptions) -> list[Image]:
     openers = _openers()
     if ref.kind != "auto":
         return openers[ref.kind](ref, options)

@@ -3,9 +3,11 @@
 One model whatever it came from: flags (``--driver``, ``--gpu``...), a target
 file (TOML), or a live cluster (``imagelint.cluster``). Rules read only this.
 
-Builders (implemented in ``imagelint/targets/``... see issue 3):
-  ``target_from_flags(...)``, ``load_target_file(path, matrix)``,
-  ``target_from_cluster(...)``, ``merge_targets(...)``, ``dump_target_toml(target)``.
+Builders:
+  ``imagelint.targets``: ``target_from_flags(...)``, ``load_target_file(path, matrix)``,
+  ``merge_targets(...)``, ``build_target(options, matrix)``, ``dump_target_toml(target)``;
+  ``imagelint.cluster``: ``target_from_cluster(context, kubeconfig, matrix)``;
+  ``imagelint.cli.target_options``: the shared ``--driver``/``--gpu``/... typer flags.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ class Target:
     pools: tuple[NodePool, ...] = ()
     runtime_classes: tuple[str, ...] = ()
     source: str = "none"
+    # What could not be read but did not stop the target being built
+    # (e.g. 403 on ClusterPolicy). Reports show them; rules may not rely on them.
+    warnings: tuple[str, ...] = ()
 
     @property
     def known(self) -> bool:

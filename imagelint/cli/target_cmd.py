@@ -1,0 +1,66 @@
+"""``imagelint target show|snapshot``: print the resolved target, or freeze a live cluster into a target file."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from imagelint.cli import app, fail
+from imagelint.cli.target_options import resolve_target, with_target_options
+from imagelint.errors import ImagelintError, UsageError
+from imagelint.targets import TargetOptions, describe_target, dump_target_toml
+
+target_app = typer.Typer(
+    name="target",
+    help="Show the target (node pools: driver, GPUs, toolkit, device plugin) or snapshot a cluster into a target file.",
+    no_args_is_help=True,
+)
+app.add_typer(target_app, name="target")
+
+MatrixOpt = Annotated[
+    Optional[str],
+    typer.Option("--matrix", help="Matrix used to resolve GPU names and driver CUDA versions: VERSION, PATH or 'cluster'."),
+]
+
+
+def load_matrix_for(selector: str | None, options: TargetOptions) -> Any:
+    """The matrix named by ``--matrix`` (``cluster`` = the imagelint-matrix ConfigMap)."""
+    from imagelint.matrix import load_matrix
+
+    if selector == "cluster":
+        from imagelint.cluster import read_configmap
+        from imagelint.matrix import matrix_from_text
+
+        text = read_configmap("imagelint-matrix", None, options.context, options.kubeconfig)
+        return matrix_from_text(text, "cluster:configmap/imagelint-matrix")
+    return load_matrix(selector)
+
+
+@target_app.command("show")
+@with_target_options
+def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
+    """Print the target the other commands would check against."""
+    try:
+        loaded = load_matrix_for(matrix, target_options)
+    except ImagelintError as exc:
+        raise fail(exc) from None
+    target = resolve_target(target_options, loaded)
+    typer.echo(describe_target(target))
+
+
+@target_app.command("snapshot")
+@with_target_options
+def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
+    """Print the target as a target file (TOML), e.g. ``--cluster`` once with credentials,
+    then ``--target-file`` in CI without them."""
+    try:
+        if not target_options.given:
+            raise UsageError("nothing to snapshot: give --cluster (or --target-file / --driver)")
+        loaded = load_matrix_for(matrix, target_options)
+    except ImagelintError as exc:
+        raise fail(exc) from None
+    target = resolve_target(target_options, loaded)
+    for warning in target.warnings:
+        typer.echo(f"imagelint: warning: {warning}", err=True)
+    typer.echo(dump_target_toml(target), nl=False)

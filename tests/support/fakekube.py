@@ -1,0 +1,404 @@
+"""A loopback HTTPS server that answers like a Kubernetes API server, for the tests.
+
+No API server can be installed here, so this serves API-shaped JSON from
+in-memory objects: ``/version``, ``/api/v1/nodes``, ``/apis/apps/v1/daemonsets``
+(and per namespace), ``/apis/node.k8s.io/v1/runtimeclasses``,
+``/apis/nvidia.com/v1/clusterpolicies``, ``/api/v1/namespaces/NS/configmaps/NAME``.
+The REAL ``kubernetes`` client reaches it through a kubeconfig the test writes
+(server URL, certificate-authority-data of a CA made here, bearer token).
+
+Switches (set on the running server, read per request):
+  ``forbidden``   paths (prefixes) answered 403
+  ``missing``     paths (prefixes) answered 404
+  ``stall``       accept the request, never answer (until ``stop()``)
+Every request needs ``Authorization: Bearer <token>``, else 401.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import json
+import socket
+import ssl
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+@dataclass
+class CertificateAuthority:
+    cert_pem: bytes
+    server_cert_pem: bytes
+    server_key_pem: bytes
+
+
+def make_ca(hostname: str = "127.0.0.1") -> CertificateAuthority:
+    """A throwaway CA and a server certificate for ``hostname`` (IP SAN) signed by it."""
+    import ipaddress
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fakekube test CA")])
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(hostname))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return CertificateAuthority(
+        cert_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
+        server_cert_pem=cert.public_bytes(serialization.Encoding.PEM),
+        server_key_pem=key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ),
+    )
+
+
+def _list(kind: str, api_version: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": "1"}, "items": items}
+
+
+@dataclass
+class ClusterState:
+    """The objects the fake API server serves."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    daemonsets: list[dict[str, Any]] = field(default_factory=list)
+    runtimeclasses: list[dict[str, Any]] = field(default_factory=list)
+    clusterpolicies: list[dict[str, Any]] | None = None  # None = CRD not installed (404)
+    configmaps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+
+
+class FakeKube:
+    def __init__(self, state: ClusterState, workdir: Path, token: str) -> None:
+        self.state = state
+        self.workdir = Path(workdir)
+        self.token = token
+        self.forbidden: set[str] = set()
+        self.missing: set[str] = set()
+        self.stall = False
+        self.requests: list[str] = []
+        self._release = threading.Event()
+        self.ca = make_ca()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ---
+    def start(self) -> "FakeKube":
+        cert = self.workdir / "server.crt"
+        key = self.workdir / "server.key"
+        cert.write_bytes(self.ca.server_cert_pem)
+        key.write_bytes(self.ca.server_key_pem)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server API)
+                fake._handle(self)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakekube", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"https://127.0.0.1:{self._server.server_address[1]}"
+
+    # --- kubeconfig ---
+    def write_kubeconfig(
+        self,
+        path: Path,
+        token: str | None = None,
+        server: str | None = None,
+        context: str = "fake",
+        namespace: str | None = None,
+        ca_pem: bytes | None = None,
+    ) -> Path:
+        ctx: dict[str, Any] = {"cluster": "fake-cluster", "user": "fake-user"}
+        if namespace:
+            ctx["namespace"] = namespace
+        document = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "fake-cluster",
+                    "cluster": {
+                        "server": server or self.url,
+                        "certificate-authority-data": base64.b64encode(ca_pem or self.ca.cert_pem).decode(),
+                    },
+                }
+            ],
+            "users": [{"name": "fake-user", "user": {"token": token if token is not None else self.token}}],
+            "contexts": [{"name": context, "context": ctx}],
+            "current-context": context,
+        }
+        path.write_text(json.dumps(document))  # JSON is YAML
+        return path
+
+    # --- serving ---
+    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        path = urlsplit(request.path).path
+        self.requests.append(path)
+        if self.stall:
+            self._release.wait(timeout=60)
+            return
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return self._send(request, 401, _status(401, "Unauthorized"))
+        if any(path.startswith(p) for p in self.forbidden):
+            return self._send(request, 403, _status(403, "Forbidden", f'cannot get path "{path}"'))
+        if any(path.startswith(p) for p in self.missing):
+            return self._send(request, 404, _status(404, "NotFound"))
+        body = self._route(path)
+        if body is None:
+            return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
+        self._send(request, 200, body)
+
+    def _route(self, path: str) -> dict[str, Any] | None:
+        state = self.state
+        parts = path.strip("/").split("/")
+        if path == "/version":
+            return {"major": "1", "minor": "30", "gitVersion": "v1.30.2"}
+        if path == "/api/v1/nodes":
+            return _list("NodeList", "v1", copy.deepcopy(state.nodes))
+        if path == "/apis/apps/v1/daemonsets":
+            return _list("DaemonSetList", "apps/v1", copy.deepcopy(state.daemonsets))
+        if len(parts) == 6 and parts[:4] == ["apis", "apps", "v1", "namespaces"] and parts[5] == "daemonsets":
+            items = [d for d in state.daemonsets if d["metadata"].get("namespace") == parts[4]]
+            return _list("DaemonSetList", "apps/v1", copy.deepcopy(items))
+        if path == "/apis/node.k8s.io/v1/runtimeclasses":
+            return _list("RuntimeClassList", "node.k8s.io/v1", copy.deepcopy(state.runtimeclasses))
+        if path == "/apis/nvidia.com/v1/clusterpolicies":
+            if state.clusterpolicies is None:
+                return None
+            return _list("ClusterPolicyList", "nvidia.com/v1", copy.deepcopy(state.clusterpolicies))
+        if len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "configmaps":
+            data = state.configmaps.get((parts[3], parts[5]))
+            if data is None:
+                return None
+            return {
+                "kind": "ConfigMap",
+                "apiVersion": "v1",
+                "metadata": {"name": parts[5], "namespace": parts[3]},
+                "data": dict(data),
+            }
+        return None
+
+    @staticmethod
+    def _send(request: BaseHTTPRequestHandler, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+
+def _status(code: int, reason: str, message: str = "") -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message or reason, "reason": reason, "code": code}
+
+
+def dead_url() -> str:
+    """An https URL on 127.0.0.1 where nothing listens (connection refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"https://127.0.0.1:{port}"
+
+
+# --- realistic objects ---------------------------------------------------------------
+
+
+def gfd_node(
+    name: str,
+    driver: str,
+    cuda: str,
+    product: str,
+    compute: str,
+    family: str,
+    count: int,
+    arch: str = "amd64",
+    nodepool: str | None = None,
+    taints: list[dict[str, str]] | None = None,
+    memory_mib: int = 15360,
+    deprecated_driver_labels: bool = False,
+    extra_labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Node as a GFD-labelled GPU node looks (label set as GFD v0.17 writes it)."""
+    major, minor, *rest = driver.split(".")
+    revision = rest[0] if rest else ""
+    cuda_major, cuda_minor = cuda.split(".")
+    cc_major, cc_minor = compute.split(".")
+    labels = {
+        "beta.kubernetes.io/arch": arch,
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": arch,
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": "g4dn.xlarge" if "T4" in product else "p5.48xlarge",
+        "topology.kubernetes.io/zone": "us-east-1a",
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+        "nvidia.com/cuda.runtime-version.major": cuda_major,
+        "nvidia.com/cuda.runtime-version.minor": cuda_minor,
+        "nvidia.com/cuda.runtime-version.full": cuda,
+        "nvidia.com/cuda.runtime.major": cuda_major,
+        "nvidia.com/cuda.runtime.minor": cuda_minor,
+        "nvidia.com/gfd.timestamp": str(1724632719 + len(name)),
+        "nvidia.com/gpu.compute.major": cc_major,
+        "nvidia.com/gpu.compute.minor": cc_minor,
+        "nvidia.com/gpu.count": str(count),
+        "nvidia.com/gpu.family": family,
+        "nvidia.com/gpu.machine": "g4dn.xlarge" if "T4" in product else "p5.48xlarge",
+        "nvidia.com/gpu.memory": str(memory_mib),
+        "nvidia.com/gpu.mode": "compute",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.replicas": "1",
+        "nvidia.com/gpu.sharing-strategy": "none",
+        "nvidia.com/mig.capable": "false",
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/mps.capable": "false",
+        "nvidia.com/vgpu.present": "false",
+    }
+    driver_labels = {
+        "nvidia.com/cuda.driver.major": major,
+        "nvidia.com/cuda.driver.minor": minor,
+        "nvidia.com/cuda.driver.rev": revision,
+    }
+    if not deprecated_driver_labels:
+        driver_labels.update(
+            {
+                "nvidia.com/cuda.driver-version.major": major,
+                "nvidia.com/cuda.driver-version.minor": minor,
+                "nvidia.com/cuda.driver-version.revision": revision,
+                "nvidia.com/cuda.driver-version.full": driver,
+            }
+        )
+    labels.update(driver_labels)
+    if nodepool:
+        labels["eks.amazonaws.com/nodegroup"] = nodepool
+    labels.update(extra_labels or {})
+    return {
+        "metadata": {"name": name, "uid": f"uid-{name}", "labels": labels, "creationTimestamp": "2026-08-01T00:00:00Z"},
+        "spec": {"providerID": f"aws:///us-east-1a/i-{name}", **({"taints": taints} if taints else {})},
+        "status": {
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": str(count)},
+            "allocatable": {"cpu": "7910m", "memory": "30Gi", "pods": "110", "nvidia.com/gpu": str(count)},
+            "nodeInfo": {"architecture": arch, "kubeletVersion": "v1.30.2", "containerRuntimeVersion": "containerd://1.7.20"},
+        },
+    }
+
+
+def cpu_node(name: str) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
+        },
+        "spec": {},
+        "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def daemonset(
+    namespace: str,
+    name: str,
+    image: str,
+    env: dict[str, str] | None = None,
+    args: list[str] | None = None,
+    node_selector: dict[str, str] | None = None,
+    affinity_terms: list[dict[str, Any]] | None = None,
+    command: list[str] | None = None,
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": name, "image": image}
+    if env:
+        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    if args:
+        container["args"] = args
+    if command:
+        container["command"] = command
+    pod: dict[str, Any] = {"containers": [container], "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}
+    if node_selector:
+        pod["nodeSelector"] = node_selector
+    if affinity_terms:
+        pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": affinity_terms}}}
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": pod}},
+        "status": {"desiredNumberScheduled": 1, "numberReady": 1},
+    }
+
+
+def runtimeclass(name: str, handler: str, node_selector: dict[str, str] | None = None) -> dict[str, Any]:
+    rc: dict[str, Any] = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": handler}
+    if node_selector:
+        rc["scheduling"] = {"nodeSelector": node_selector}
+    return rc
+
+
+def clusterpolicy(toolkit: str, device_plugin: str, mig_strategy: str = "single", cdi_default: bool = False) -> dict[str, Any]:
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": {
+            "operator": {"defaultRuntime": "containerd"},
+            "mig": {"strategy": mig_strategy},
+            "cdi": {"enabled": cdi_default, "default": cdi_default},
+            "toolkit": {"enabled": True, "repository": "nvcr.io/nvidia/k8s", "image": "container-toolkit", "version": toolkit},
+            "devicePlugin": {
+                "enabled": True,
+                "repository": "nvcr.io/nvidia",
+                "image": "k8s-device-plugin",
+                "version": device_plugin,
+                "env": [{"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}],
+            },
+        },
+    }

@@ -1,0 +1,237 @@
+"""The retrying HTTP layer under the registry source.
+
+One ``HttpTransport`` per registry client. It owns the retry policy (429 with
+``Retry-After``, 500/502/503/504, connection errors, resets and read timeouts,
+exponential backoff with jitter), the per-request TLS choice (``verify=`` is
+passed on every request because ``REQUESTS_CA_BUNDLE`` would otherwise override
+a session's setting), bounded ``(connect, read)`` timeouts, and redirects, which
+it follows itself so that an ``Authorization`` header never leaves the host it
+was meant for. It also counts and logs requests, so tests can assert how many a
+check cost.
+
+Nothing here knows about registries: callers turn a final bad status or a
+``TransportFailure`` into their own one-line error.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+from urllib.parse import urljoin, urlsplit
+
+import requests
+import urllib3.exceptions
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+RETRY_AFTER_CAP = 30.0  # seconds; a registry asking for longer is treated as this
+BACKOFF_CAP = 30.0
+SENSITIVE_HEADERS = ("authorization", "cookie", "proxy-authorization")
+NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid"})  # retrying cannot change the outcome
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request as sent (query string dropped: presigned URLs carry secrets there)."""
+
+    method: str
+    url: str
+    status: int | None  # None when no response came back
+    authorized: bool
+
+
+class TransportFailure(Exception):
+    """No usable response: connection refused/reset, timeout, TLS failure, too many redirects.
+
+    ``kind`` is ``tls``, ``timeout``, ``connection``, ``redirect`` or ``invalid``; ``detail`` is
+    the underlying reason (not yet redacted: callers redact).
+    """
+
+    def __init__(self, kind: str, detail: str, attempts: int) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+        self.attempts = attempts
+
+
+VerifyChooser = Callable[[str], "bool | str"]
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Scheme, host and port all equal: only then may credentials follow a redirect."""
+    sa, sb = urlsplit(a), urlsplit(b)
+    return (sa.scheme, sa.hostname, sa.port) == (sb.scheme, sb.hostname, sb.port)
+
+
+def strip_query(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds (delta-seconds or an HTTP date), or None if absent/garbled."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class HttpTransport:
+    """Requests with retries, explicit TLS, manual redirects and a request log."""
+
+    def __init__(
+        self,
+        verify_for: VerifyChooser,
+        timeout: float,
+        retries: int,
+        backoff: float,
+        session: requests.Session | None = None,
+        on_request: Callable[[RequestRecord], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._verify_for = verify_for
+        # Connect fails fast; the read timeout is the gap allowed between bytes, not the whole body.
+        self.timeout = (min(timeout, 10.0), timeout)
+        self.retries = max(0, retries)
+        self.backoff = max(0.0, backoff)
+        self.session = session or requests.Session()
+        self.log: list[RequestRecord] = []
+        self._on_request = on_request
+        self._sleep = sleep
+
+    @property
+    def requests_made(self) -> int:
+        return len(self.log)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Exponential backoff with full jitter; a server's Retry-After wins, capped."""
+        if retry_after is not None:
+            return min(retry_after, RETRY_AFTER_CAP)
+        ceiling = min(BACKOFF_CAP, self.backoff * (2**attempt))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    def pause(self, attempt: int, retry_after: float | None = None) -> None:
+        self._sleep(self.delay(attempt, retry_after))
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        stream: bool = False,
+        data: Mapping[str, str] | None = None,
+        retry_statuses: Iterable[int] = RETRY_STATUSES,
+    ) -> requests.Response:
+        """Send with retries; return the final response (maybe an error status).
+
+        Raises TransportFailure when no response could be had within the bound.
+        The caller owns (and must close) the returned response.
+        """
+        retry_on = frozenset(retry_statuses)
+        attempt = 0
+        while True:
+            try:
+                response = self._follow_redirects(method, url, dict(headers or {}), stream, data)
+            except TransportFailure as failure:
+                if failure.kind in NOT_RETRYABLE or attempt >= self.retries:
+                    failure.attempts = attempt + 1
+                    raise
+                self.pause(attempt)
+                attempt += 1
+                continue
+            if response.status_code in retry_on and attempt < self.retries:
+                retry_after = retry_after_seconds(response.headers.get("Retry-After")) if response.status_code == 429 else None
+                response.close()
+                self.pause(attempt, retry_after)
+                attempt += 1
+                continue
+            return response
+
+    def _follow_redirects(
+        self, method: str, url: str, headers: dict[str, str], stream: bool, data: Mapping[str, str] | None
+    ) -> requests.Response:
+        origin = url
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._send_once(method, url, headers, stream, data)
+            if response.status_code not in REDIRECT_STATUSES or "Location" not in response.headers:
+                return response
+            target = urljoin(url, response.headers["Location"])
+            response.close()
+            if not same_origin(origin, target):
+                # Storage behind a registry (S3, a CDN) gets a presigned URL, never our credentials.
+                headers = {k: v for k, v in headers.items() if k.lower() not in SENSITIVE_HEADERS}
+            if response.status_code == 303:
+                method, data = "GET", None
+            url = target
+        raise TransportFailure("redirect", f"more than {MAX_REDIRECTS} redirects", 1)
+
+    def _send_once(
+        self, method: str, url: str, headers: dict[str, str], stream: bool, data: Mapping[str, str] | None
+    ) -> requests.Response:
+        authorized = any(k.lower() == "authorization" for k in headers)
+        verify = self._verify_for(url)
+        try:
+            with warnings.catch_warnings():
+                if verify is False:
+                    # The user named this registry insecure; urllib3's per-request warning adds nothing.
+                    warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                response = self.session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    data=data,
+                    stream=stream,
+                    timeout=self.timeout,
+                    verify=verify,
+                    allow_redirects=False,
+                )
+        except requests.exceptions.SSLError as exc:
+            self._record(method, url, None, authorized)
+            raise TransportFailure("tls", _reason(exc), 1) from None
+        except requests.exceptions.Timeout as exc:
+            self._record(method, url, None, authorized)
+            raise TransportFailure("timeout", _reason(exc), 1) from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+            self._record(method, url, None, authorized)
+            raise TransportFailure("connection", _reason(exc), 1) from None
+        except requests.exceptions.RequestException as exc:  # invalid URL and friends: not retryable
+            self._record(method, url, None, authorized)
+            raise TransportFailure("invalid", _reason(exc), 1) from None
+        self._record(method, url, response.status_code, authorized)
+        return response
+
+    def _record(self, method: str, url: str, status: int | None, authorized: bool) -> None:
+        record = RequestRecord(method, strip_query(url), status, authorized)
+        self.log.append(record)
+        if self._on_request:
+            self._on_request(record)
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost useful sentence of a requests/urllib3 exception chain, on one line."""
+    inner: BaseException = exc
+    for _ in range(8):
+        reason = getattr(inner, "reason", None)
+        if isinstance(reason, BaseException):
+            inner = reason
+        elif inner.args and isinstance(inner.args[0], BaseException):
+            inner = inner.args[0]
+        else:
+            break
+    text = re.sub(r"<[^>]*object at 0x[0-9a-f]+>:\s*", "", str(inner) or type(inner).__name__)
+    return " ".join(text.split())[:300]

@@ -1,0 +1,476 @@
+"""Read images straight from a registry over the distribution API (no daemon).
+
+``open_registry(ref, options)`` resolves a name such as ``127.0.0.1:5000/ns/app:1.0``
+(``imagelint.reference.parse_registry_name``), fetches the manifest (negotiating
+OCI and Docker types), walks an index to the requested platform(s), fetches and
+verifies each config, and returns ``Image`` objects whose layers are *lazy*: no
+layer byte is requested until ``Layer.open()``, which streams the blob through a
+``VerifyingReader`` and resumes with a ``Range`` request if the connection drops.
+
+Every document is digest-verified: manifests fetched by digest, manifests whose
+registry sent ``Docker-Content-Digest``, configs, and (at EOF) layers. Failures are
+one-line ``RegistryError``/``ImageFormatError`` messages (exit 3) that name the
+registry, the repository and the step, with secrets redacted.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import os
+from dataclasses import dataclass
+from functools import partial
+from types import MappingProxyType
+from typing import BinaryIO, Callable, Mapping
+from urllib.parse import urlsplit
+
+import requests
+import urllib3.exceptions
+
+from imagelint.digest import VerifyingReader, compute_digest, parse_digest, verify_bytes
+from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError, SourceError, UsageError
+from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
+from imagelint.reference import ImageReference, RegistryName, parse_registry_name
+from imagelint.sources import SourceOptions
+from imagelint.sources.http import HttpTransport, RequestRecord, TransportFailure
+from imagelint.sources.manifest import (
+    ACCEPT_MANIFESTS,
+    MAX_DOCUMENT_BYTES,
+    MAX_INDEX_DEPTH,
+    Descriptor,
+    Index,
+    Manifest,
+    check_diff_ids,
+    parse_config,
+    parse_document,
+    select_platforms,
+)
+from imagelint.sources.registry_auth import Authenticator, Redactor, config_key, load_credentials
+
+CHUNK_SIZE = 1024 * 1024  # largest single read from a blob socket
+ERROR_BODY_LIMIT = 64 * 1024  # how much of an error response we read to find the registry's error code
+MAX_AUTH_ROUNDS = 2
+_BODY_READ_ERRORS = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, requests.exceptions.RequestException)
+
+
+def short_digest(digest: str) -> str:
+    """``sha256:ab12cd34ef56…``: enough to recognise a blob in a one-line message."""
+    algo, _, hexd = digest.partition(":")
+    return f"{algo}:{hexd[:12]}…" if len(hexd) > 12 else digest
+
+
+def open_registry(ref: ImageReference, options: SourceOptions) -> list[Image]:
+    """The ``registry:`` source: one Image, or one per platform with ``all_platforms``."""
+    name = parse_registry_name(ref.value)
+    return read_images(RegistryClient(name, options), options)
+
+
+@dataclass(frozen=True)
+class FetchedDocument:
+    data: bytes
+    digest: str
+    content_type: str | None
+
+
+class RegistryClient:
+    """The distribution API for one registry + repository.
+
+    ``requests_made`` and ``log`` (``RequestRecord``s, query strings dropped)
+    count every request, token requests included, so tests can assert what a
+    check costs. ``on_request`` is called for each request as it completes.
+    """
+
+    def __init__(
+        self,
+        name: RegistryName,
+        options: SourceOptions,
+        session: requests.Session | None = None,
+        on_request: Callable[[RequestRecord], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.options = options
+        self.host = name.api_host
+        self.where = f"registry {name.registry}, repository {name.repository}"
+        if options.ca_cert is not None and not os.path.isfile(options.ca_cert):
+            raise UsageError(f"CA certificate file {options.ca_cert!r} does not exist")
+        self._insecure = {h.strip().lower() for h in options.insecure_registries if h.strip()}
+        self.redact = Redactor()
+        self.transport = HttpTransport(
+            self._verify_for, options.timeout, options.retries, options.backoff, session, on_request
+        )
+        credentials = load_credentials(name.registry, options.docker_config)
+        self.auth = Authenticator(name.registry, name.repository, credentials, self.transport, self.redact, self.where)
+        self._base: str | None = None
+
+    # --- bookkeeping -------------------------------------------------------------------------
+
+    @property
+    def requests_made(self) -> int:
+        return self.transport.requests_made
+
+    @property
+    def log(self) -> list[RequestRecord]:
+        return self.transport.log
+
+    def is_insecure(self, url: str) -> bool:
+        parts = urlsplit(url)
+        netloc = (parts.netloc.rpartition("@")[2]).lower()
+        host = (parts.hostname or "").lower()
+        return netloc in self._insecure or (parts.port is None and host in self._insecure)
+
+    def _verify_for(self, url: str) -> bool | str:
+        # An explicit choice for every request: REQUESTS_CA_BUNDLE must not override it.
+        if self.is_insecure(url):
+            return False
+        return self.options.ca_cert or True
+
+    def _bases(self) -> list[str]:
+        if self._base:
+            return [self._base]
+        https = f"https://{self.host}"
+        # Plain HTTP only for registries the user named as insecure; loopback gets no exception.
+        return [https, f"http://{self.host}"] if self.is_insecure(https) else [https]
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def send(self, method: str, path: str, step: str, headers: Mapping[str, str] | None = None,
+             stream: bool = True, not_found: str | None = None) -> requests.Response:
+        """One API request with auth, retries and scheme fallback; not 200/206 → RegistryError.
+
+        ``not_found`` replaces the step in the message of a 404 ("tag '1.0' not found").
+        """
+        response = self._authorized(method, path, step, dict(headers or {}), stream)
+        if response.status_code in (200, 206):
+            return response
+        raise self._status_error(response, step, not_found)
+
+    def _authorized(self, method: str, path: str, step: str, headers: dict[str, str], stream: bool) -> requests.Response:
+        response = self._once(method, path, step, headers, stream)
+        for _ in range(MAX_AUTH_ROUNDS):
+            if response.status_code != 401:
+                break
+            try:
+                answered = self.auth.answer(response.headers.get("WWW-Authenticate"), step)
+            except BaseException:
+                response.close()
+                raise
+            if not answered:
+                break  # nothing new to try: the 401 is reported, with the registry's error code
+            response.close()
+            response = self._once(method, path, step, headers, stream)
+        return response
+
+    def _once(self, method: str, path: str, step: str, headers: dict[str, str], stream: bool) -> requests.Response:
+        bases = self._bases()
+        for i, base in enumerate(bases):
+            try:
+                response = self.transport.request(method, base + path, {**headers, **self.auth.headers()}, stream=stream)
+            except TransportFailure as failure:
+                if i + 1 < len(bases) and failure.kind in ("tls", "connection"):
+                    continue  # an insecure registry that does not speak TLS: try plain HTTP
+                raise self._transport_error(failure, step) from None
+            self._base = base
+            return response
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # --- errors --------------------------------------------------------------------------------
+
+    def _transport_error(self, failure: TransportFailure, step: str) -> RegistryError:
+        if failure.kind == "tls":
+            hint = "; pass --ca-cert with the registry's CA, or --insecure-registry to skip verification"
+            detail = f"TLS error: {failure.detail}{hint if 'certificate' in failure.detail.lower() else ''}"
+        elif failure.kind == "timeout":
+            detail = f"timed out after {failure.attempts} attempt(s) (timeout {self.options.timeout:g}s): {failure.detail}"
+        elif failure.kind == "connection":
+            detail = f"connection failed after {failure.attempts} attempt(s): {failure.detail}"
+        else:
+            detail = failure.detail
+        return RegistryError(self.redact(f"{self.where}: {step}: {detail}"))
+
+    def _status_error(self, response: requests.Response, step: str, not_found: str | None = None) -> RegistryError:
+        status = response.status_code
+        codes, message = _registry_errors(response)
+        response.close()
+        code_text = f" {','.join(codes)}" if codes else ""
+        if status == 404 and not_found:
+            text = f"{not_found} (HTTP 404{code_text})"
+        elif status == 401:
+            if self.auth.credentials is None:
+                why = f"authentication required and the docker config has no credentials for {config_key(self.name.registry)}"
+            else:
+                why = f"the credentials for {config_key(self.name.registry)} were rejected"
+            text = f"{step}: {why} (HTTP 401{code_text})"
+        elif status == 403:
+            text = f"{step}: access denied (HTTP 403{code_text}{': ' + message if message else ''})"
+        else:
+            retried = f" after {self.transport.retries + 1} attempts" if status in (429, 500, 502, 503, 504) else ""
+            text = f"{step}: HTTP {status}{code_text}{': ' + message if message else ''}{retried}"
+        return RegistryError(self.redact(f"{self.where}: {text}"))
+
+    # --- documents -----------------------------------------------------------------------------
+
+    def fetch_manifest(self, reference: str) -> FetchedDocument:
+        """GET a manifest or index by tag or digest, verified against what we asked and what was sent."""
+        by_digest = ":" in reference
+        step = f"fetching manifest {short_digest(reference) if by_digest else reference}"
+        path = f"/v2/{self.name.repository}/manifests/{reference}"
+        not_found = f"manifest {reference} not found" if by_digest else f"tag {reference!r} not found"
+        data, response_headers = self._document(path, step, {"Accept": ACCEPT_MANIFESTS}, not_found)
+        what = f"{self.where}: manifest {reference}"
+        if by_digest:
+            verify_bytes(data, reference, what)
+        sent = response_headers.get("Docker-Content-Digest")
+        if sent:
+            parse_digest(sent)
+            verify_bytes(data, sent, what)
+        digest = reference if by_digest else (sent or compute_digest(data))
+        return FetchedDocument(data, digest, response_headers.get("Content-Type"))
+
+    def fetch_blob_document(self, descriptor: Descriptor, kind: str) -> bytes:
+        """A small blob (a config) read whole, bounded and verified."""
+        if descriptor.size is not None and descriptor.size > MAX_DOCUMENT_BYTES:
+            raise LimitExceededError(
+                f"{self.where}: {kind} {short_digest(descriptor.digest)} is {descriptor.size} bytes (limit {MAX_DOCUMENT_BYTES})"
+            )
+        step = f"fetching {kind} {short_digest(descriptor.digest)}"
+        data, _ = self._document(f"/v2/{self.name.repository}/blobs/{descriptor.digest}", step, {})
+        what = f"{self.where}: {kind} {descriptor.digest}"
+        verify_bytes(data, descriptor.digest, what)
+        if descriptor.size is not None and len(data) != descriptor.size:
+            raise ImageFormatError(f"{what}: {len(data)} bytes, the manifest declares {descriptor.size}")
+        return data
+
+    def _document(
+        self, path: str, step: str, headers: dict[str, str], not_found: str | None = None
+    ) -> tuple[bytes, Mapping[str, str]]:
+        """GET a bounded body; a connection that drops mid-body is retried like any other failure."""
+        attempt = 0
+        while True:
+            response = self.send("GET", path, step, headers, not_found=not_found)
+            try:
+                with response:
+                    data = _read_bounded(response, MAX_DOCUMENT_BYTES, f"{self.where}: {step}")
+                    return data, response.headers
+            except _BODY_READ_ERRORS as exc:
+                if attempt >= self.transport.retries:
+                    raise RegistryError(self.redact(
+                        f"{self.where}: {step}: connection lost while reading the response after "
+                        f"{attempt + 1} attempt(s): {type(exc).__name__}"
+                    )) from None
+                self.transport.pause(attempt)
+                attempt += 1
+
+    # --- layers ----------------------------------------------------------------------------------
+
+    def open_blob(self, digest: str, size: int | None) -> BinaryIO:
+        """Stream a blob, verified at EOF against its digest and declared size."""
+        what = f"{self.where}: blob {digest}"
+        return VerifyingReader(_BlobStream(self, digest, size), digest, what, size=size)  # type: ignore[return-value]
+
+    def blob_response(self, digest: str, offset: int) -> requests.Response:
+        step = f"fetching blob {short_digest(digest)}"
+        # identity: byte offsets for Range must be offsets into the blob itself.
+        headers = {"Accept-Encoding": "identity"}
+        if offset:
+            headers["Range"] = f"bytes={offset}-"
+        return self.send("GET", f"/v2/{self.name.repository}/blobs/{digest}", step, headers, stream=True)
+
+
+class _BlobStream(io.RawIOBase):
+    """A blob body that survives dropped connections by resuming where it stopped (Range)."""
+
+    def __init__(self, client: RegistryClient, digest: str, size: int | None) -> None:
+        super().__init__()
+        self._client = client
+        self._digest = digest
+        self._size = size
+        self._pos = 0
+        self._resumes = 0
+        self._response = client.blob_response(digest, 0)
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int | None = -1) -> bytes:
+        if n is None or n < 0:
+            parts = []
+            while chunk := self.read(CHUNK_SIZE):
+                parts.append(chunk)
+            return b"".join(parts)
+        out = bytearray()
+        while len(out) < n and not self._eof:
+            try:
+                # read1: whatever one socket read gives; read(amt) would discard a partial chunk
+                # on a short body, and we want every byte we got before resuming.
+                raw = self._response.raw
+                read = raw.read1 if hasattr(raw, "read1") else raw.read  # urllib3 < 2 has no read1
+                data = read(min(n - len(out), CHUNK_SIZE), decode_content=True)
+            except _BODY_READ_ERRORS as exc:
+                self._resume(type(exc).__name__)
+                continue
+            if not data:
+                if self._size is not None and self._pos < self._size:
+                    self._resume("connection closed early")
+                    continue
+                self._eof = True
+                break
+            self._pos += len(data)
+            out += data
+        return bytes(out)
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def, override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def _resume(self, reason: str) -> None:
+        client = self._client
+        self._resumes += 1
+        self._response.close()
+        if self._resumes > client.transport.retries:
+            total = f" of {self._size}" if self._size is not None else ""
+            raise RegistryError(client.redact(
+                f"{client.where}: fetching blob {short_digest(self._digest)}: connection lost after "
+                f"{self._pos}{total} bytes and {client.transport.retries} resumes ({reason})"
+            ))
+        client.transport.pause(self._resumes - 1)
+        response = client.blob_response(self._digest, self._pos)
+        if response.status_code == 200 and self._pos:
+            _skip(response, self._pos)  # the registry ignored Range: drop what we already have
+        self._response = response
+
+    def close(self) -> None:
+        if not self.closed:
+            self._response.close()
+        super().close()
+
+
+def _skip(response: requests.Response, count: int) -> None:
+    left = count
+    while left:
+        data = response.raw.read(min(left, CHUNK_SIZE), decode_content=True)
+        if not data:
+            raise urllib3.exceptions.ProtocolError("body ended while skipping to the resume offset")
+        left -= len(data)
+
+
+def _read_bounded(response: requests.Response, limit: int, what: str) -> bytes:
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        data = response.raw.read(65536, decode_content=True)
+        if not data:
+            return b"".join(parts)
+        total += len(data)
+        if total > limit:
+            raise LimitExceededError(f"{what}: document larger than {limit} bytes")
+        parts.append(data)
+
+
+def _registry_errors(response: requests.Response) -> tuple[list[str], str]:
+    """The distribution error codes and first message of an error body, if it has them."""
+    try:
+        body = response.raw.read(ERROR_BODY_LIMIT, decode_content=True) if response.raw else b""
+        doc = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError, *_BODY_READ_ERRORS):
+        return [], ""
+    errors = doc.get("errors") if isinstance(doc, dict) else None
+    if not isinstance(errors, list):
+        return [], ""
+    codes = [str(e.get("code"))[:40] for e in errors if isinstance(e, dict) and e.get("code")]
+    messages = [str(e.get("message")) for e in errors if isinstance(e, dict) and e.get("message")]
+    message = " ".join(messages[0].split())[:160] if messages else ""
+    return codes, message
+
+
+# --- manifests → images ----------------------------------------------------------------------------
+
+
+def read_images(client: RegistryClient, options: SourceOptions) -> list[Image]:
+    """Resolve the client's reference to images: one, or one per platform with ``all_platforms``."""
+    name = client.name
+    top = client.fetch_manifest(name.reference)
+    doc = parse_document(top.data, f"{client.where}: manifest {name.reference}", top.content_type)
+    if isinstance(doc, Manifest):
+        image = _image(client, doc, top.digest, None, MappingProxyType({}))
+        if options.platform_explicit and not options.all_platforms and not options.platform.matches(image.platform):
+            raise SourceError(
+                f"{client.where}: {name} is a single-platform image for {image.platform}, not {options.platform}"
+            )
+        return [image]
+    candidates = _flatten_index(client, doc, top.digest, depth=1, seen=(top.digest,))
+    chosen = select_platforms(
+        Index(doc.media_type, tuple(candidates), doc.annotations), options.platform, options.all_platforms, f"{client.where}: {name}"
+    )
+    images = []
+    for descriptor in chosen:
+        fetched = client.fetch_manifest(descriptor.digest)
+        _check_size(fetched.data, descriptor, client.where)
+        child = parse_document(fetched.data, f"{client.where}: manifest {descriptor.digest}", fetched.content_type)
+        if not isinstance(child, Manifest):
+            raise ImageFormatError(f"{client.where}: index entry {descriptor.digest} is not an image manifest")
+        images.append(_image(client, child, descriptor.digest, top.digest, descriptor.annotations))
+    return images
+
+
+def _flatten_index(client: RegistryClient, index: Index, digest: str, depth: int, seen: tuple[str, ...]) -> list[Descriptor]:
+    """Every image entry of an index, nested indexes expanded (bounded depth, no cycles)."""
+    out: list[Descriptor] = []
+    for entry in index.manifests:
+        if entry.media_type not in INDEX_MEDIA_TYPES:
+            out.append(entry)
+            continue
+        if entry.digest in seen:
+            raise ImageFormatError(f"{client.where}: index {digest} refers to itself through {entry.digest}")
+        if depth >= MAX_INDEX_DEPTH:
+            raise LimitExceededError(f"{client.where}: indexes nested deeper than {MAX_INDEX_DEPTH} levels")
+        fetched = client.fetch_manifest(entry.digest)
+        _check_size(fetched.data, entry, client.where)
+        nested = parse_document(fetched.data, f"{client.where}: index {entry.digest}", fetched.content_type)
+        if isinstance(nested, Manifest):
+            out.append(Descriptor(nested.media_type, entry.digest, entry.size, entry.platform, entry.annotations))
+            continue
+        out.extend(_flatten_index(client, nested, entry.digest, depth + 1, seen + (entry.digest,)))
+    return out
+
+
+def _check_size(data: bytes, descriptor: Descriptor, where: str) -> None:
+    if descriptor.size is not None and len(data) != descriptor.size:
+        raise ImageFormatError(f"{where}: manifest {descriptor.digest} is {len(data)} bytes, the index declares {descriptor.size}")
+
+
+def _image(
+    client: RegistryClient, manifest: Manifest, digest: str, index_digest: str | None, entry_annotations: Mapping[str, str]
+) -> Image:
+    config_bytes = client.fetch_blob_document(manifest.config, "config")
+    what = f"{client.where}: config {manifest.config.digest}"
+    config = parse_config(config_bytes, what)
+    check_diff_ids(config, len(manifest.layers), what)
+    layers = tuple(
+        Layer(
+            index=i,
+            digest=d.digest,
+            size=d.size,
+            media_type=d.media_type,
+            diff_id=config.diff_ids[i] if i < len(config.diff_ids) else None,
+            opener=partial(client.open_blob, d.digest, d.size),
+        )
+        for i, d in enumerate(manifest.layers)
+    )
+    return Image(
+        ref=str(client.name),
+        source="registry",
+        platform=config.platform,
+        config=config,
+        layers=layers,
+        digest=digest,
+        config_digest=manifest.config.digest,
+        index_digest=index_digest,
+        manifest_media_type=manifest.media_type,
+        annotations=MappingProxyType({**entry_annotations, **manifest.annotations}),
+    )
+
+
+__all__ = ["RegistryClient", "open_registry", "read_images", "short_digest", "FetchedDocument"]

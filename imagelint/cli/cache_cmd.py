@@ -1,0 +1,41 @@
+"""``imagelint cache info|clean``: the layer-facts cache."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from imagelint.cli import app
+
+cache_app = typer.Typer(help="The layer cache: what was read from each layer, keyed by layer digest.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
+
+
+def _cache(cache_dir: Optional[str]):  # type: ignore[no-untyped-def]
+    from imagelint.layers.cache import LayerCache, default_cache_dir
+
+    return LayerCache(cache_dir or default_cache_dir())
+
+
+@cache_app.command("info")
+def info(
+    cache_dir: Optional[str] = CacheDirOpt,
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """Where the cache is, how many layer entries it holds and how big it is."""
+    i = _cache(cache_dir).info()
+    if fmt == "json":
+        typer.echo(json.dumps({"directory": i.directory, "entries": i.entries, "bytes": i.total_bytes, "max_bytes": i.max_bytes}))
+    else:
+        typer.echo(f"directory: {i.directory}\nentries:   {i.entries}\nsize:      {i.total_bytes} bytes (limit {i.max_bytes})")
+
+
+@cache_app.command("clean")
+def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
+    """Remove every cached layer entry."""
+    removed = _cache(cache_dir).clean()
+    typer.echo(f"removed {removed} cached layer entr{'y' if removed == 1 else 'ies'}")

@@ -1,0 +1,133 @@
+"""``imagelint matrix list|show|validate|diff|export|publish``: look at and ship the compatibility matrix."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from imagelint.cli import app, fail
+from imagelint.errors import ImagelintError, UsageError
+
+matrix_app = typer.Typer(
+    name="matrix",
+    help="The versioned NVIDIA compatibility matrix: list, show, validate, diff, export, publish.",
+    no_args_is_help=True,
+)
+app.add_typer(matrix_app, name="matrix")
+
+OverlayOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--overlay", help="Overlay file whose rows add to / override the matrix (repeatable)."),
+]
+MatrixOpt = Annotated[
+    Optional[str], typer.Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
+]
+
+
+def _format(value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise UsageError(f"--format must be one of {', '.join(allowed)} (got {value!r})")
+    return value
+
+
+@matrix_app.command("list")
+def list_cmd() -> None:
+    """List the matrix versions shipped with imagelint (the newest is the default)."""
+    from imagelint.matrix import shipped_versions
+
+    versions = shipped_versions()
+    if not versions:
+        raise fail(UsageError("no shipped matrix found"))
+    for version in versions:
+        typer.echo(f"{version}  (newest, default)" if version == versions[-1] else version)
+
+
+@matrix_app.command("show")
+def show_cmd(
+    selector: Annotated[Optional[str], typer.Argument(metavar="[VERSION|PATH]", help="Version or file; default newest.")] = None,
+    format: Annotated[str, typer.Option("--format", help="text | toml | json")] = "text",
+    section: Annotated[Optional[str], typer.Option("--section", help="Only this section (e.g. cuda_releases).")] = None,
+    overlay: OverlayOpt = None,
+) -> None:
+    """Show a matrix as readable tables (or TOML / JSON)."""
+    from imagelint.matrix import load_matrix
+    from imagelint.matrix.render import render_json, render_text
+
+    try:
+        fmt = _format(format, ("text", "toml", "json"))
+        matrix = load_matrix(selector, overlay or ())
+        if fmt == "toml":
+            typer.echo(matrix.to_toml(), nl=False)
+        elif fmt == "json":
+            typer.echo(render_json(matrix))
+        else:
+            typer.echo(render_text(matrix, section))
+    except ImagelintError as exc:
+        raise fail(exc) from None
+
+
+@matrix_app.command("validate")
+def validate_cmd(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A matrix or overlay TOML file.")],
+) -> None:
+    """Check a matrix or overlay file; exit 2 with file:row details when it is wrong."""
+    from imagelint.matrix.loader import validate_file
+
+    try:
+        summary = validate_file(file)
+    except ImagelintError as exc:
+        raise fail(exc) from None
+    typer.echo(f"{file}: ok ({summary})")
+
+
+@matrix_app.command("diff")
+def diff_cmd(
+    a: Annotated[str, typer.Argument(metavar="A", help="Version or path.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Version or path.")],
+) -> None:
+    """Rows added, removed or changed from matrix A to matrix B."""
+    from imagelint.matrix import load_matrix
+    from imagelint.matrix.render import diff_matrices
+
+    try:
+        lines = diff_matrices(load_matrix(a), load_matrix(b))
+    except ImagelintError as exc:
+        raise fail(exc) from None
+    typer.echo("\n".join(lines) if lines else "no differences")
+
+
+@matrix_app.command("export")
+def export_cmd(
+    format: Annotated[str, typer.Option("--format", help="toml | json")] = "toml",
+    matrix: MatrixOpt = None,
+    overlay: OverlayOpt = None,
+) -> None:
+    """Print the (overlaid) matrix as one TOML or JSON document."""
+    from imagelint.matrix import load_matrix
+    from imagelint.matrix.render import render_json
+
+    try:
+        fmt = _format(format, ("toml", "json"))
+        loaded = load_matrix(matrix, overlay or ())
+    except ImagelintError as exc:
+        raise fail(exc) from None
+    typer.echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
+
+
+@matrix_app.command("publish")
+def publish_cmd(
+    name: Annotated[str, typer.Option("--name", help="ConfigMap name.")] = "imagelint-matrix",
+    namespace: Annotated[Optional[str], typer.Option("--namespace", help="ConfigMap namespace.")] = None,
+    matrix: MatrixOpt = None,
+    overlay: OverlayOpt = None,
+) -> None:
+    """Print a ConfigMap holding the matrix (key matrix.toml), for ``kubectl apply -f -``."""
+    from imagelint.matrix import load_matrix
+    from imagelint.matrix.render import configmap_yaml
+
+    try:
+        loaded = load_matrix(matrix, overlay or ())
+        typer.echo(configmap_yaml(loaded, name, namespace), nl=False)
+    except ImagelintError as exc:
+        raise fail(exc) from None

@@ -1,0 +1,185 @@
+"""The layer cache: what was extracted from a layer, keyed by layer digest + extractor.
+
+A second image on the same base reads only its own new layers. Entries are
+written atomically (temp file + rename in the same directory), so parallel CI
+jobs can share one cache directory; a torn or foreign file is treated as a miss.
+The cache is bounded: after a write, the least recently used entries are
+evicted until the total size is under ``max_bytes``.
+
+Nothing but extract files is ever written, and only inside ``directory``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from imagelint.layers.model import EXTRACTOR_VERSION, CaptureSpec, LayerExtract
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_MAGIC = b"ILX1"  # file = MAGIC + sha256(payload) + payload
+_SUFFIX = ".ilx"
+
+
+def default_cache_dir() -> Path:
+    """``$IMAGELINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/imagelint``, else ``~/.cache/imagelint``."""
+    env = os.environ.get("IMAGELINT_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "imagelint"
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    directory: str
+    entries: int
+    total_bytes: int
+    max_bytes: int
+
+
+class LayerCache:
+    def __init__(self, directory: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.directory = Path(directory)
+        self.max_bytes = max_bytes
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(layer_digest: str, spec: CaptureSpec) -> str:
+        h = hashlib.sha256()
+        h.update(f"{EXTRACTOR_VERSION}\0{layer_digest}\0{spec.key()}".encode())
+        return h.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / (key + _SUFFIX)
+
+    def get(self, key: str) -> bytes | None:
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        payload = data[36:]
+        if data[:4] != _MAGIC or hashlib.sha256(payload).digest() != data[4:36]:
+            self.misses += 1
+            return None
+        try:
+            os.utime(path)  # LRU: a hit makes the entry recent
+        except OSError:
+            pass
+        self.hits += 1
+        return payload
+
+    def put(self, key: str, payload: bytes) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            return  # a cache that cannot be written is only slower, never an error
+        self.evict()
+
+    def _files(self) -> list[tuple[float, int, Path]]:
+        out = []
+        if not self.directory.is_dir():
+            return out
+        for sub in self.directory.iterdir():
+            if not sub.is_dir() or len(sub.name) != 2:
+                continue
+            for f in sub.iterdir():
+                if f.suffix == _SUFFIX:
+                    try:
+                        st = f.stat()
+                    except OSError:
+                        continue
+                    out.append((st.st_mtime, st.st_size, f))
+        return out
+
+    def evict(self) -> int:
+        files = self._files()
+        total = sum(size for _, size, _ in files)
+        removed = 0
+        for _, size, f in sorted(files):
+            if total <= self.max_bytes:
+                break
+            try:
+                f.unlink()
+                total -= size
+                removed += 1
+            except OSError:
+                pass
+        return removed
+
+    def info(self) -> CacheInfo:
+        files = self._files()
+        return CacheInfo(str(self.directory), len(files), sum(s for _, s, _ in files), self.max_bytes)
+
+    def clean(self) -> int:
+        removed = 0
+        for _, _, f in self._files():
+            try:
+                f.unlink()
+                removed += 1
+            except OSError:
+                pass
+        for sub in list(self.directory.iterdir()) if self.directory.is_dir() else []:
+            if sub.is_dir():
+                for stale in sub.glob(".tmp-*"):
+                    if time.time() - stale.stat().st_mtime > 3600:
+                        stale.unlink(missing_ok=True)
+                try:
+                    sub.rmdir()
+                except OSError:
+                    pass
+        return removed
+
+
+Extractor = Callable[..., LayerExtract]
+
+
+def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
+    """Wrap ``extract(layer, spec, limits)`` so results are read from / written to ``cache``."""
+    from imagelint.layers.reader import extract_from_bytes, extract_to_bytes
+
+    def cached(layer, spec: CaptureSpec, limits):  # type: ignore[no-untyped-def]
+        key = LayerCache.key(layer.digest, spec)
+        payload = cache.get(key)
+        if payload is not None:
+            try:
+                found = extract_from_bytes(payload)
+            except Exception:  # a corrupt entry is a miss, never an error
+                found = None
+            if found is not None:
+                # The same layer may sit at another index in this image.
+                return _reindex(found, layer.index)
+        result = extract(layer, spec, limits)
+        cache.put(key, extract_to_bytes(result))
+        return result
+
+    return cached
+
+
+def _reindex(x: LayerExtract, index: int) -> LayerExtract:
+    if x.index == index:
+        return x
+    from dataclasses import replace
+
+    return replace(x, index=index, entries=tuple(replace(e, layer_index=index) for e in x.entries))

@@ -1,0 +1,180 @@
+"""Finding, reading, validating and overlaying matrix files.
+
+Shipped matrices are ``matrices/<data_version>.toml`` (one file per version, the newest is the
+default). Installed, they live in the ``imagelint.matrices`` package; from a source checkout
+(pytest puts the repo root on sys.path, where that package mapping does not apply) the repo's
+``matrices/`` directory beside the ``imagelint`` package is used instead. Files in that directory
+whose ``[meta] kind`` is not a matrix (e.g. ``driver-libraries.toml``, another team's data) are
+ignored.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from imagelint.errors import ConfigError
+from imagelint.matrix.model import Matrix
+from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+_VERSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.toml$")
+
+
+def _shipped_dir() -> Path:
+    try:
+        packaged = resources.files("imagelint.matrices")
+        path = Path(str(packaged))
+        if path.is_dir() and any(_VERSION_FILE.match(p.name) for p in path.iterdir()):
+            return path
+    except (ModuleNotFoundError, TypeError, OSError):
+        pass
+    # Source checkout: <repo>/imagelint/matrix/loader.py -> <repo>/matrices
+    return Path(__file__).resolve().parent.parent.parent / "matrices"
+
+
+def _shipped_files() -> dict[str, Path]:
+    directory = _shipped_dir()
+    if not directory.is_dir():
+        return {}
+    found: dict[str, Path] = {}
+    for path in directory.iterdir():
+        match = _VERSION_FILE.match(path.name)
+        if match:
+            found[match.group(1)] = path
+    return found
+
+
+def shipped_versions() -> list[str]:
+    """Versions of the matrices shipped with imagelint, oldest first (the last is the default)."""
+    return sorted(_shipped_files())
+
+
+def parse_text(text: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message ends with "(at line N, column M)"; keep it as the location.
+        message = str(exc)
+        line_match = re.search(r"at line (\d+)", message)
+        raise ConfigError(f"not valid TOML: {message}", origin, int(line_match.group(1)) if line_match else None) from None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no such matrix file", str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text", str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+
+
+def _freeze(doc: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], ...]]:
+    return {name: tuple(dict(r) for r in doc.get(name, ())) for name in SECTIONS if doc.get(name)}
+
+
+def matrix_from_text(text: str, origin: str) -> Matrix:
+    """A validated ``Matrix`` from TOML text; ``origin`` names it in errors (path, ConfigMap...)."""
+    doc = parse_text(text, origin)
+    validate_document(doc, origin, text, overlay_ok=False)
+    meta = dict(doc["meta"])
+    return Matrix(meta["data_version"], meta["schema_version"], origin, _freeze(doc), meta)
+
+
+def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
+    """Rows of an overlay replace rows with the same key and add new ones."""
+    doc = parse_text(text, origin)
+    validate_document(doc, origin, text, overlay_ok=True)
+    sections = {name: list(rows) for name, rows in matrix.sections.items()}
+    for name in SECTIONS:
+        for row in doc.get(name, ()):
+            current = sections.setdefault(name, [])
+            key = row_key(name, row)
+            for i, existing in enumerate(current):
+                if row_key(name, existing) == key:
+                    current[i] = dict(row)
+                    break
+            else:
+                current.append(dict(row))
+    frozen = {name: tuple(rows) for name, rows in sections.items()}
+    return Matrix(matrix.version, matrix.schema_version, f"{matrix.origin}+{origin}", frozen, matrix.meta)
+
+
+def _load_file(path: Path, origin: str) -> Matrix:
+    # Matrices are immutable; re-reading the same unchanged file (rules, CLI) reuses the result.
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise ConfigError("no such matrix file", str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    return _load_file_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size, origin)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_file_cached(path: str, mtime_ns: int, size: int, origin: str) -> Matrix:
+    return matrix_from_text(_read(Path(path)), origin)
+
+
+def _looks_like_path(selector: str) -> bool:
+    return selector.endswith(".toml") or "/" in selector or "\\" in selector or Path(selector).exists()
+
+
+def load_matrix(selector: str | None = None, overlays: Sequence[str] = ()) -> Matrix:
+    """Load a matrix: ``None`` = newest shipped, ``"2026-11-29"`` = that shipped version, or a path.
+
+    ``overlays`` are paths of overlay (or full matrix) files whose rows add to / override the base.
+    Raises ``ConfigError`` naming the file (and row/line) for anything wrong.
+    """
+    shipped = _shipped_files()
+    if selector is None or selector in ("", "latest", "newest"):
+        if not shipped:
+            raise ConfigError("no shipped matrix found (is the installation complete?)")
+        path = shipped[max(shipped)]
+        origin = f"matrices/{path.name}"
+    elif selector in shipped:
+        path = shipped[selector]
+        origin = f"matrices/{path.name}"
+    elif _looks_like_path(selector):
+        path = Path(selector)
+        origin = selector
+    else:
+        known = ", ".join(sorted(shipped)) or "none"
+        raise ConfigError(f"unknown matrix version {selector!r} (shipped: {known}; or give a file path)")
+    matrix = _load_file(path, origin)
+    for overlay in overlays:
+        matrix = apply_overlay(matrix, _read(Path(overlay)), overlay)
+    return matrix
+
+
+def is_matrix_document(text: str) -> bool:
+    """True when TOML text declares ``[meta] kind`` of a matrix or overlay (others are not ours)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    meta = doc.get("meta")
+    return isinstance(meta, dict) and meta.get("kind") in (KIND_MATRIX, KIND_OVERLAY)
+
+
+__all__ = ["apply_overlay", "is_matrix_document", "load_matrix", "matrix_from_text", "shipped_versions", "validate_file"]
+
+
+def validate_file(path: str) -> str:
+    """Validate a matrix or overlay file; returns a one-line summary, raises ``ConfigError``."""
+    text = _read(Path(path))
+    doc = parse_text(text, path)
+    kind = validate_document(doc, path, text, overlay_ok=True)
+    rows = sum(len(v) for k, v in doc.items() if k in SECTIONS)
+    label = "matrix" if kind == KIND_MATRIX else "overlay"
+    return f"{label} {doc['meta']['data_version']}, {rows} rows"

@@ -1,0 +1,446 @@
+"""The loaded matrix and the typed rows its queries return.
+
+``Matrix`` holds the validated rows of one matrix file (plus overlays) and answers the questions
+rules ask: the driver floor of a CUDA version, the CUDA a driver branch reports, forward-compat
+eligibility, GPU products by any spelling, NGC image CUDA versions, toolkit/device-plugin/GPU
+Operator releases. Rows whose source could not be verified carry ``uncertain=True``; rules must
+say so in their findings rather than state them as fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from imagelint.matrix.versions import (
+    VersionSyntaxError,
+    compare_versions,
+    driver_branch,
+    is_numeric_version,
+    major_minor,
+)
+
+
+def _uncertain(row: Mapping[str, Any]) -> bool:
+    return row.get("confidence") == "uncertain"
+
+
+def _strip_v(version: str) -> str:
+    version = version.strip()
+    return version[1:] if version[:1] in ("v", "V") else version
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    version: str  # "12.4.1"
+    label: str  # "CUDA 12.4 Update 1"
+    release_kind: str  # ga | update | rc
+    min_driver: str  # minimum Linux x86_64 driver, e.g. "550.54.15"
+    min_driver_windows: str | None
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class DriverFloor:
+    min_driver: str
+    release: str  # the CUDA release whose floor this is
+    exact: bool  # True: the asked version named this release to the patch
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class MinorVersionCompat:
+    major: int
+    min_driver: str  # "525.60.13"
+    source: str
+    below_branch: int | None = None  # the family's minor-compat range ends here (e.g. 580 for 12.x)
+    uncertain: bool = False
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    branch: int
+    max_cuda: str
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class ForwardCompat:
+    package: str  # cuda-compat-12-8
+    cuda: str  # "12.8"
+    host_branches: tuple[int, ...]  # host branches the compat package supports
+    not_needed_branches: tuple[int, ...]  # the host already provides this CUDA
+    incompatible_branches: tuple[int, ...]
+    eligible_kinds: tuple[str, ...]  # datacenter, rtx-server-ready, jetson (never geforce)
+    eligible_brands: tuple[str, ...]  # NVML brand names (UNCERTAIN inference from the ELF note)
+    brands_uncertain: bool
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class GpuProduct:
+    name: str
+    aliases: tuple[str, ...]
+    compute_capability: str
+    family: str
+    brand: str  # NVML brand libnvidia-container reports
+    brand_uncertain: bool
+    kind: str  # datacenter | workstation | geforce | jetson
+    datacenter: bool
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class NgcImage:
+    repository: str
+    tag: str
+    release: str
+    cuda: str
+    framework_version: str | None
+    min_driver_branch: int | None
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class ToolkitFeature:
+    name: str
+    since: str
+    description: str
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class ToolkitRelease:
+    version: str
+    date: str
+    default_runtime_mode: str
+    features: tuple[str, ...]  # names of toolkit_features present in this release
+    notable: str | None
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class DevicePluginRelease:
+    version: str
+    date: str
+    features: tuple[str, ...]
+    notable: str | None
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class GpuOperatorRelease:
+    version: str
+    drivers: tuple[str, ...]
+    default_driver: str | None
+    recommended_drivers: tuple[str, ...]
+    container_toolkit: str
+    device_plugin: str
+    gfd: str | None
+    dcgm: str | None
+    dcgm_exporter: str | None
+    nfd: str | None
+    mig_manager: str | None
+    driver_manager: str | None
+    source: str
+    uncertain: bool
+
+
+Rows = Mapping[str, tuple[Mapping[str, Any], ...]]
+
+
+def _gpu_key(name: str) -> str:
+    """Case- and separator-insensitive key; GFD suffixes (-SHARED, -MIG-...) dropped."""
+    text = name.strip()
+    text = re.sub(r"(?i)-MIG-.*$", "", text)
+    text = re.sub(r"(?i)-SHARED$", "", text)
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def _tool_key(version: str) -> tuple[int, ...] | None:
+    text = _strip_v(version)
+    if not is_numeric_version(text):
+        return None
+    parts = [int(p) for p in text.split(".") if p != ""]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def _cuda_parts(version: str) -> str | None:
+    """Normalise a CUDA version to at most major.minor.patch ("v12.2.2.009" -> "12.2.2")."""
+    text = _strip_v(version)
+    if not is_numeric_version(text):
+        return None
+    return ".".join(text.split(".")[:3])
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """One versioned matrix (with overlays applied). Build it with ``load_matrix``/``matrix_from_text``."""
+
+    version: str
+    schema_version: int
+    origin: str
+    sections: Rows = field(repr=False, compare=True)
+    meta: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # The row mappings are not hashable; a matrix is identified by its version and origin.
+        return hash((self.version, self.schema_version, self.origin))
+
+    # --- raw access ---------------------------------------------------------------------------
+    def rows(self, section: str | None = None) -> Any:
+        """All rows by section (``{section: [row, ...]}``), or one section's rows as a list."""
+        if section is not None:
+            return [dict(r) for r in self.sections.get(section, ())]
+        return {name: [dict(r) for r in rows] for name, rows in self.sections.items()}
+
+    def to_toml(self) -> str:
+        from imagelint.matrix.tomlout import dump_matrix
+
+        return dump_matrix(dict(self.meta), self.rows())
+
+    def to_json_document(self) -> dict[str, Any]:
+        return {"meta": dict(self.meta), **self.rows()}
+
+    def _section(self, name: str) -> tuple[Mapping[str, Any], ...]:
+        return self.sections.get(name, ())
+
+    # --- CUDA toolkit -> driver ---------------------------------------------------------------
+    def cuda_releases(self) -> list[CudaRelease]:
+        return [self._cuda(r) for r in self._section("cuda_releases")]
+
+    @staticmethod
+    def _cuda(row: Mapping[str, Any]) -> CudaRelease:
+        return CudaRelease(
+            row["version"], row["label"], row["release_kind"], row["min_driver"],
+            row.get("min_driver_windows"), row["source"], _uncertain(row),
+        )
+
+    def cuda_release(self, version: str) -> CudaRelease | None:
+        """``"12.4.1"`` exact; ``"12.4"`` (major.minor only) -> that minor's GA release."""
+        wanted = _cuda_parts(version)
+        if wanted is None:
+            return None
+        rows = self._section("cuda_releases")
+        if wanted.count(".") >= 2:
+            for row in rows:
+                if compare_versions(row["version"], wanted) == 0:
+                    return self._cuda(row)
+            return None
+        mm = major_minor(wanted)
+        for row in rows:
+            if row["release_kind"] == "ga" and major_minor(row["version"]) == mm:
+                return self._cuda(row)
+        return None
+
+    def driver_floor(self, cuda_version: str) -> DriverFloor | None:
+        """Minimum driver for a CUDA version: the exact release's when the version names a known
+        release to the patch, else the GA floor of its major.minor (``exact=False``)."""
+        wanted = _cuda_parts(cuda_version)
+        if wanted is None:
+            return None
+        if wanted.count(".") >= 2:
+            exact = self.cuda_release(wanted)
+            if exact is not None:
+                return DriverFloor(exact.min_driver, exact.version, True, exact.source, exact.uncertain)
+        ga = self.cuda_release(major_minor(wanted))
+        if ga is None:
+            return None
+        return DriverFloor(ga.min_driver, ga.version, False, ga.source, ga.uncertain)
+
+    def minor_version_compat(self, cuda_major: int) -> MinorVersionCompat | None:
+        for row in self._section("minor_version_compat"):
+            if row["cuda_major"] == cuda_major:
+                return MinorVersionCompat(
+                    row["cuda_major"], row["min_driver"], row["source"], row.get("below_branch"), _uncertain(row)
+                )
+        return None
+
+    def driver_branch_info(self, driver: str) -> DriverBranch | None:
+        """The branch row for a driver version (exact branch, else the closest older branch)."""
+        try:
+            branch = driver_branch(driver)
+        except VersionSyntaxError:
+            return None
+        best: Mapping[str, Any] | None = None
+        for row in self._section("driver_branches"):
+            if row["branch"] <= branch and (best is None or row["branch"] > best["branch"]):
+                best = row
+        if best is None:
+            return None
+        return DriverBranch(best["branch"], best["max_cuda"], best["source"], _uncertain(best))
+
+    def cuda_for_driver(self, driver: str) -> str | None:
+        """The CUDA version a driver reports (``"12.2"`` for ``535.104.05``), by branch."""
+        info = self.driver_branch_info(driver)
+        return info.max_cuda if info else None
+
+    def driver_lifecycle(self, branch: int) -> Mapping[str, Any] | None:
+        for row in self._section("driver_lifecycle"):
+            if row["branch"] == branch:
+                return dict(row)
+        return None
+
+    # --- forward compatibility ---------------------------------------------------------------
+    def forward_compat(self, cuda_version: str) -> ForwardCompat | None:
+        wanted = _cuda_parts(cuda_version)
+        if wanted is None:
+            return None
+        mm = major_minor(wanted)
+        brands = [r for r in self._section("forward_compat_brands") if r["eligible"]]
+        for row in self._section("forward_compat"):
+            if major_minor(row["cuda"]) == mm:
+                return ForwardCompat(
+                    row["package"], row["cuda"], tuple(row["compatible_branches"]),
+                    tuple(row["not_needed_branches"]), tuple(row["incompatible_branches"]),
+                    tuple(row["eligible_kinds"]), tuple(r["brand"] for r in brands),
+                    any(_uncertain(r) for r in brands) or not brands, row["source"], _uncertain(row),
+                )
+        return None
+
+    # --- GPUs ----------------------------------------------------------------------------------
+    def gpus(self) -> list[GpuProduct]:
+        return [self._gpu(r) for r in self._section("gpus")]
+
+    @staticmethod
+    def _gpu(row: Mapping[str, Any]) -> GpuProduct:
+        return GpuProduct(
+            row["name"], tuple(row["aliases"]), row["compute_capability"], row["family"], row["brand"],
+            row["brand_confidence"] == "uncertain", row["kind"], row["datacenter"], row["source"], _uncertain(row),
+        )
+
+    def gpu(self, name: str) -> GpuProduct | None:
+        """Look a GPU up by product name or alias, ignoring case and separators
+        (``H100``, ``NVIDIA-H100-80GB-HBM3``, ``Tesla-T4``, ``t4``, a GFD label with ``-SHARED``)."""
+        key = _gpu_key(name)
+        if not key:
+            return None
+        for row in self._section("gpus"):
+            if key in {_gpu_key(n) for n in (row["name"], *row["aliases"])}:
+                return self._gpu(row)
+        return None
+
+    # --- NGC ----------------------------------------------------------------------------------
+    def ngc_image(self, repository: str, tag: str) -> NgcImage | None:
+        repo = _ngc_repo(repository)
+        tag = tag.strip()
+        candidates = [r for r in self._section("ngc_images") if _ngc_repo(r["repository"]) == repo]
+        row = next((r for r in candidates if r["tag"] == tag), None)
+        if row is None:  # "23.10" or "23.10-py3-igpu": fall back to the YY.MM release
+            release = tag.split("-", 1)[0]
+            row = next((r for r in candidates if r["release"] == release), None)
+        if row is None:
+            return None
+        return NgcImage(
+            row["repository"], row["tag"], row["release"], row["cuda"], row.get("framework_version"),
+            row.get("min_driver_branch"), row["source"], _uncertain(row),
+        )
+
+    # --- container toolkit --------------------------------------------------------------------
+    def toolkit_features(self, version: str) -> list[ToolkitFeature]:
+        """Features (rows of ``toolkit_features``) present in a toolkit version."""
+        key = _tool_key(version)
+        if key is None:
+            return []
+        return [
+            ToolkitFeature(r["name"], r["since"], r["description"], r["source"], _uncertain(r))
+            for r in self._section("toolkit_features")
+            if _tool_key(r["since"]) is not None and _tool_key(r["since"]) <= key  # type: ignore[operator]
+        ]
+
+    def toolkit_has(self, version: str, feature: str) -> bool:
+        return any(f.name == feature for f in self.toolkit_features(version))
+
+    def toolkit_default_runtime_mode(self, version: str) -> str:
+        """What ``nvidia-container-runtime`` mode ``auto`` resolves to on an NVML (x86/dGPU) host
+        for this toolkit version: ``legacy`` before 1.18.0, ``jit-cdi`` from 1.18.0."""
+        mode = "legacy"
+        best: tuple[int, ...] = ()
+        for feat in self._section("toolkit_features"):
+            since = _tool_key(feat["since"])
+            if feat.get("default_runtime_mode") and since is not None:
+                key = _tool_key(version)
+                if key is not None and since <= key and since >= best:
+                    mode, best = feat["default_runtime_mode"], since
+        return mode
+
+    def toolkit(self, version: str) -> ToolkitRelease | None:
+        key = _tool_key(version)
+        for row in self._section("toolkit_releases"):
+            if key is not None and _tool_key(row["version"]) == key:
+                return ToolkitRelease(
+                    _strip_v(row["version"]), row["date"], self.toolkit_default_runtime_mode(row["version"]),
+                    tuple(f.name for f in self.toolkit_features(row["version"])), row.get("notable"),
+                    row["source"], _uncertain(row),
+                )
+        return None
+
+    # --- device plugin ------------------------------------------------------------------------
+    def device_plugin(self, version: str) -> DevicePluginRelease | None:
+        key = _tool_key(version)
+        for row in self._section("device_plugin_releases"):
+            if key is not None and _tool_key(row["version"]) == key:
+                features = tuple(
+                    f["name"] for f in self._section("device_plugin_features")
+                    if (_tool_key(f["since"]) or (0,)) <= key
+                )
+                return DevicePluginRelease(
+                    _strip_v(row["version"]), row["date"], features, row.get("notable"), row["source"], _uncertain(row)
+                )
+        return None
+
+    def device_plugin_requirement(self, name: str) -> str | None:
+        for row in self._section("device_plugin_requirements"):
+            if row["name"] == name:
+                return row["value"]
+        return None
+
+    # --- GPU Operator -------------------------------------------------------------------------
+    def gpu_operator(self, version: str) -> GpuOperatorRelease | None:
+        key = _tool_key(version)
+        for row in self._section("gpu_operator_releases"):
+            if key is not None and _tool_key(row["version"]) == key:
+                return GpuOperatorRelease(
+                    _strip_v(row["version"]), tuple(row["drivers"]), row.get("default_driver"),
+                    tuple(row.get("recommended_drivers", ())), row["container_toolkit"], row["device_plugin"],
+                    row.get("gfd"), row.get("dcgm"), row.get("dcgm_exporter"), row.get("nfd"),
+                    row.get("mig_manager"), row.get("driver_manager"), row["source"], _uncertain(row),
+                )
+        return None
+
+
+def _ngc_repo(repository: str) -> str:
+    repo = repository.strip().lower()
+    for prefix in ("nvcr.io/",):
+        if repo.startswith(prefix):
+            repo = repo[len(prefix):]
+    return repo
+
+
+__all__ = [
+    "CudaRelease",
+    "DevicePluginRelease",
+    "DriverBranch",
+    "DriverFloor",
+    "ForwardCompat",
+    "GpuOperatorRelease",
+    "GpuProduct",
+    "Matrix",
+    "MinorVersionCompat",
+    "NgcImage",
+    "ToolkitFeature",
+    "ToolkitRelease",
+]

@@ -1,0 +1,354 @@
+"""The matrix file format: one spec that drives the runtime validator and the JSON Schema.
+
+A matrix file is TOML::
+
+    [meta]
+    kind = "imagelint-matrix"        # overlays use "imagelint-matrix-overlay"
+    schema_version = 1
+    data_version = "2026-11-29"      # a date; the matrix version
+
+    [[cuda_releases]]
+    version = "12.4.1"
+    ...
+    source = "https://..."           # EVERY row names where it comes from
+    confidence = "uncertain"         # optional; absent = as documented by the source
+
+The runtime validator below is plain Python (``jsonschema`` is a test-only dependency); the
+shipped ``imagelint/schemas/matrix.schema.json`` is generated from the same ``SECTIONS`` spec and a
+test keeps the two from drifting.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from imagelint.errors import ConfigError
+
+SCHEMA_VERSION = 1
+KIND_MATRIX = "imagelint-matrix"
+KIND_OVERLAY = "imagelint-matrix-overlay"
+KNOWN_KINDS = (KIND_MATRIX, KIND_OVERLAY)
+CONFIDENCE_VALUES = ("documented", "uncertain")
+
+_NUMERIC_VERSION = r"^[0-9]+(\.[0-9]+)*$"
+_TOOL_VERSION = r"^v?[0-9]+(\.[0-9]+)*$"
+_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a row: its JSON type, whether it is required and an optional pattern/enum."""
+
+    type: str  # "string" | "integer" | "boolean" | "array:string" | "array:integer"
+    required: bool = False
+    pattern: str | None = None
+    enum: tuple[str, ...] | None = None
+
+
+def _common() -> dict[str, Field]:
+    return {
+        "source": Field("string", required=True),
+        "confidence": Field("string", enum=CONFIDENCE_VALUES),
+        "note": Field("string"),
+    }
+
+
+def _section(key: tuple[str, ...], **fields: Field) -> "Section":
+    return Section(key=key, fields={**fields, **_common()})
+
+
+@dataclass(frozen=True)
+class Section:
+    """An array of tables; ``key`` names the fields that identify a row (for overlays and diff)."""
+
+    key: tuple[str, ...]
+    fields: Mapping[str, Field]
+
+
+SECTIONS: dict[str, Section] = {
+    "cuda_releases": _section(
+        ("version",),
+        version=Field("string", True, _NUMERIC_VERSION),
+        label=Field("string", True),
+        release_kind=Field("string", True, enum=("ga", "update", "rc")),
+        min_driver=Field("string", True, _NUMERIC_VERSION),
+        min_driver_windows=Field("string"),
+    ),
+    "minor_version_compat": _section(
+        ("cuda_major",),
+        cuda_major=Field("integer", True),
+        min_driver=Field("string", True, _NUMERIC_VERSION),
+        below_branch=Field("integer"),
+    ),
+    "driver_branches": _section(
+        ("branch",),
+        branch=Field("integer", True),
+        max_cuda=Field("string", True, _NUMERIC_VERSION),
+    ),
+    "driver_lifecycle": _section(
+        ("branch",),
+        branch=Field("integer", True),
+        designation=Field("string", True),
+        eol=Field("string", True),
+    ),
+    "forward_compat": _section(
+        ("package",),
+        package=Field("string", True, r"^cuda-compat-[0-9]+-[0-9]+$"),
+        cuda=Field("string", True, _NUMERIC_VERSION),
+        compatible_branches=Field("array:integer", True),
+        not_needed_branches=Field("array:integer", True),
+        incompatible_branches=Field("array:integer", True),
+        eligible_kinds=Field("array:string", True),
+    ),
+    "forward_compat_brands": _section(
+        ("brand",),
+        brand=Field("string", True),
+        nvml_brand_id=Field("integer", True),
+        eligible=Field("boolean", True),
+    ),
+    "gpus": _section(
+        ("name",),
+        name=Field("string", True),
+        aliases=Field("array:string", True),
+        compute_capability=Field("string", True, _NUMERIC_VERSION),
+        family=Field("string", True),
+        brand=Field("string", True),
+        brand_confidence=Field("string", True, enum=CONFIDENCE_VALUES),
+        kind=Field("string", True, enum=("datacenter", "workstation", "geforce", "jetson")),
+        datacenter=Field("boolean", True),
+    ),
+    "toolkit_releases": _section(
+        ("version",),
+        version=Field("string", True, _TOOL_VERSION),
+        date=Field("string", True, _DATE),
+        notable=Field("string"),
+    ),
+    "toolkit_features": _section(
+        ("name",),
+        name=Field("string", True),
+        since=Field("string", True, _TOOL_VERSION),
+        description=Field("string", True),
+        default_runtime_mode=Field("string", enum=("legacy", "csv", "cdi", "jit-cdi")),
+    ),
+    "device_plugin_releases": _section(
+        ("version",),
+        version=Field("string", True, _TOOL_VERSION),
+        date=Field("string", True, _DATE),
+        notable=Field("string"),
+    ),
+    "device_plugin_features": _section(
+        ("name",),
+        name=Field("string", True),
+        since=Field("string", True, _TOOL_VERSION),
+        description=Field("string", True),
+    ),
+    "device_plugin_requirements": _section(
+        ("name",),
+        name=Field("string", True),
+        value=Field("string", True),
+    ),
+    "gpu_operator_releases": _section(
+        ("version",),
+        version=Field("string", True, _TOOL_VERSION),
+        drivers=Field("array:string", True),
+        default_driver=Field("string"),
+        recommended_drivers=Field("array:string"),
+        container_toolkit=Field("string", True),
+        device_plugin=Field("string", True),
+        gfd=Field("string"),
+        dcgm=Field("string"),
+        dcgm_exporter=Field("string"),
+        nfd=Field("string"),
+        mig_manager=Field("string"),
+        driver_manager=Field("string"),
+    ),
+    "ngc_images": _section(
+        ("repository", "tag"),
+        repository=Field("string", True),
+        tag=Field("string", True),
+        release=Field("string", True),
+        cuda=Field("string", True, _NUMERIC_VERSION),
+        framework_version=Field("string"),
+        min_driver_branch=Field("integer"),
+    ),
+}
+
+META_FIELDS: dict[str, Field] = {
+    "kind": Field("string", True, enum=KNOWN_KINDS),
+    "schema_version": Field("integer", True),
+    "data_version": Field("string", True, _DATE),
+    "description": Field("string"),
+}
+
+
+def row_key(section: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(k) for k in SECTIONS[section].key)
+
+
+# --- runtime validation (no jsonschema at runtime) ---------------------------------------------
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind.startswith("array:"):
+        inner = kind.split(":", 1)[1]
+        return isinstance(value, list) and all(_type_ok(v, inner) for v in value)
+    raise AssertionError(kind)
+
+
+class _RowProblem(Exception):
+    """What is wrong with one row; turned into a ConfigError with file and line by the caller."""
+
+
+def _check_fields(where: str, row: Any, fields: Mapping[str, Field]) -> None:
+    if not isinstance(row, dict):
+        raise _RowProblem(f"{where}: expected a table")
+    for name in row:
+        if name not in fields:
+            raise _RowProblem(f"{where}: unknown key {name!r}")
+    for name, spec in fields.items():
+        if name not in row:
+            if spec.required:
+                raise _RowProblem(f"{where}: missing {name!r}")
+            continue
+        value = row[name]
+        if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
+            raise _RowProblem(f"{where}: {name!r} must be a quoted string, not a TOML date")
+        if not _type_ok(value, spec.type):
+            raise _RowProblem(f"{where}: {name!r} must be {spec.type.replace('array:', 'an array of ')}")
+        if spec.type == "string" and not value.strip():
+            raise _RowProblem(f"{where}: {name!r} must not be empty")
+        if spec.pattern and not re.match(spec.pattern, value):
+            raise _RowProblem(f"{where}: {name!r} = {value!r} does not look like {_pattern_hint(spec.pattern)}")
+        if spec.enum and value not in spec.enum:
+            raise _RowProblem(f"{where}: {name!r} must be one of {', '.join(spec.enum)}")
+
+
+def _pattern_hint(pattern: str) -> str:
+    return {_NUMERIC_VERSION: "a numeric version", _TOOL_VERSION: "a version", _DATE: "a date YYYY-MM-DD"}.get(
+        pattern, f"/{pattern}/"
+    )
+
+
+def row_line(text: str, section: str, index: int) -> int | None:
+    """The line of the ``index``-th ``[[section]]`` header in ``text`` (1-based), when findable."""
+    header = re.compile(r"^[ \t]*\[\[[ \t]*" + re.escape(section) + r"[ \t]*\]\]", re.MULTILINE)
+    for n, match in enumerate(header.finditer(text)):
+        if n == index:
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def validate_document(doc: Mapping[str, Any], path: str, text: str = "", *, overlay_ok: bool = True) -> str:
+    """Check a parsed matrix (or overlay) document; returns its kind. Raises ``ConfigError``."""
+    meta = doc.get("meta")
+    if not isinstance(meta, dict):
+        raise ConfigError("missing [meta] table", path, None)
+    try:
+        _check_fields("meta", meta, META_FIELDS)
+    except _RowProblem as exc:
+        raise ConfigError(str(exc), path, _table_line(text, "meta")) from None
+    kind = meta["kind"]
+    if kind == KIND_OVERLAY and not overlay_ok:
+        raise ConfigError("meta: this is an overlay, not a matrix", path)
+    if meta["schema_version"] != SCHEMA_VERSION:
+        raise ConfigError(
+            f"meta: schema_version {meta['schema_version']} is not supported (this imagelint reads {SCHEMA_VERSION})", path
+        )
+    try:
+        _dt.date.fromisoformat(meta["data_version"])
+    except ValueError:
+        raise ConfigError(f"meta: data_version {meta['data_version']!r} is not a real date", path) from None
+    for name, value in doc.items():
+        if name == "meta":
+            continue
+        if name not in SECTIONS:
+            raise ConfigError(f"unknown section {name!r} (known: {', '.join(SECTIONS)})", path)
+        if not isinstance(value, list):
+            raise ConfigError(f"{name}: must be an array of tables ([[{name}]])", path)
+        seen: dict[tuple[Any, ...], int] = {}
+        for index, row in enumerate(value):
+            try:
+                _check_fields(f"{name}[{index}]", row, SECTIONS[name].fields)
+            except _RowProblem as exc:  # the line is only looked up when something is wrong
+                raise ConfigError(str(exc), path, row_line(text, name, index)) from None
+            key = row_key(name, row)
+            if key in seen:
+                message = f"{name}[{index}]: duplicate of {name}[{seen[key]}] ({', '.join(map(str, key))})"
+                raise ConfigError(message, path, row_line(text, name, index))
+            seen[key] = index
+    if kind == KIND_MATRIX:
+        for name in REQUIRED_SECTIONS:
+            if not doc.get(name):
+                raise ConfigError(f"missing section [[{name}]]", path)
+    return kind
+
+
+def _table_line(text: str, table: str) -> int | None:
+    match = re.search(r"^[ \t]*\[[ \t]*" + re.escape(table) + r"[ \t]*\]", text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+REQUIRED_SECTIONS = ("cuda_releases", "minor_version_compat", "driver_branches")
+
+
+# --- JSON Schema (for editors, CI and the drift test) ------------------------------------------
+
+def _field_schema(spec: Field) -> dict[str, Any]:
+    if spec.type.startswith("array:"):
+        return {"type": "array", "items": {"type": spec.type.split(":", 1)[1]}}
+    out: dict[str, Any] = {"type": spec.type}
+    if spec.type == "string":
+        out["minLength"] = 1
+    if spec.pattern:
+        out["pattern"] = spec.pattern
+    if spec.enum:
+        out["enum"] = list(spec.enum)
+    return out
+
+
+def _object_schema(fields: Mapping[str, Field]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [n for n, f in fields.items() if f.required],
+        "properties": {n: _field_schema(f) for n, f in fields.items()},
+    }
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema equivalent of the runtime checks (shipped as schemas/matrix.schema.json)."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://imagelint.invalid/schemas/matrix.schema.json",
+        "title": "imagelint compatibility matrix",
+        "description": "A versioned NVIDIA compatibility matrix (TOML, shown here as JSON). Every row carries 'source'.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["meta"],
+        "properties": {
+            "meta": _object_schema(META_FIELDS),
+            **{name: {"type": "array", "items": _object_schema(s.fields)} for name, s in SECTIONS.items()},
+        },
+    }
+
+
+__all__ = [
+    "CONFIDENCE_VALUES",
+    "KIND_MATRIX",
+    "KIND_OVERLAY",
+    "SCHEMA_VERSION",
+    "SECTIONS",
+    "json_schema",
+    "row_key",
+    "row_line",
+    "validate_document",
+]

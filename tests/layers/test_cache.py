@@ -1,0 +1,123 @@
+"""The layer cache: a second read of the same layers comes from the cache, entries are
+atomic and self-checking, the size bound holds, and `imagelint cache` reports and cleans."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from imagelint.layers.cache import LayerCache, caching_extractor, default_cache_dir
+from imagelint.layers.reader import extract_layer, read_image_filesystem
+from tests.layers.helpers import built_image, spec_of
+from tests.support.imagebuilder import File, Symlink
+
+SPEC = spec_of(("**/version.json", "content", 4096), ("**/lib*.so*", "record"))
+
+
+def _image(extra: bytes = b"top"):
+    return built_image(
+        [
+            [File("usr/local/cuda-12.4/version.json", b'{"cuda":{"version":"12.4.1"}}'), Symlink("usr/local/cuda", "cuda-12.4")],
+            [File("usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", b"\x7fELF")],
+            [File("app/top.txt", extra)],
+        ]
+    )
+
+
+class CountingExtract:
+    def __init__(self) -> None:
+        self.digests: list[str] = []
+
+    def __call__(self, layer, spec, limits):  # type: ignore[no-untyped-def]
+        self.digests.append(layer.digest)
+        return extract_layer(layer, spec, limits)
+
+
+def test_second_read_comes_from_cache_and_is_identical(tmp_path) -> None:
+    cache = LayerCache(tmp_path / "cache")
+    inner = CountingExtract()
+    image = _image()
+    cold = read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
+    assert len(inner.digests) == 3
+    warm = read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
+    assert len(inner.digests) == 3, "warm read must not extract any layer again"
+    assert cache.hits == 3
+    assert warm.read("usr/local/cuda/version.json") == cold.read("usr/local/cuda/version.json")
+    assert [e.path for e in warm.entries()] == [e.path for e in cold.entries()]
+    assert [e.layer_digest for e in warm.entries()] == [e.layer_digest for e in cold.entries()]
+
+
+def test_an_image_on_the_same_base_reads_only_its_new_layer(tmp_path) -> None:
+    cache = LayerCache(tmp_path / "cache")
+    inner = CountingExtract()
+    read_image_filesystem(_image(b"one"), SPEC, extract=caching_extractor(cache, inner), workers=2)
+    inner.digests.clear()
+    second = _image(b"two")
+    read_image_filesystem(second, SPEC, extract=caching_extractor(cache, inner), workers=2)
+    assert inner.digests == [second.layers[2].digest]
+
+
+def test_a_different_capture_spec_is_a_different_key(tmp_path) -> None:
+    cache = LayerCache(tmp_path / "cache")
+    inner = CountingExtract()
+    image = _image()
+    read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
+    other = spec_of(("**/version.json", "content", 8192))
+    read_image_filesystem(image, other, extract=caching_extractor(cache, inner), workers=1)
+    assert len(inner.digests) == 6
+
+
+def test_corrupt_or_torn_entries_are_misses_not_errors(tmp_path) -> None:
+    cache = LayerCache(tmp_path / "cache")
+    inner = CountingExtract()
+    image = _image()
+    read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
+    files = sorted((tmp_path / "cache").rglob("*.ilx"))
+    assert len(files) == 3
+    files[0].write_bytes(files[0].read_bytes()[:-7])  # torn
+    files[1].write_bytes(b"ILX1" + b"\0" * 32 + b"garbage")  # checksum mismatch
+    fs = read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
+    assert len(inner.digests) == 5
+    assert fs.read("usr/local/cuda/version.json")
+
+
+def test_size_bound_evicts_least_recently_used(tmp_path) -> None:
+    cache = LayerCache(tmp_path / "cache", max_bytes=10_000)
+    for i in range(30):
+        cache.put(f"{i:064x}", os.urandom(1000))
+        os.utime(cache._path(f"{i:064x}"), (1_000_000 + i, 1_000_000 + i))
+    info = cache.info()
+    assert info.total_bytes <= 10_000
+    assert cache.get(f"{29:064x}") is not None, "the newest entry survives"
+    assert cache.get(f"{0:064x}") is None, "the oldest entry was evicted"
+
+
+def test_writes_stay_inside_the_cache_dir(tmp_path) -> None:
+    root = tmp_path / "cache"
+    cache = LayerCache(root)
+    read_image_filesystem(_image(), SPEC, extract=caching_extractor(cache, extract_layer), workers=1)
+    outside = [p for p in tmp_path.rglob("*") if not str(p).startswith(str(root))]
+    assert outside == [root] or outside == []
+    assert not list(root.rglob(".tmp-*")), "no temp files left behind"
+
+
+def test_default_dir_honours_env(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("IMAGELINT_CACHE_DIR", str(tmp_path / "x"))
+    assert default_cache_dir() == tmp_path / "x"
+    monkeypatch.delenv("IMAGELINT_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "imagelint"
+
+
+def test_cache_cli_info_and_clean(tmp_path) -> None:
+    cache = LayerCache(tmp_path / "c")
+    read_image_filesystem(_image(), SPEC, extract=caching_extractor(cache, extract_layer), workers=1)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "imagelint", "cache", *a, "--cache-dir", str(tmp_path / "c")],
+                                    capture_output=True, text=True)
+    out = run("info")
+    assert out.returncode == 0, out.stderr
+    assert "entries:   3" in out.stdout
+    out = run("clean")
+    assert out.returncode == 0 and "removed 3" in out.stdout
+    assert LayerCache(tmp_path / "c").info().entries == 0

@@ -24,3 +24,293 @@ INTERFACE CONTRACT (the facts modules code against exactly this):
 Paths are accepted with or without a leading '/', and returned without one.
 Only what the CaptureSpec recorded is visible: this is not a full filesystem.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from imagelint.layers.match import compile_glob
+from imagelint.layers.model import DIRECTORY, HARDLINK, SYMLINK, Entry, LayerExtract
+
+# Linux follows at most 40 symlinks per lookup (MAXSYMLINKS); past that a path "loops".
+MAX_SYMLINK_HOPS = 40
+# Directory symlinks that point at an ancestor make infinitely many aliases; list this many.
+MAX_ALIASES = 256
+
+
+@dataclass(slots=True)
+class _Record:
+    """A visible entry and the data its layer captured for it."""
+
+    entry: Entry
+    content: bytes | None = None
+    head: bytes | None = None
+    scan: Any = None
+    truncated: bool = False
+    # For hardlinks: the record the link pointed at when its layer was applied
+    # (a later layer replacing the target does not change the link's data).
+    link_target: "_Record | None" = None
+
+
+class _Node:
+    __slots__ = ("children", "record")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.record: _Record | None = None
+
+
+def _parts(path: str) -> list[str]:
+    """Lexically normalised components: '' and '.' dropped, '..' clamped at the root."""
+    out: list[str] = []
+    for part in path.split("/"):
+        if part == "" or part == ".":
+            continue
+        if part == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(part)
+    return out
+
+
+def _normalize(path: str) -> str:
+    return "/".join(_parts(path))
+
+
+class ImageFilesystem:
+    """The merged view of an image's layers (see the module docstring for the contract).
+
+    Built once by ``from_extracts``; read-only afterwards (safe to share between threads).
+    """
+
+    def __init__(self, root: _Node, warnings: Iterable[str]) -> None:
+        self._root = root
+        self._nodes: dict[str, _Node] = {}
+        self._records: dict[str, _Record] = {}
+        self._index("", root)
+        self._sorted_paths = sorted(self._records)
+        self._resolved: dict[str, str | None] = {}
+        self._symlinks_by_target: dict[str, list[str]] | None = None
+        self.warnings: tuple[str, ...] = tuple(warnings)
+
+    # -- building ----------------------------------------------------------------------
+
+    @classmethod
+    def from_extracts(cls, extracts: Iterable[LayerExtract]) -> "ImageFilesystem":
+        """Apply layers in the order given (lowest first).
+
+        For each layer: its whiteouts remove the path and everything below it,
+        and its opaque dirs hide everything below them, from LOWER layers only;
+        a non-directory entry (file, symlink...) replaces whatever lower layers
+        had below that path; then its entries are added in tar order, a later
+        entry replacing an earlier one at the same path. Hardlinks are bound to
+        the target's record as it is at that moment.
+        """
+        root = _Node()
+        warnings: list[str] = []
+        for x in extracts:
+            warnings.extend(x.warnings)
+            for path in x.whiteouts:
+                parts = _parts(path)
+                if parts:
+                    parent = _find(root, parts[:-1])
+                    if parent is not None:
+                        parent.children.pop(parts[-1], None)
+            for path in x.opaque_dirs:
+                node = _find(root, _parts(path))
+                if node is not None:
+                    node.children.clear()
+            for e in x.entries:
+                if e.kind != DIRECTORY:
+                    node = _find(root, _parts(e.path))
+                    if node is not None:
+                        node.children.clear()
+            for e in x.entries:
+                record = _Record(
+                    e,
+                    x.contents.get(e.path),
+                    x.heads.get(e.path),
+                    x.scans.get(e.path),
+                    e.path in x.truncated,
+                )
+                if e.kind == HARDLINK:
+                    target = _find(root, _parts(e.linkname or ""))
+                    record.link_target = target.record if target is not None else None
+                    while record.link_target is not None and record.link_target.entry.kind == HARDLINK:
+                        record.link_target = record.link_target.link_target
+                    if record.link_target is None:
+                        warnings.append(
+                            f"layer {e.layer_index}: hardlink {e.path!r} -> {e.linkname!r}: target not recorded"
+                        )
+                node = root
+                for part in _parts(e.path):
+                    child = node.children.get(part)
+                    if child is None:
+                        child = node.children[part] = _Node()
+                    node = child
+                node.record = record
+        return cls(root, warnings)
+
+    def _index(self, path: str, node: _Node) -> None:
+        stack = [(path, node)]
+        while stack:
+            p, n = stack.pop()
+            self._nodes[p] = n
+            if n.record is not None:
+                self._records[p] = n.record
+            for name, child in n.children.items():
+                stack.append((f"{p}/{name}" if p else name, child))
+
+    # -- queries -----------------------------------------------------------------------
+
+    def entry(self, path: str) -> Entry | None:
+        """The visible entry recorded at ``path`` itself (no link resolution)."""
+        record = self._records.get(_normalize(path))
+        return record.entry if record is not None else None
+
+    def resolve(self, path: str) -> str | None:
+        """Follow symlinks in every component, inside the image root.
+
+        Absolute link targets start again at the image root; '..' never climbs
+        above it. Returns the final normalised path if it exists in this view
+        (a recorded entry or a directory holding recorded entries), None if a
+        link dangles, the path is not visible, or more than 40 links are followed.
+        """
+        key = path.lstrip("/")
+        if key in self._resolved:
+            return self._resolved[key]
+        result = self._walk(key)
+        if len(self._resolved) < 100_000:
+            self._resolved[key] = result
+        return result
+
+    def _walk(self, path: str) -> str | None:
+        pending = path.split("/")
+        pending.reverse()
+        current: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop()
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if current:
+                    current.pop()
+                continue
+            current.append(part)
+            key = "/".join(current)
+            record = self._records.get(key)
+            if record is not None and record.entry.kind == SYMLINK:
+                hops += 1
+                target = record.entry.linkname or ""
+                if hops > MAX_SYMLINK_HOPS or not target:
+                    return None
+                current.pop()
+                if target.startswith("/"):
+                    current = []
+                more = target.split("/")
+                more.reverse()
+                pending.extend(more)
+                continue
+            if key not in self._nodes:
+                return None  # nothing below an invisible path is visible either
+        result = "/".join(current)
+        return result if result in self._nodes else None
+
+    def _final_record(self, path: str) -> _Record | None:
+        resolved = self.resolve(path)
+        if resolved is None:
+            return None
+        record = self._records.get(resolved)
+        if record is not None and record.entry.kind == HARDLINK and record.link_target is not None:
+            return record.link_target
+        return record
+
+    def lookup(self, path: str) -> Entry | None:
+        """``entry(resolve(path))``, a hardlink replaced by the entry it links to (if recorded)."""
+        record = self._final_record(path)
+        return record.entry if record is not None else None
+
+    def read(self, path: str) -> bytes | None:
+        """The captured content of the file ``path`` resolves to (None if not captured or truncated)."""
+        record = self._final_record(path)
+        return record.content if record is not None else None
+
+    def head(self, path: str) -> bytes | None:
+        record = self._final_record(path)
+        return record.head if record is not None else None
+
+    def scan(self, path: str) -> Any | None:
+        record = self._final_record(path)
+        return record.scan if record is not None else None
+
+    def truncated(self, path: str) -> bool:
+        """True when ``path`` resolves to a file whose content was over its rule's max_bytes."""
+        record = self._final_record(path)
+        return bool(record is not None and record.truncated)
+
+    def glob(self, pattern: str) -> list[Entry]:
+        """Visible entries whose own path (not resolved) matches the CaptureRule glob, sorted by path."""
+        regex = compile_glob(pattern)
+        return [self._records[p].entry for p in self._sorted_paths if regex.fullmatch(p)]
+
+    def entries(self) -> Iterator[Entry]:
+        for p in self._sorted_paths:
+            yield self._records[p].entry
+
+    def listdir(self, path: str) -> list[str]:
+        """Names directly below the resolved directory: recorded entries and directories implied
+        by recorded entries below them. Empty if the path is not a visible directory."""
+        resolved = self.resolve(path)
+        if resolved is None:
+            return []
+        return sorted(self._nodes[resolved].children)
+
+    def aliases(self, path: str) -> list[str]:
+        """Paths that resolve to the same place as ``path``, itself included, sorted.
+
+        Found through recorded symlinks: ``usr/local/cuda -> cuda-12.4`` makes
+        ``usr/local/cuda/version.json`` an alias of ``usr/local/cuda-12.4/version.json``;
+        chains of directory links are followed. At most 256 are listed.
+        """
+        target = self.resolve(path)
+        if target is None:
+            return []
+        by_target = self._links_by_target()
+        found = {target}
+        queue = [target]
+        while queue and len(found) < MAX_ALIASES:
+            p = queue.pop()
+            parts = p.split("/") if p else []
+            for i in range(len(parts), 0, -1):  # p itself, then each ancestor (never the root)
+                prefix = "/".join(parts[:i])
+                rest = parts[i:]
+                for link in by_target.get(prefix, ()):
+                    alias = "/".join([link, *rest])
+                    if alias not in found and len(found) < MAX_ALIASES and self.resolve(alias) == target:
+                        found.add(alias)
+                        queue.append(alias)
+        return sorted(found)
+
+    def _links_by_target(self) -> dict[str, list[str]]:
+        if self._symlinks_by_target is None:
+            table: dict[str, list[str]] = {}
+            for p, record in self._records.items():
+                if record.entry.kind == SYMLINK:
+                    resolved = self.resolve(p)
+                    if resolved is not None and resolved != p:
+                        table.setdefault(resolved, []).append(p)
+            self._symlinks_by_target = table
+        return self._symlinks_by_target
+
+
+def _find(root: _Node, parts: list[str]) -> _Node | None:
+    node = root
+    for part in parts:
+        child = node.children.get(part)
+        if child is None:
+            return None
+        node = child
+    return node

@@ -1,0 +1,119 @@
+"""The shared source flags (how to reach an image), defined once for ``inspect`` and ``check``.
+
+Two ways to use them, as with ``target_options``:
+
+1. The decorator::
+
+       @app.command()
+       @with_source_options
+       def check(ref: str, source_options: SourceOptions) -> None: ...
+
+   appends ``--platform/--all-platforms/--ca-cert/--insecure-registry/--docker-config/
+   --timeout`` to the command (under the "Image source" panel) and passes one frozen
+   ``SourceOptions`` in ``source_options``. Bad values exit 2 in one line.
+
+2. The ``Annotated`` aliases below, then ``source_options_from(platform=..., ...)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from typing import Annotated, Any, Callable, List, Optional, TypeVar
+
+import typer
+
+from imagelint.errors import ImagelintError, UsageError
+from imagelint.image import Platform
+from imagelint.sources import SourceOptions
+
+PANEL = "Image source"
+
+PlatformOpt = Annotated[
+    Optional[str],
+    typer.Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64).", rich_help_panel=PANEL),
+]
+AllPlatformsOpt = Annotated[
+    bool, typer.Option("--all-platforms", help="Every platform of a multi-platform image.", rich_help_panel=PANEL)
+]
+CaCertOpt = Annotated[
+    Optional[str], typer.Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.", rich_help_panel=PANEL)
+]
+InsecureRegistryOpt = Annotated[
+    Optional[List[str]],
+    typer.Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable).", rich_help_panel=PANEL),
+]
+DockerConfigOpt = Annotated[
+    Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
+]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", help="Seconds per registry/daemon request (connect and read).", rich_help_panel=PANEL)
+]
+
+_FLAG_PARAMS = {
+    "platform": PlatformOpt,
+    "all_platforms": AllPlatformsOpt,
+    "ca_cert": CaCertOpt,
+    "insecure_registry": InsecureRegistryOpt,
+    "docker_config": DockerConfigOpt,
+    "timeout": TimeoutOpt,
+}
+_DEFAULTS: dict[str, Any] = {"platform": None, "all_platforms": False, "ca_cert": None, "insecure_registry": None,
+                             "docker_config": None, "timeout": 30.0}
+
+
+def source_options_from(
+    platform: str | None = None,
+    all_platforms: bool = False,
+    ca_cert: str | None = None,
+    insecure_registry: list[str] | None = None,
+    docker_config: str | None = None,
+    timeout: float = 30.0,
+) -> SourceOptions:
+    """Flags → SourceOptions. Raises UsageError (exit 2) for values that cannot work."""
+    if platform and all_platforms:
+        raise UsageError("--platform and --all-platforms exclude each other")
+    if ca_cert is not None and not os.path.isfile(ca_cert):
+        raise UsageError(f"--ca-cert {ca_cert}: no such file")
+    if docker_config is not None and not os.path.isdir(docker_config):
+        raise UsageError(f"--docker-config {docker_config}: no such directory")
+    if not timeout > 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    hosts = []
+    for host in insecure_registry or ():
+        host = host.strip()
+        if not host or "/" in host:
+            raise UsageError(f"--insecure-registry {host!r}: expected HOST or HOST:PORT")
+        hosts.append(host)
+    kwargs: dict[str, Any] = {}
+    if platform:
+        kwargs["platform"] = Platform.parse(platform)
+        kwargs["platform_explicit"] = True
+    return SourceOptions(all_platforms=all_platforms, ca_cert=ca_cert, insecure_registries=tuple(hosts),
+                         docker_config=docker_config, timeout=float(timeout), **kwargs)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_source_options(func: F) -> F:
+    """Add the source flags to a typer command; it receives ``source_options: SourceOptions``."""
+    sig = inspect.signature(func, eval_str=True)  # annotations are strings under __future__ annotations
+    params = [p for p in sig.parameters.values() if p.name != "source_options"]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=_DEFAULTS[name])
+             for name, ann in _FLAG_PARAMS.items()]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        flags = {name: kwargs.pop(name, _DEFAULTS[name]) for name in _FLAG_PARAMS}
+        try:
+            options = source_options_from(**flags)
+        except ImagelintError as exc:
+            from imagelint.cli import fail
+
+            raise fail(exc) from None
+        return func(*args, source_options=options, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]

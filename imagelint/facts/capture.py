@@ -1,0 +1,30 @@
+"""The one CaptureSpec: the union of what every fact module needs from layers.
+
+Fixed patterns only, independent of any image's config, so a layer's extract
+can be cached by layer digest. Each fact module declares its ``CAPTURE_RULES``
+(flake8-style: a checker says what input it needs); order matters because the
+reader applies the first rule that matches a path, so ``scan`` rules come first,
+then ``content``, then ``record``.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from imagelint.facts import cuda, driverlibs, loader, scripts
+from imagelint.layers.model import CaptureRule, CaptureSpec
+
+_ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
+
+
+def build_capture_spec() -> CaptureSpec:
+    rules: list[CaptureRule] = []
+    for group in (driverlibs.capture_rules(), cuda.CAPTURE_RULES, loader.CAPTURE_RULES, scripts.CAPTURE_RULES):
+        for rule in group:
+            if rule not in rules:
+                rules.append(rule)
+    rules.sort(key=lambda r: _ACTION_ORDER[r.action])  # stable: module order kept within an action
+    return CaptureSpec(tuple(rules), MappingProxyType(dict(driverlibs.SCANNERS)))
+
+
+CAPTURE_SPEC = build_capture_spec()

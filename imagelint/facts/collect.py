@@ -1,0 +1,43 @@
+"""``collect_image_facts``: one image (config + merged layers) in, ``ImageFacts`` out."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from imagelint.facts.baseimage import base_image_facts
+from imagelint.facts.common import FilesystemView, effective_env
+from imagelint.facts.cuda import cuda_facts
+from imagelint.facts.driverlibs import driver_libraries
+from imagelint.facts.loader import loader_facts
+from imagelint.facts.model import ImageFacts
+from imagelint.facts.scripts import gpu_facts
+from imagelint.image import Image
+
+
+def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
+    """Facts about ``image``. ``fs`` None means layers were not read: ``complete=False``."""
+    config = image.config
+    env = effective_env(config)
+    labels = dict(config.labels)
+    warnings: list[str] = list(getattr(fs, "warnings", ()) or ()) if fs is not None else []
+    loader = loader_facts(env, fs, image.platform, warnings)
+    libs = driver_libraries(fs, loader, warnings) if fs is not None else ()
+    gpu = gpu_facts(env, config.entrypoint, config.cmd, config.working_dir, fs, warnings)
+    return ImageFacts(
+        subject=image.ref,
+        kind="image",
+        platform=image.platform,
+        digest=image.digest or image.config_digest,
+        env=env,
+        entrypoint=config.entrypoint,
+        cmd=config.cmd,
+        working_dir=config.working_dir,
+        labels=MappingProxyType(labels),
+        cuda=cuda_facts(env, labels, fs),
+        driver_libraries=libs,
+        loader=loader,
+        gpu=gpu,
+        base=base_image_facts(image.annotations, labels, env, config.history),
+        complete=fs is not None,
+        warnings=tuple(dict.fromkeys(warnings)),
+    )

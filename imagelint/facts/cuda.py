@@ -1,0 +1,205 @@
+"""Evidence for the CUDA runtime an image carries, and the NVIDIA_REQUIRE_* env it states.
+
+Pure parsers (bytes/text in, versions out) first; ``cuda_facts(config, env, fs)``
+puts them together with provenance. Sources, from most to least direct:
+``/usr/local/cuda*/version.json`` and ``version.txt`` (reached through the
+``/usr/local/cuda`` symlink when there is one), ``libcudart.so.X.Y.Z`` file
+names, pip CUDA runtime wheels (dist-info directory names), torch's
+``torch/version.py``, then env and labels.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterable
+
+from imagelint.facts import names
+from imagelint.facts.common import FilesystemView, env_provenance, file_provenance, norm, text_lines
+from imagelint.facts.model import CudaFacts, CudaVersionEvidence, EnvSetting, Provenance
+from imagelint.layers.model import DIRECTORY, CaptureRule
+
+CAPTURE_RULES = (
+    CaptureRule("usr/local/cuda*/version.json", "content", 256 * 1024),
+    CaptureRule("usr/local/cuda*/version.txt", "content", 4096),
+    CaptureRule("**/cuda*/version.json", "content", 256 * 1024),
+    CaptureRule("**/cuda*/version.txt", "content", 4096),
+    CaptureRule("**/libcudart.so*", "record"),
+    CaptureRule("**/*-packages/nvidia_cuda_runtime*.dist-info", "record"),
+    CaptureRule("**/*-packages/nvidia_cuda_runtime*.dist-info/METADATA", "record"),
+    CaptureRule("**/*-packages/torch/version.py", "content", 16 * 1024),
+)
+
+_VERSION = r"\d+(?:\.\d+){1,3}"
+_VERSION_TXT_RE = re.compile(rf"CUDA Version\s+({_VERSION})")
+# Only the full X.Y.Z build name: X.Y names are SONAMEs (CUDA 11's is libcudart.so.11.0 for every 11.x).
+_LIBCUDART_RE = re.compile(r"^libcudart\.so\.(\d+\.\d+\.\d+)$")
+# nvidia_cuda_runtime_cu12-12.4.127.dist-info, nvidia_cuda_runtime-13.0.96.dist-info (CUDA 13 dropped the suffix)
+_WHEEL_RE = re.compile(rf"^nvidia_cuda_runtime(?:_cu(\d+))?-({_VERSION})(?:[.+][A-Za-z0-9.]*)?\.dist-info$")
+# torch/version.py: cuda = '12.1'  |  cuda: Optional[str] = '12.1'  |  cuda = None
+_TORCH_RE = re.compile(r"""^\s*cuda\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*(?:#.*)?$""")
+_CUDA_ROOT = "usr/local/cuda"
+
+
+def precision_of(version: str) -> str:
+    return "patch" if version.count(".") >= 2 else "minor"
+
+
+# --- pure parsers ------------------------------------------------------------------------
+
+
+def parse_version_json(data: bytes) -> list[tuple[str, str | None]]:
+    """(version, component) from a CUDA ``version.json``: cuda_cudart first, then the toolkit ("cuda")."""
+    try:
+        doc = json.loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        return []
+    if not isinstance(doc, dict):
+        return []
+    out: list[tuple[str, str | None]] = []
+    for key, component in (("cuda_cudart", "cudart"), ("cuda", None)):
+        item = doc.get(key)
+        version = item.get("version") if isinstance(item, dict) else None
+        if isinstance(version, str) and re.fullmatch(_VERSION, version.strip()):
+            out.append((version.strip(), component))
+    return out
+
+
+def parse_version_txt(data: bytes) -> str | None:
+    m = _VERSION_TXT_RE.search(data.decode("utf-8", "replace"))
+    return m.group(1) if m else None
+
+
+def parse_libcudart_name(name: str) -> str | None:
+    """``libcudart.so.12.4.127`` → ``12.4.127``; SONAMEs (``libcudart.so.12``, ``.so.11.0``) say too little (None)."""
+    m = _LIBCUDART_RE.match(name)
+    return m.group(1) if m else None
+
+
+def parse_wheel_dist_info(name: str) -> str | None:
+    """``nvidia_cuda_runtime_cu12-12.4.127.dist-info`` → ``12.4.127``."""
+    m = _WHEEL_RE.match(name)
+    return m.group(2) if m else None
+
+
+def parse_torch_version_py(data: bytes) -> tuple[str | None, int] | None:
+    """(cuda version or None for a CPU build, line) from torch/version.py; None if no ``cuda`` line."""
+    for number, line in enumerate(text_lines(data), 1):
+        m = _TORCH_RE.match(line)
+        if m:
+            value = m.group(1) if m.group(1) is not None else m.group(2)
+            return (value or None, number)
+    return None
+
+
+# --- from the image ------------------------------------------------------------------------
+
+
+def _version_files(fs: FilesystemView, name: str) -> list[tuple[str, str | None]]:
+    """(resolved path, via) of every CUDA version file, the one behind /usr/local/cuda first."""
+    found: dict[str, str | None] = {}
+    front = fs.resolve(f"{_CUDA_ROOT}/{name}")
+    if front is not None and fs.read(front) is not None:
+        found[front] = f"{_CUDA_ROOT}/{name}"
+    for pattern in (f"usr/local/cuda*/{name}", f"**/cuda*/{name}"):
+        for entry in fs.glob(pattern):
+            resolved = fs.resolve(entry.path)
+            if resolved and resolved not in found:
+                found[resolved] = entry.path
+    return list(found.items())
+
+
+def _file_evidence(fs: FilesystemView) -> list[CudaVersionEvidence]:
+    out: list[CudaVersionEvidence] = []
+    for resolved, via in _version_files(fs, "version.json"):
+        data = fs.read(resolved)
+        if data is None:
+            continue
+        prov = file_provenance(fs, resolved, via)
+        for version, component in parse_version_json(data):
+            precision = "minor" if component else precision_of(version)
+            out.append(CudaVersionEvidence(version, "version.json", prov, precision, component))
+    for resolved, via in _version_files(fs, "version.txt"):
+        data = fs.read(resolved)
+        version = parse_version_txt(data) if data is not None else None
+        if version:
+            out.append(CudaVersionEvidence(version, "version.txt", file_provenance(fs, resolved, via), precision_of(version)))
+    seen: set[str] = set()
+    for entry in fs.glob("**/libcudart.so*"):
+        version = parse_libcudart_name(entry.path.rsplit("/", 1)[-1])
+        resolved = fs.resolve(entry.path)
+        if version is None or resolved is None or resolved in seen:
+            continue
+        seen.add(resolved)
+        prov = file_provenance(fs, entry.path)
+        out.append(CudaVersionEvidence(version, "libcudart", prov, "minor", "cudart"))
+    wheels: set[str] = set()
+    for entry in fs.glob("**/*-packages/nvidia_cuda_runtime*.dist-info") + fs.glob(
+        "**/*-packages/nvidia_cuda_runtime*.dist-info/METADATA"
+    ):
+        path = entry.path if entry.kind == DIRECTORY or not entry.path.endswith("/METADATA") else entry.path.rsplit("/", 1)[0]
+        version = parse_wheel_dist_info(path.rsplit("/", 1)[-1])
+        if version is None or path in wheels:
+            continue
+        wheels.add(path)
+        out.append(CudaVersionEvidence(version, "pip-wheel", file_provenance(fs, path), "minor", "cudart"))
+    for entry in fs.glob("**/*-packages/torch/version.py"):
+        data = fs.read(entry.path)
+        parsed = parse_torch_version_py(data) if data is not None else None
+        if parsed and parsed[0]:
+            out.append(CudaVersionEvidence(parsed[0], "torch", file_provenance(fs, entry.path, line=parsed[1]), "minor", "torch"))
+    return out
+
+
+def _env_evidence(env: Iterable[EnvSetting], labels: dict[str, str]) -> list[CudaVersionEvidence]:
+    out: list[CudaVersionEvidence] = []
+    for e in env:
+        value = e.value.strip()
+        if e.name == names.CUDA_VERSION and value:
+            # Recorded as given: NGC's 4-part 12.2.2.009 is itself a fact rules care about.
+            out.append(CudaVersionEvidence(value, "env", e.provenance, precision_of(value)))
+        elif e.name in names.CUDART_PACKAGE_ENV and value:
+            version = value.split("-", 1)[0]  # Debian revision "-1" is not part of the version
+            out.append(CudaVersionEvidence(version, "env", e.provenance, "minor", "cudart"))
+        elif e.name in names.NGC_DRIVER_ENV and value:
+            out.append(CudaVersionEvidence(value, "ngc-env", e.provenance, precision_of(value), "driver"))
+        elif (
+            e.name.startswith(names.NGC_RELEASE_ENV_PREFIX)
+            and e.name.endswith(names.NGC_RELEASE_ENV_SUFFIX)
+            and not e.name.startswith(names.REQUIRE_PREFIX)
+            and value
+        ):
+            product = e.name[len(names.NGC_RELEASE_ENV_PREFIX) : -len(names.NGC_RELEASE_ENV_SUFFIX)].lower()
+            out.append(CudaVersionEvidence(value, "ngc-env", e.provenance, precision_of(value), f"ngc-{product}"))
+    for key in names.CUDA_VERSION_LABELS:
+        value = labels.get(key, "").strip()
+        if value:
+            out.append(CudaVersionEvidence(value, "label", Provenance(kind="label", key=key), precision_of(value)))
+    return out
+
+
+def cuda_facts(env: tuple[EnvSetting, ...], labels: dict[str, str], fs: FilesystemView | None) -> CudaFacts:
+    """All CUDA evidence and the runtime's requirement env. ``fs`` None = config only."""
+    versions = (_file_evidence(fs) if fs is not None else []) + _env_evidence(env, labels)
+    by_name = {e.name: e for e in env}
+    requires = tuple(e for e in env if e.name.startswith(names.REQUIRE_PREFIX))
+    return CudaFacts(
+        versions=tuple(versions),
+        requires=requires,
+        cuda_version_env=by_name.get(names.CUDA_VERSION),
+        disable_require=by_name.get(names.DISABLE_REQUIRE),
+        disable_requires_plural=by_name.get(names.DISABLE_REQUIRES_PLURAL),
+    )
+
+
+__all__ = [
+    "CAPTURE_RULES",
+    "cuda_facts",
+    "parse_version_json",
+    "parse_version_txt",
+    "parse_libcudart_name",
+    "parse_wheel_dist_info",
+    "parse_torch_version_py",
+    "norm",
+    "env_provenance",
+]

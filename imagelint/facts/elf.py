@@ -1,0 +1,320 @@
+"""ELF notes, read from a stream without holding the file.
+
+A compat ``libcuda.so`` is ~30 MB; what we need from it is one small note
+(``.note.cuda.fwd_compatibility``). ``ElfNoteScanner`` is a ``MemberScanner``
+(``imagelint.layers.model``): the layer reader feeds it the member's bytes in
+chunks, in order, once. It can never seek back, so it decides as bytes pass
+what to keep:
+
+* the ELF header (first 64 bytes), which says where the program headers and
+  the section header table are;
+* the program header table, then every ``PT_NOTE`` segment it lists;
+* the section header table (near the end of the file) together with a window
+  of bytes just before it, where linkers put ``.shstrtab`` (section names);
+* any note record whose owner name is one of ``OWNERS`` wherever it appears
+  (a note in a non-alloc section is in no segment, and the section table that
+  would locate it arrives only after it has gone by).
+
+Everything kept is bounded (``MAX_*``). ``result()`` is JSON-serialisable and
+lists the notes found, with the section that holds each when the section
+table says so. Nothing here executes or loads the library.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+ELF_MAGIC = b"\x7fELF"
+PT_NOTE = 4
+SHT_NOTE = 7
+SHT_NOBITS = 8
+
+# Note owners worth finding anywhere in the stream (owner names are syntax, the section
+# name the facts care about comes from matrices/driver-libraries.toml).
+OWNERS = (b"NVIDIA Corporation",)
+
+MAX_RANGE = 256 * 1024          # one captured range (note segment, section table...)
+MAX_TOTAL = 2 * 1024 * 1024     # all captured bytes of one member
+MAX_CANDIDATES = 16             # owner-signature hits kept
+SHSTRTAB_WINDOW = 64 * 1024     # bytes kept just before the section header table
+MAX_NOTES = 32
+MAX_DESC_CHARS = 8192
+_OVERLAP = 64                   # bytes carried between chunks so a signature split by a chunk edge is found
+
+
+@dataclass
+class _Range:
+    start: int
+    end: int
+    label: str
+    data: bytearray
+
+    @property
+    def complete(self) -> bool:
+        return self.start + len(self.data) >= self.end
+
+
+@dataclass(frozen=True)
+class _Header:
+    is64: bool
+    endian: str  # "<" or ">"
+    phoff: int
+    phentsize: int
+    phnum: int
+    shoff: int
+    shentsize: int
+    shnum: int
+    shstrndx: int
+
+
+def _parse_header(data: bytes) -> _Header | None:
+    if len(data) < 52 or data[:4] != ELF_MAGIC or data[4] not in (1, 2) or data[5] not in (1, 2):
+        return None
+    is64 = data[4] == 2
+    e = "<" if data[5] == 1 else ">"
+    if is64:
+        if len(data) < 64:
+            return None
+        _t, _m, _v, _entry, phoff, shoff, _f, _eh, phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(
+            e + "HHIQQQIHHHHHH", data, 16
+        )
+    else:
+        _t, _m, _v, _entry, phoff, shoff, _f, _eh, phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(
+            e + "HHIIIIIHHHHHH", data, 16
+        )
+    return _Header(is64, e, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
+
+
+def _align4(n: int) -> int:
+    return (n + 3) & ~3
+
+
+def parse_notes(data: bytes, endian: str = "<", limit: int = MAX_NOTES) -> list[tuple[int, str, int, bytes]]:
+    """Note records in ``data``: (offset in data, owner, type, desc). Stops at the first malformed record."""
+    out: list[tuple[int, str, int, bytes]] = []
+    pos = 0
+    while pos + 12 <= len(data) and len(out) < limit:
+        namesz, descsz, ntype = struct.unpack_from(endian + "III", data, pos)
+        name_end = pos + 12 + namesz
+        desc_start = pos + 12 + _align4(namesz)
+        desc_end = desc_start + descsz
+        if namesz == 0 and descsz == 0 and ntype == 0:
+            break  # padding
+        if name_end > len(data) or desc_end > len(data):
+            break
+        owner = data[pos + 12 : name_end].rstrip(b"\x00").decode("utf-8", "replace")
+        out.append((pos, owner, ntype, bytes(data[desc_start:desc_end])))
+        pos = desc_start + _align4(descsz)
+    return out
+
+
+class ElfNoteScanner:
+    """Streaming ``MemberScanner`` that finds ELF notes (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._pos = 0
+        self._tail = b""
+        self._ranges: list[_Range] = [_Range(0, 64, "ehdr", bytearray())]
+        self._header: _Header | None = None
+        self._phdrs_done = False
+        self._not_elf = False
+        self._candidates = 0
+        self._total = 0
+        self._missed: list[str] = []
+        self._notes_from_segments: list[tuple[int, int]] = []  # (offset, size) of PT_NOTE segments
+
+    # -- feeding ------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> None:
+        if self._not_elf or not chunk:
+            self._pos += len(chunk)
+            return
+        base = self._pos - len(self._tail)
+        window = self._tail + bytes(chunk) if self._tail else bytes(chunk)
+        changed = True
+        while changed:
+            self._copy(window, base)
+            changed = self._advance()
+            if self._not_elf:
+                break
+        if not self._not_elf:
+            self._find_signatures(window, base)
+            self._copy(window, base)
+        self._pos += len(chunk)
+        self._tail = window[-_OVERLAP:]
+
+    def _add(self, start: int, size: int, label: str) -> None:
+        size = max(0, min(size, MAX_RANGE))
+        if size == 0 or self._total + size > MAX_TOTAL:
+            if size:
+                self._missed.append(f"{label}: capture limit")
+            return
+        if any(r.start == start and r.end >= start + size for r in self._ranges):
+            return
+        self._total += size
+        self._ranges.append(_Range(start, start + size, label, bytearray()))
+
+    def _copy(self, window: bytes, base: int) -> None:
+        wend = base + len(window)
+        for r in self._ranges:
+            need = r.start + len(r.data)
+            if need >= r.end or need >= wend:
+                continue
+            if need < base:
+                if r.label not in self._missed:
+                    self._missed.append(r.label)
+                r.end = need  # what went by is gone; keep what we have
+                continue
+            r.data += window[need - base : min(r.end, wend) - base]
+
+    def _advance(self) -> bool:
+        """Act on ranges that just completed; True when new ranges were added."""
+        added = False
+        if self._header is None:
+            ehdr = self._ranges[0]
+            if not ehdr.complete:
+                return False
+            self._header = _parse_header(bytes(ehdr.data))
+            if self._header is None:
+                self._not_elf = True
+                return False
+            h = self._header
+            if h.phnum and h.phentsize:
+                self._add(h.phoff, h.phnum * h.phentsize, "phdrs")
+            if h.shnum and h.shentsize and h.shoff:
+                pre = min(SHSTRTAB_WINDOW, h.shoff)
+                self._add(h.shoff - pre, pre + h.shnum * h.shentsize, "shdrs")
+            return True
+        if not self._phdrs_done:
+            ph = next((r for r in self._ranges if r.label == "phdrs"), None)
+            if ph is None or ph.complete:
+                self._phdrs_done = True
+                if ph is not None:
+                    for offset, size in self._pt_notes(bytes(ph.data)):
+                        self._notes_from_segments.append((offset, size))
+                        self._add(offset, size, f"PT_NOTE@{offset}")
+                        added = True
+        return added
+
+    def _pt_notes(self, data: bytes) -> list[tuple[int, int]]:
+        h = self._header
+        assert h is not None
+        out = []
+        for i in range(h.phnum):
+            at = i * h.phentsize
+            if h.is64:
+                if at + 56 > len(data):
+                    break
+                p_type, _flags, p_offset, _va, _pa, p_filesz = struct.unpack_from(h.endian + "IIQQQQ", data, at)
+            else:
+                if at + 32 > len(data):
+                    break
+                p_type, p_offset, _va, _pa, p_filesz = struct.unpack_from(h.endian + "IIIII", data, at)
+            if p_type == PT_NOTE and p_filesz:
+                out.append((p_offset, p_filesz))
+        return out
+
+    def _find_signatures(self, window: bytes, base: int) -> None:
+        h = self._header
+        if h is None:
+            return
+        for owner in OWNERS:
+            name = owner + b"\x00"
+            start = 0
+            while self._candidates < MAX_CANDIDATES:
+                i = window.find(name, start)
+                if i < 0:
+                    break
+                start = i + 1
+                rec = i - 12
+                offset = base + rec
+                if rec < 0 or any(r.start == offset for r in self._ranges):
+                    continue
+                namesz, descsz, _t = struct.unpack_from(h.endian + "III", window, rec)
+                if namesz != len(name):
+                    continue
+                self._candidates += 1
+                self._add(offset, 12 + _align4(namesz) + _align4(descsz), f"note@{offset}")
+
+    # -- result -------------------------------------------------------------------
+
+    def _bytes_at(self, offset: int, size: int) -> bytes | None:
+        for r in self._ranges:
+            if r.start <= offset and offset + size <= r.start + len(r.data):
+                return bytes(r.data[offset - r.start : offset - r.start + size])
+        return None
+
+    def _sections(self) -> list[dict[str, Any]]:
+        h = self._header
+        if h is None or not h.shnum:
+            return []
+        table = self._bytes_at(h.shoff, h.shnum * h.shentsize)
+        if table is None:
+            return []
+        fmt, size = (h.endian + "IIQQQQ", 40) if h.is64 else (h.endian + "IIIIII", 24)
+        raw = []
+        for i in range(h.shnum):
+            at = i * h.shentsize
+            if at + size > len(table):
+                break
+            name_idx, sh_type, _flags, _addr, offset, sh_size = struct.unpack_from(fmt, table, at)
+            raw.append((name_idx, sh_type, offset, sh_size))
+        names = None
+        if h.shstrndx < len(raw):
+            _, _, off, sz = raw[h.shstrndx]
+            names = self._bytes_at(off, sz)
+        out = []
+        for name_idx, sh_type, offset, sh_size in raw:
+            name = None
+            if names is not None and name_idx < len(names):
+                name = names[name_idx : names.find(b"\x00", name_idx)].decode("utf-8", "replace")
+            out.append({"name": name, "type": sh_type, "offset": offset, "size": sh_size})
+        return out
+
+    def result(self) -> dict[str, Any]:
+        if self._not_elf or self._header is None:
+            return {"elf": False, "notes": [], "missed": []}
+        h = self._header
+        sections = self._sections()
+
+        def section_of(offset: int) -> str | None:
+            for s in sections:
+                if s["type"] != SHT_NOBITS and s["size"] and s["offset"] <= offset < s["offset"] + s["size"] and s["name"]:
+                    return s["name"]
+            return None
+
+        found: dict[int, dict[str, Any]] = {}
+        blocks: list[tuple[int, int]] = list(self._notes_from_segments)
+        blocks += [(s["offset"], s["size"]) for s in sections if s["type"] == SHT_NOTE]
+        blocks += [(r.start, len(r.data)) for r in self._ranges if r.label.startswith("note@")]
+        for start, size in blocks:
+            data = self._bytes_at(start, size)
+            if data is None:
+                continue
+            for rel, owner, ntype, desc in parse_notes(data, h.endian):
+                offset = start + rel
+                if offset in found or len(found) >= MAX_NOTES:
+                    continue
+                found[offset] = {
+                    "offset": offset,
+                    "section": section_of(offset),
+                    "owner": owner,
+                    "type": ntype,
+                    "desc": desc.rstrip(b"\x00").decode("utf-8", "replace")[:MAX_DESC_CHARS],
+                }
+        return {
+            "elf": True,
+            "class": 64 if h.is64 else 32,
+            "notes": [found[k] for k in sorted(found)],
+            "missed": list(self._missed),
+        }
+
+
+def scan_elf_notes(data: bytes, chunk_size: int = 1 << 16) -> dict[str, Any]:
+    """Run ``ElfNoteScanner`` over bytes in memory (tests, and files captured whole)."""
+    scanner = ElfNoteScanner()
+    for i in range(0, len(data), chunk_size):
+        scanner.feed(data[i : i + chunk_size])
+    return scanner.result()

@@ -1,0 +1,347 @@
+"""Turn a layer blob stream into its uncompressed tar stream.
+
+``open_decompressed`` returns a buffered binary stream. Every read goes through
+``GuardedStream``, which (1) turns whatever a decompressor raises on corrupt
+input into one ``ImageFormatError`` naming the layer, (2) counts inflated
+bytes against the per-layer limit and an optional shared per-image budget, so
+a gzip bomb stops as soon as it crosses the limit, without ever holding more
+than one buffer of it in memory.
+
+gzip goes through ``isal.igzip`` (about 2.5x the stdlib on this hardware; it
+releases the GIL, so layers inflate in parallel) and falls back to the stdlib
+``gzip`` module (zlib) when isal is missing. Both read multi-member gzip.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import zlib
+from typing import BinaryIO
+
+import zstandard
+
+from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededError
+
+try:  # isal is a declared dependency; the fallback keeps a broken wheel from being fatal
+    from isal import igzip as _gzip
+    from isal.igzip_lib import IsalError as _IsalError
+except ImportError:  # pragma: no cover - exercised only where isal is missing
+    import gzip as _gzip  # type: ignore[no-redef]
+
+    _IsalError = zlib.error  # type: ignore[assignment,misc]
+
+# What decompressors raise on bad input (gzip.BadGzipFile is an OSError).
+_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, zstandard.ZstdError, _IsalError, MemoryError)
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+COMPRESSIONS = ("gzip", "zstd", "none", "unknown")
+_BUFFER_SIZE = 256 * 1024
+
+
+class InflatedBudget:
+    """Inflated bytes shared by every layer of one image (thread-safe), with a cancel flag.
+
+    The cancel flag lets one failing layer stop the others early instead of
+    letting them inflate gigabytes nobody will look at.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.used = 0
+        self.cancelled = threading.Event()
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        """Account ``n`` more bytes; False once the budget is exceeded."""
+        with self._lock:
+            self.used += n
+            return self.used <= self.max_bytes
+
+
+class LayerCancelled(ImagelintError):
+    """Raised inside a worker whose image read was abandoned because another layer failed."""
+
+
+class GuardedStream(io.RawIOBase):
+    """A raw stream over a decompressor: errors become ImageFormatError, bytes are counted."""
+
+    def __init__(
+        self,
+        inner: BinaryIO,
+        layer_name: str,
+        compression: str,
+        max_bytes: int | None = None,
+        budget: InflatedBudget | None = None,
+        frames: ZstdFrameTracker | None = None,
+    ) -> None:
+        super().__init__()
+        self._frames = frames
+        self._inner = inner
+        self._layer_name = layer_name
+        self._compression = compression
+        self._max_bytes = max_bytes
+        self._budget = budget
+        self.inflated = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+        if self._budget is not None and self._budget.cancelled.is_set():
+            raise LayerCancelled(f"{self._layer_name}: read cancelled")
+        try:
+            n = self._inner.readinto(buffer)  # type: ignore[attr-defined]
+        except ImagelintError:
+            raise
+        except _DECODE_ERRORS as exc:
+            raise ImageFormatError(
+                f"{self._layer_name}: corrupt {self._compression} stream ({_one_line(exc)})"
+            ) from None
+        n = n or 0
+        if not n and self._frames is not None and not self._frames.complete:
+            raise ImageFormatError(f"{self._layer_name}: corrupt {self._compression} stream (truncated zstd frame)")
+        self.inflated += n
+        if self._max_bytes is not None and self.inflated > self._max_bytes:
+            raise LimitExceededError(
+                f"{self._layer_name}: inflates to more than {self._max_bytes} bytes (per-layer limit)"
+            )
+        if self._budget is not None and n and not self._budget.take(n):
+            raise LimitExceededError(
+                f"{self._layer_name}: image inflates to more than {self._budget.max_bytes} bytes (per-image limit)"
+            )
+        return n
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        except Exception:  # closing a broken decompressor must not hide the real error
+            pass
+        super().close()
+
+
+class ZstdFrameTracker:
+    """Follows zstd frame structure (RFC 8878) over the compressed bytes, without decompressing.
+
+    ``zstandard``'s stream reader returns a clean EOF when the input stops in the
+    middle of a frame; this tracker tells whether the input ended on a frame
+    boundary, so a truncated zstd layer is an error like a truncated gzip one.
+    Malformed frames are left for the decompressor to reject.
+    """
+
+    _MAGIC = 0xFD2FB528
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+        self._need = 4  # bytes of the next header to collect
+        self._state = "magic"
+        self._skip = 0
+        self._checksum = False
+        self._gave_up = False
+        self.frames = 0
+
+    @property
+    def complete(self) -> bool:
+        """True if the bytes seen so far end exactly after a whole frame (or the tracker gave up)."""
+        return self._gave_up or (self._state == "magic" and not self._pending and not self._skip and self.frames > 0)
+
+    def feed(self, data: memoryview | bytes) -> None:
+        pos, end = 0, len(data)
+        while pos < end and not self._gave_up:
+            if self._skip:
+                n = min(self._skip, end - pos)
+                self._skip -= n
+                pos += n
+                if not self._skip:
+                    self._after_payload()
+                continue
+            take = min(self._need - len(self._pending), end - pos)
+            self._pending += data[pos : pos + take]
+            pos += take
+            if len(self._pending) == self._need:
+                header = bytes(self._pending)
+                self._pending.clear()
+                self._on_header(header)
+
+    def _on_header(self, h: bytes) -> None:
+        state = self._state
+        if state == "magic":
+            magic = int.from_bytes(h, "little")
+            if magic == self._MAGIC:
+                self._state, self._need = "descriptor", 1
+            elif magic & 0xFFFFFFF0 == 0x184D2A50:
+                self._state, self._need = "skippable", 4
+            else:
+                self._gave_up = True
+        elif state == "descriptor":
+            d = h[0]
+            single_segment = bool(d & 0x20)
+            fcs = (0, 2, 4, 8)[d >> 6] or (1 if single_segment else 0)
+            rest = (0 if single_segment else 1) + (0, 1, 2, 4)[d & 0x03] + fcs
+            self._checksum = bool(d & 0x04)
+            self._state, self._need = "header_rest", rest
+            if rest == 0:
+                self._state, self._need = "block", 3
+        elif state == "header_rest":
+            self._state, self._need = "block", 3
+        elif state == "block":
+            value = int.from_bytes(h, "little")
+            last, block_type, size = value & 1, (value >> 1) & 3, value >> 3
+            self._state = "last_block" if last else "block"
+            if block_type == 3:
+                self._gave_up = True
+                return
+            self._skip = 1 if block_type == 1 else size
+            if not self._skip:
+                self._after_payload()
+        elif state == "skippable":
+            self._skip = int.from_bytes(h, "little")
+            self._state = "skippable_payload"
+            if not self._skip:
+                self._after_payload()
+        elif state == "checksum":
+            self._end_frame()
+
+    def _after_payload(self) -> None:
+        if self._state == "block":
+            self._need = 3
+        elif self._state == "last_block":
+            if self._checksum:
+                self._state, self._need = "checksum", 4
+            else:
+                self._end_frame()
+        elif self._state == "skippable_payload":
+            self._state, self._need = "magic", 4
+
+    def _end_frame(self) -> None:
+        self.frames += 1
+        self._state, self._need = "magic", 4
+
+
+class _Tracked(io.RawIOBase):
+    """Passes reads through, feeding every byte to a ZstdFrameTracker."""
+
+    def __init__(self, raw: BinaryIO, tracker: ZstdFrameTracker) -> None:
+        super().__init__()
+        self._raw = raw
+        self._tracker = tracker
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+        read_into = getattr(self._raw, "readinto", None)
+        if read_into is not None:
+            n = read_into(buffer) or 0
+        else:
+            data = self._raw.read(len(buffer))
+            n = len(data)
+            buffer[:n] = data
+        if n:
+            self._tracker.feed(memoryview(buffer)[:n])
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Prefixed(io.RawIOBase):
+    """``prefix`` then the rest of ``raw``: sniffing magic bytes without needing seek()."""
+
+    def __init__(self, prefix: bytes, raw: BinaryIO) -> None:
+        super().__init__()
+        self._prefix = memoryview(prefix)
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+        if self._prefix:
+            n = min(len(buffer), len(self._prefix))
+            buffer[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        read_into = getattr(self._raw, "readinto", None)
+        if read_into is not None:
+            return read_into(buffer) or 0
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def sniff_compression(head: bytes) -> str:
+    """``gzip``, ``zstd`` or ``none`` from a blob's first bytes."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return "none"
+
+
+def _read_upto(raw: BinaryIO, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = raw.read(n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def open_decompressed(
+    raw: BinaryIO,
+    compression: str,
+    layer_name: str = "layer",
+    max_bytes: int | None = None,
+    budget: InflatedBudget | None = None,
+) -> BinaryIO:
+    """The uncompressed tar stream of a layer blob.
+
+    ``compression`` is ``gzip``, ``zstd``, ``none`` or ``unknown`` (sniffed from
+    the magic bytes: 1f8b gzip, 28b52ffd zstd, anything else a plain tar).
+    ``layer_name`` goes into error messages. ``max_bytes``/``budget`` bound the
+    inflated size (``LimitExceededError``). Closing the result closes ``raw``.
+    """
+    if compression not in COMPRESSIONS:
+        raise ImageFormatError(f"{layer_name}: unsupported layer compression {compression!r}")
+    source: BinaryIO = raw
+    at_eof: ZstdFrameTracker | None = None
+    if compression == "unknown":
+        try:
+            head = _read_upto(raw, 4)
+        except ImagelintError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise ImageFormatError(f"{layer_name}: cannot read layer ({_one_line(exc)})") from None
+        compression = sniff_compression(head)
+        source = _Prefixed(head, raw)  # type: ignore[assignment]
+    inner: BinaryIO
+    try:
+        if compression == "gzip":
+            inner = _gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
+        elif compression == "zstd":
+            # read_across_frames: a layer may be several concatenated zstd frames.
+            # The decompressor's default window limit (128 MiB) bounds its memory.
+            tracker = ZstdFrameTracker()
+            inner = zstandard.ZstdDecompressor().stream_reader(
+                _Tracked(source, tracker), read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True
+            )  # type: ignore[assignment]
+            at_eof = tracker
+        else:
+            inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]
+    except _DECODE_ERRORS as exc:
+        raise ImageFormatError(f"{layer_name}: cannot open {compression} stream ({_one_line(exc)})") from None
+    guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof)
+    return io.BufferedReader(guarded, _BUFFER_SIZE)  # type: ignore[return-value]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]

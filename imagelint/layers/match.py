@@ -1,0 +1,137 @@
+"""Compile CaptureRule globs into one regular expression, so matching 60k paths stays cheap.
+
+Glob syntax (over normalised paths: no leading '/'):
+  ``*``      any run of characters except '/'
+  ``?``      one character except '/'
+  ``[abc]``  ``[a-z]`` ``[!abc]``  a character class (never matches '/')
+  ``**/``    zero or more whole directories (``usr/**/lib*.so`` matches ``usr/libx.so``)
+  ``**``     elsewhere (e.g. a trailing ``usr/**``): anything, '/' included
+A leading '/' in a pattern is ignored. Everything else is literal.
+
+**First matching rule wins**: rules are tried in the spec's order and the
+first whose glob matches the whole path decides the action. A spec that wants
+a narrow rule to beat a broad one lists the narrow rule first. ``RuleMatcher``
+indexes rules by the literal part of their last component so that a path only
+runs the few regexes that can match it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from imagelint.layers.model import CaptureRule
+
+
+def glob_to_regex(pattern: str) -> str:
+    """The regex source (unanchored) for one glob."""
+    p = pattern.lstrip("/")
+    out: list[str] = []
+    i = 0
+    n = len(p)
+    while i < n:
+        c = p[i]
+        if c == "*":
+            if p.startswith("**", i):
+                j = i + 2
+                while j < n and p[j] == "*":  # '***' is '**'
+                    j += 1
+                at_component_start = i == 0 or p[i - 1] == "/"
+                if at_component_start and j < n and p[j] == "/":
+                    out.append("(?:[^/]*/)*")
+                    i = j + 1
+                else:
+                    out.append(".*")
+                    i = j
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and p[j] in "!^":
+                j += 1
+            if j < n and p[j] == "]":
+                j += 1
+            while j < n and p[j] != "]":
+                j += 1
+            if j >= n:  # no closing bracket: a literal '['
+                out.append(re.escape(c))
+            else:
+                body = p[i + 1 : j]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("]", "\\]").replace("[", "\\[")
+                out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")
+                i = j + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(glob_to_regex(pattern), re.DOTALL)
+
+
+class RuleMatcher:
+    """Which CaptureRule (first in rule order) matches a normalised path.
+
+    Trying every rule's regex on every path costs ~0.4 us per rule per path
+    (60k paths x 200 rules = 5 s), so rules are indexed by the literal start
+    (or, failing that, the literal end) of their last path component: a path
+    only runs the regexes of rules whose literal matches its basename, plus
+    the few rules with no usable literal (``*``, ``opt/**``, classes). The
+    candidates run in rule order, so the first matching rule still wins.
+    """
+
+    def __init__(self, rules: Sequence[CaptureRule]) -> None:
+        self.rules = tuple(rules)
+        self._regexes = [compile_glob(r.pattern) for r in self.rules]
+        self._always: list[int] = []
+        self._by_prefix: dict[int, dict[str, list[int]]] = {}
+        self._by_suffix: dict[int, dict[str, list[int]]] = {}
+        for i, rule in enumerate(self.rules):
+            last = rule.pattern.rpartition("/")[2]
+            if not last or "[" in rule.pattern or "**" in last:
+                self._always.append(i)
+                continue
+            prefix = _literal_run(last)
+            suffix = _literal_run(last[::-1])[::-1]
+            if prefix and len(prefix) >= len(suffix):
+                self._by_prefix.setdefault(len(prefix), {}).setdefault(prefix, []).append(i)
+            elif suffix:
+                self._by_suffix.setdefault(len(suffix), {}).setdefault(suffix, []).append(i)
+            else:
+                self._always.append(i)
+
+    def candidates(self, path: str) -> list[int]:
+        """Indices of the rules that may match ``path``, in rule order."""
+        base = path.rpartition("/")[2]
+        found = list(self._always)
+        for length, table in self._by_prefix.items():
+            hit = table.get(base[:length])
+            if hit:
+                found.extend(hit)
+        for length, table in self._by_suffix.items():
+            hit = table.get(base[-length:])
+            if hit:
+                found.extend(hit)
+        found.sort()
+        return found
+
+    def match(self, path: str) -> CaptureRule | None:
+        for i in self.candidates(path):
+            if self._regexes[i].fullmatch(path):
+                return self.rules[i]
+        return None
+
+
+def _literal_run(text: str) -> str:
+    """The characters of ``text`` before its first wildcard."""
+    for i, c in enumerate(text):
+        if c in "*?[":
+            return text[:i]
+    return text

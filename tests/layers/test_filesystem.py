@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import pytest
+
+from imagelint.layers.filesystem import ImageFilesystem
+from imagelint.layers.model import FILE, HARDLINK, SYMLINK
+from imagelint.layers.reader import read_image_filesystem
+from tests.layers.helpers import built_image, spec_of
+from tests.support.imagebuilder import Dir, File, Hardlink, Opaque, Symlink, Whiteout
+
+VERSION_JSON = b'{"cuda": {"version": "12.4.1"}}'
+SPEC = spec_of(
+    ("usr/local/cuda*/version.json", "content", 4096),
+    ("usr/local/cuda*/version.txt", "content", 4096),
+    ("**/libcuda.so*", "record"),
+    ("**/libnvidia-ml.so*", "head", 4),
+    ("etc/passwd", "content"),
+    ("usr/local/cuda*", "record"),
+    ("opt/conda/**", "content"),
+)
+
+
+def fs_of(*layers, compression: str = "gzip") -> ImageFilesystem:
+    return read_image_filesystem(built_image(layers, compression), SPEC)
+
+
+def test_whiteout_removes_then_later_layer_readds() -> None:
+    lib = "usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    base = [File(lib, b"driver"), File("usr/lib/x86_64-linux-gnu/libcuda.so.535.1", b"d")]
+    assert fs_of(base).entry(lib) is not None
+    removed = fs_of(base, [Whiteout(lib)])
+    assert removed.entry(lib) is None and removed.lookup("/" + lib) is None
+    assert removed.entry("usr/lib/x86_64-linux-gnu/libcuda.so.535.1") is not None  # siblings stay
+    back = fs_of(base, [Whiteout(lib)], [File(lib, b"again")])
+    assert back.entry(lib).layer_index == 2
+
+
+def test_whiteout_of_a_directory_removes_everything_below() -> None:
+    fs = fs_of(
+        [File("usr/local/cuda-11.8/version.json", b"{}"), Symlink("usr/local/cuda", "cuda-11.8")],
+        [Whiteout("usr/local/cuda-11.8"), Whiteout("usr/local/cuda")],
+    )
+    assert list(fs.entries()) == []
+    assert fs.resolve("usr/local/cuda/version.json") is None
+
+
+def test_whiteout_in_the_same_layer_does_not_hide_that_layers_entries() -> None:
+    fs = fs_of([File("usr/local/cuda-12.4/version.json", b"old")],
+               [File("usr/local/cuda-12.4/version.json", b"new"), Whiteout("usr/local/cuda-12.4/version.json")])
+    assert fs.read("usr/local/cuda-12.4/version.json") == b"new"
+
+
+def test_opaque_dir_hides_lower_content_but_keeps_its_own_layer() -> None:
+    fs = fs_of(
+        [File("usr/local/cuda-12.4/version.json", b"lower"), File("usr/local/cuda-12.4/version.txt", b"lower"),
+         File("usr/local/cuda-11.8/version.json", b"sibling")],
+        [Opaque("usr/local/cuda-12.4"), File("usr/local/cuda-12.4/version.json", b"upper")],
+    )
+    assert fs.read("usr/local/cuda-12.4/version.json") == b"upper"
+    assert fs.entry("usr/local/cuda-12.4/version.txt") is None
+    assert fs.read("usr/local/cuda-11.8/version.json") == b"sibling"
+    # The opaque marker after the layer's own entry (tar order) still keeps it.
+    fs = fs_of([File("usr/local/cuda-12.4/version.txt", b"lower")],
+               [File("usr/local/cuda-12.4/version.json", b"upper"), Opaque("usr/local/cuda-12.4")])
+    assert fs.listdir("usr/local/cuda-12.4") == ["version.json"]
+
+
+def test_a_file_or_link_replacing_a_directory_hides_what_was_below() -> None:
+    fs = fs_of([File("usr/local/cuda/version.json", b"real dir")],
+               [Symlink("usr/local/cuda", "cuda-12.4"), File("usr/local/cuda-12.4/version.json", VERSION_JSON)])
+    assert fs.entry("usr/local/cuda/version.json") is None
+    assert fs.read("usr/local/cuda/version.json") == VERSION_JSON
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zstd"])
+def test_symlink_chain_through_alternatives_to_version_json(compression: str) -> None:
+    fs = fs_of(
+        [Dir("usr/local/cuda-12.4"), File("usr/local/cuda-12.4/version.json", VERSION_JSON)],
+        [Symlink("etc/alternatives/cuda", "/usr/local/cuda-12.4"), Symlink("usr/local/cuda", "/etc/alternatives/cuda"),
+         Symlink("usr/local/cuda-12", "../../etc/alternatives/cuda")],
+        compression=compression,
+    )
+    for via in ("/usr/local/cuda/version.json", "usr/local/cuda-12/version.json",
+                "usr/local/cuda/../cuda/./version.json", "/etc/alternatives/cuda/version.json"):
+        assert fs.resolve(via) == "usr/local/cuda-12.4/version.json", via
+        assert fs.read(via) == VERSION_JSON
+        assert fs.lookup(via).path == "usr/local/cuda-12.4/version.json"
+    assert fs.entry("usr/local/cuda").kind == SYMLINK  # entry() never follows links
+    assert fs.entry("usr/local/cuda/version.json") is None
+    assert fs.resolve("usr/local/cuda") == "usr/local/cuda-12.4"
+    assert fs.aliases("/usr/local/cuda-12.4/version.json") == [
+        "etc/alternatives/cuda/version.json", "usr/local/cuda-12.4/version.json",
+        "usr/local/cuda-12/version.json", "usr/local/cuda/version.json",
+    ]
+    assert fs.aliases("usr/local/cuda/version.json") == fs.aliases("usr/local/cuda-12.4/version.json")
+    assert fs.listdir("/usr/local/cuda") == ["version.json"]
+    assert fs.listdir("usr/local") == ["cuda", "cuda-12", "cuda-12.4"]
+
+
+def test_relative_symlink_through_a_directory_symlink() -> None:
+    fs = fs_of(
+        [File("opt/conda/pkgs/cuda-12.4/version.json", VERSION_JSON),
+         Symlink("opt/conda/current", "pkgs/cuda-12.4"),
+         Symlink("usr/local/cuda-12.4", "../../opt/conda/current")],
+    )
+    assert fs.resolve("usr/local/cuda-12.4/version.json") == "opt/conda/pkgs/cuda-12.4/version.json"
+    assert "usr/local/cuda-12.4/version.json" in fs.aliases("opt/conda/pkgs/cuda-12.4/version.json")
+
+
+def test_symlink_loops_and_dangling_links_resolve_to_none() -> None:
+    fs = fs_of([Symlink("usr/local/cuda", "cuda-a"), Symlink("usr/local/cuda-a", "cuda"),
+                Symlink("usr/lib/libcuda.so", "libcuda.so"), Symlink("usr/lib/libcuda.so.1", "libcuda.so.missing"),
+                Symlink("usr/lib/libcuda.so.2", "")])
+    assert fs.resolve("usr/local/cuda/version.json") is None
+    assert fs.resolve("usr/local/cuda") is None
+    assert fs.resolve("usr/lib/libcuda.so") is None
+    assert fs.resolve("usr/lib/libcuda.so.1") is None
+    assert fs.resolve("usr/lib/libcuda.so.2") is None
+    assert fs.lookup("usr/lib/libcuda.so") is None and fs.read("usr/local/cuda/version.json") is None
+    assert fs.aliases("usr/local/cuda") == []
+
+
+def test_forty_hops_are_followed_but_not_forty_one() -> None:
+    chain = [Symlink(f"usr/lib/libcuda.so.{i}", f"libcuda.so.{i + 1}") for i in range(40)]
+    fs = fs_of(chain + [File("usr/lib/libcuda.so.40", b"end")])
+    assert fs.resolve("usr/lib/libcuda.so.0") == "usr/lib/libcuda.so.40"
+    fs = fs_of([Symlink("usr/lib/libcuda.so.x", "libcuda.so.0")] + chain + [File("usr/lib/libcuda.so.40", b"end")])
+    assert fs.resolve("usr/lib/libcuda.so.x") is None
+
+
+def test_links_out_of_root_stay_inside_the_image() -> None:
+    fs = fs_of([File("etc/passwd", b"image-root:x:0:0\n"),
+                Symlink("usr/local/cuda-evil", "../../../../etc"),
+                Symlink("usr/lib/libcuda.so.1", "../../../../../../../../etc/passwd"),
+                Symlink("usr/lib/libcuda.so.2", "/../../etc/passwd")])
+    assert fs.resolve("usr/lib/libcuda.so.1") == "etc/passwd"
+    assert fs.read("usr/lib/libcuda.so.1") == b"image-root:x:0:0\n"
+    assert fs.read("usr/lib/libcuda.so.2") == b"image-root:x:0:0\n"
+    assert fs.read("usr/local/cuda-evil/passwd") == b"image-root:x:0:0\n"
+    assert fs.resolve("../../etc/passwd") == "etc/passwd"
+
+
+def test_hardlinks_read_their_target_even_after_the_target_changes() -> None:
+    fs = fs_of(
+        [File("opt/conda/lib/libcudart.so.12.4.127", b"cudart-12.4"),
+         Hardlink("opt/conda/pkgs/libcudart.so.12", "opt/conda/lib/libcudart.so.12.4.127")],
+        [Whiteout("opt/conda/lib/libcudart.so.12.4.127")],
+    )
+    assert fs.entry("opt/conda/pkgs/libcudart.so.12").kind == HARDLINK
+    assert fs.lookup("opt/conda/pkgs/libcudart.so.12").kind == FILE
+    assert fs.lookup("opt/conda/pkgs/libcudart.so.12").path == "opt/conda/lib/libcudart.so.12.4.127"
+    assert fs.read("/opt/conda/pkgs/libcudart.so.12") == b"cudart-12.4"
+    assert fs.entry("opt/conda/lib/libcudart.so.12.4.127") is None
+
+
+def test_hardlink_to_an_unrecorded_target_is_still_visible_with_a_warning() -> None:
+    fs = fs_of([File("usr/lib/private/blob", b"x"), Hardlink("usr/lib/libcuda.so.1", "usr/lib/private/blob")])
+    assert fs.lookup("usr/lib/libcuda.so.1").kind == HARDLINK
+    assert fs.read("usr/lib/libcuda.so.1") is None
+    assert any("hardlink 'usr/lib/libcuda.so.1'" in w for w in fs.warnings)
+
+
+def test_head_glob_entries_and_truncated() -> None:
+    fs = fs_of([File("usr/lib/libnvidia-ml.so.535.104.05", b"\x7fELF-the-rest"),
+                Symlink("usr/lib/libnvidia-ml.so.1", "libnvidia-ml.so.535.104.05"),
+                File("usr/lib/libcuda.so.1", b""),
+                File("usr/local/cuda-12.4/version.txt", b"x" * 5000)])
+    assert fs.head("usr/lib/libnvidia-ml.so.1") == b"\x7fELF"
+    assert fs.read("usr/lib/libnvidia-ml.so.1") is None
+    assert [e.path for e in fs.glob("/usr/lib/lib*.so.1")] == ["usr/lib/libcuda.so.1", "usr/lib/libnvidia-ml.so.1"]
+    assert [e.path for e in fs.glob("**/version.txt")] == ["usr/local/cuda-12.4/version.txt"]
+    assert [e.path for e in fs.entries()] == sorted(e.path for e in fs.entries())
+    assert fs.truncated("usr/local/cuda-12.4/version.txt") and fs.read("usr/local/cuda-12.4/version.txt") is None
+    assert fs.scan("usr/lib/libcuda.so.1") is None
+
+
+def test_listdir_of_missing_or_non_directory() -> None:
+    fs = fs_of([File("usr/local/cuda-12.4/version.json", VERSION_JSON)])
+    assert fs.listdir("nope") == []
+    assert fs.listdir("usr/local/cuda-12.4/version.json") == []
+    assert fs.listdir("/") == ["usr"]
+
+
+def test_aliases_are_bounded_for_self_referencing_directory_links() -> None:
+    fs = fs_of([File("usr/lib/libcuda.so.1", b""), Symlink("usr/lib/again", "."), Symlink("usr/lib/up", "..")])
+    aliases = fs.aliases("usr/lib/libcuda.so.1")
+    assert "usr/lib/again/libcuda.so.1" in aliases and "usr/lib/up/lib/libcuda.so.1" in aliases
+    assert len(aliases) <= 256 and all(fs.resolve(a) == "usr/lib/libcuda.so.1" for a in aliases)
+
+
+def test_warnings_are_collected_from_extracts() -> None:
+    from tests.layers.helpers import file_info
+    from tests.support.imagebuilder import RawMember
+
+    fs = fs_of([RawMember(file_info("../../escape"))])
+    assert len(fs.warnings) == 1 and "escapes the root" in fs.warnings[0]

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+
+from imagelint.layers.match import RuleMatcher, compile_glob
+from imagelint.layers.model import CaptureRule
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("usr/local/cuda*/version.json", "usr/local/cuda-12.4/version.json", True),
+        ("usr/local/cuda*/version.json", "usr/local/cuda/version.json", True),
+        ("usr/local/cuda*/version.json", "usr/local/cuda/x/version.json", False),  # * stops at '/'
+        ("/usr/lib/*.so", "usr/lib/libx.so", True),  # leading '/' ignored
+        ("**/libcuda.so*", "libcuda.so", True),  # **/ = zero directories
+        ("**/libcuda.so*", "usr/lib/x86_64-linux-gnu/libcuda.so.1", True),
+        ("usr/**/libcudart.so.*", "usr/libcudart.so.12", True),
+        ("usr/**/libcudart.so.*", "usr/a/b/c/libcudart.so.12.4.127", True),
+        ("usr/**/libcudart.so.*", "opt/usr/libcudart.so.12", False),
+        ("opt/**", "opt/conda/lib/x", True),  # trailing ** crosses '/'
+        ("lib?.so", "libx.so", True),
+        ("lib?.so", "lib/.so", False),
+        ("lib[0-9].so", "lib7.so", True),
+        ("lib[!0-9].so", "lib7.so", False),
+        ("lib[!0-9].so", "libx.so", True),
+        ("a[.-0]b", "a/b", False),  # a class never matches '/', even through a range
+        ("file[.txt", "file[.txt", True),  # unclosed '[' is literal
+        ("a+b(c).so", "a+b(c).so", True),  # regex metacharacters are literal
+        ("*.json", "dir/x.json", False),
+    ],
+)
+def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
+    assert bool(compile_glob(pattern).fullmatch(path)) is matches
+
+
+def test_first_matching_rule_wins() -> None:
+    narrow = CaptureRule("usr/local/cuda*/version.json", "content", 4096)
+    broad = CaptureRule("**/*.json", "record")
+    assert RuleMatcher([narrow, broad]).match("usr/local/cuda-12.4/version.json") is narrow
+    assert RuleMatcher([broad, narrow]).match("usr/local/cuda-12.4/version.json") is broad
+    assert RuleMatcher([narrow, broad]).match("etc/x.json") is broad
+    assert RuleMatcher([narrow, broad]).match("etc/x.txt") is None
+    assert RuleMatcher([]).match("anything") is None
+
+
+def test_many_rules_and_paths_stay_cheap() -> None:
+    rules = [CaptureRule(f"usr/lib/**/libthing{i}.so*") for i in range(200)]
+    matcher = RuleMatcher(rules)
+    paths = [f"usr/share/doc/pkg{i}/copyright" for i in range(60_000)]
+    assert sum(matcher.match(p) is not None for p in paths) == 0
+    assert matcher.match("usr/lib/x/libthing199.so.1") is rules[199]
+
+
+def test_index_never_hides_a_matching_rule() -> None:
+    rules = [
+        CaptureRule("usr/local/cuda*/version.json", "content"),
+        CaptureRule("**/*.dist-info", "record"),
+        CaptureRule("**/libcudart.so*", "head"),
+        CaptureRule("opt/**", "record"),
+        CaptureRule("etc/[a-z]*release", "content"),
+        CaptureRule("*", "record"),
+    ]
+    matcher = RuleMatcher(rules)
+    paths = [
+        "usr/local/cuda-12.4/version.json", "x/nvidia_cuda_runtime_cu12-12.4.127.dist-info", "libcudart.so.12",
+        "opt/conda/bin/python", "etc/os-release", "toplevel", "usr/bin/env", "usr/lib/libcudart.so",
+    ]
+    for path in paths:
+        expected = next((r for r in rules if compile_glob(r.pattern).fullmatch(path)), None)
+        assert matcher.match(path) is expected, path

@@ -84,7 +84,9 @@ def fatbin_like(synth: Synth, size: int, archs: list[int]) -> bytes:
     per = max(4096, size // (len(archs) + 1))
     for arch in archs:
         body = synth.blob(per - 64)
-        entry = struct.pack("<HHIIIQ", 2, 0x0101, 64, len(body), 0, 0) + struct.pack("<I", arch) + bytes(28)
+        # A fatbin ELF entry header (64 bytes): kind 2 (ELF), version 0x0101, header size, payload size,
+        # ..., SM arch at offset 28 (the layout imagelint/facts/fatbin.py documents).
+        entry = struct.pack("<HHIQIIHHIIIQQQ", 2, 0x0101, 64, len(body), 0, 0, 8, 1, arch, 0, 0, 0x11, 0, 0)[:64]
         parts.append(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry) + len(body)) + entry + body)
     blob = b"".join(parts)
     return blob + synth.blob(max(0, size - len(blob)))

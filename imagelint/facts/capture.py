@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from imagelint.facts import cuda, driverlibs, loader, scripts
+from imagelint.facts import cuda, driverlibs, fatbin, loader, scripts
 from imagelint.layers.model import CaptureRule, CaptureSpec
 
 _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
@@ -19,12 +19,12 @@ _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
 
 def build_capture_spec() -> CaptureSpec:
     rules: list[CaptureRule] = []
-    for group in (driverlibs.capture_rules(), cuda.CAPTURE_RULES, loader.CAPTURE_RULES, scripts.CAPTURE_RULES):
+    for group in (driverlibs.capture_rules(), fatbin.FATBIN_CAPTURE_RULES, cuda.CAPTURE_RULES, loader.CAPTURE_RULES, scripts.CAPTURE_RULES):
         for rule in group:
             if rule not in rules:
                 rules.append(rule)
     rules.sort(key=lambda r: _ACTION_ORDER[r.action])  # stable: module order kept within an action
-    return CaptureSpec(tuple(rules), MappingProxyType(dict(driverlibs.SCANNERS)))
+    return CaptureSpec(tuple(rules), MappingProxyType({**driverlibs.SCANNERS, **fatbin.SCANNERS}))
 
 
 CAPTURE_SPEC = build_capture_spec()

@@ -8,6 +8,7 @@ from imagelint.facts.baseimage import base_image_facts
 from imagelint.facts.common import FilesystemView, effective_env
 from imagelint.facts.cuda import cuda_facts
 from imagelint.facts.driverlibs import driver_libraries
+from imagelint.facts.fatbin import gpu_code_facts
 from imagelint.facts.loader import loader_facts
 from imagelint.facts.model import ImageFacts
 from imagelint.facts.scripts import gpu_facts
@@ -37,6 +38,7 @@ def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
         driver_libraries=libs,
         loader=loader,
         gpu=gpu,
+        gpu_code=gpu_code_facts(fs) if fs is not None else (),
         base=base_image_facts(image.annotations, labels, env, config.history),
         complete=fs is not None,
         warnings=tuple(dict.fromkeys(warnings)),

@@ -1,0 +1,148 @@
+"""Fatbin test material: synthetic containers (the layout imagelint.facts.fatbin documents) and
+real shared libraries compiled by the PyPI CUDA 13.0 nvcc (cached under tests/.cache/)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from imagelint.facts.fatbin import FLAG_ARCH_SPECIFIC, FLAG_DEBUG, FLAG_FAMILY_SPECIFIC, KIND_ELF, KIND_PTX
+
+MAGIC = 0xBA55ED50
+CACHE = Path(__file__).resolve().parents[1] / ".cache"
+NVCC_PACKAGES = (
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-cuda-crt==13.0.88",
+    "nvidia-cuda-runtime==13.0.96",
+    "nvidia-cuda-cccl==13.0.85",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-culibos==13.0.85",
+)
+# cuobjdump is not in the 13.0 wheels; 13.2 is the oldest on PyPI and reads 13.0 fatbins.
+CUOBJDUMP_PACKAGE = "nvidia-cuda-cuobjdump==13.2.78"
+
+KERNEL = b"""
+__global__ void add_one(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
+extern "C" void launch(float *x, int n) { add_one<<<(n + 255) / 256, 256>>>(x, n); }
+"""
+
+
+def entry(
+    kind: int = KIND_ELF,
+    arch: int = 80,
+    payload: bytes = b"\xaa" * 40,
+    *,
+    variant: str = "",
+    flags: int = 0x11,
+    header_size: int = 64,
+    version: tuple[int, int] = (1, 8),
+    payload_size: int | None = None,
+) -> bytes:
+    """One entry: a ``header_size``-byte header (fields at the documented offsets) + payload."""
+    if variant == "a":
+        flags |= FLAG_ARCH_SPECIFIC
+    elif variant == "f":
+        flags |= FLAG_FAMILY_SPECIFIC
+    size = len(payload) if payload_size is None else payload_size
+    head = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, header_size, size, len(payload), 0,
+                       version[1], version[0], arch, 0, 0, flags, 0, len(payload))
+    assert len(head) == 64
+    return head + b"\x00" * (header_size - 64) + payload
+
+
+def ptx(arch: int, **kw) -> bytes:
+    kw.setdefault("version", (9, 0))
+    kw.setdefault("flags", 0x8011)
+    return entry(KIND_PTX, arch, **kw)
+
+
+def container(*entries: bytes, fat_size: int | None = None, version: int = 1, header_size: int = 16) -> bytes:
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", MAGIC, version, header_size, len(body) if fat_size is None else fat_size) + body
+
+
+DEBUG = FLAG_DEBUG
+
+
+# --- the real toolchain (network) -----------------------------------------------------------
+
+
+def _pip_target(name: str, packages: tuple[str, ...]) -> Path:
+    """``pip install --target`` once into tests/.cache/NAME (atomic rename, reused afterwards)."""
+    dest = CACHE / name
+    if dest.is_dir():
+        return dest
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = CACHE / f"{name}.partial-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+         "--target", str(partial), *packages],
+        capture_output=True, text=True, timeout=600,
+    )
+    if proc.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        pytest.skip(f"pip install {' '.join(packages)} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    try:
+        partial.rename(dest)
+    except OSError:  # another run won the race
+        shutil.rmtree(partial, ignore_errors=True)
+    return dest
+
+
+def nvcc_root() -> Path:
+    return _pip_target("cuda13", NVCC_PACKAGES) / "nvidia" / "cu13"
+
+
+def cuobjdump() -> Path:
+    return _pip_target("cuobjdump13", (CUOBJDUMP_PACKAGE,)) / "nvidia" / "cu13" / "bin" / "cuobjdump"
+
+
+def compile_library(gencodes: tuple[str, ...]) -> Path:
+    """``libk.so`` built from KERNEL with these ``-gencode`` values (cached by source and flags)."""
+    root = nvcc_root()
+    key = hashlib.sha256(KERNEL + "\0".join(gencodes).encode()).hexdigest()[:16]
+    out = CACHE / "fatbin-libs" / key / "libk.so"
+    if out.is_file():
+        return out
+    work = out.parent.with_name(f"{key}.partial-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "k.cu").write_bytes(KERNEL)
+    args = [str(root / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-L", str(root / "lib")]
+    for g in gencodes:
+        args += ["-gencode", g]
+    # The wheel's nvcc finds its own include/ and nvvm; PATH keeps the host's /usr/local/cuda out.
+    env = {**os.environ, "PATH": f"{root / 'bin'}:/usr/bin:/bin"}
+    env.pop("CUDA_HOME", None)
+    env.pop("CUDA_PATH", None)
+    proc = subprocess.run([*args, "-o", str(work / "libk.so"), "k.cu"], cwd=work, capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    try:
+        work.rename(out.parent)
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:
+    """(SASS, PTX) target names cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``)."""
+    proc = subprocess.run([str(cuobjdump()), "--list-elf", "--list-ptx", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    sass, ptx_ = set(), set()
+    for line in proc.stdout.splitlines():
+        name = line.rsplit(":", 1)[-1].strip()
+        arch = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
+        if line.startswith("ELF file"):
+            sass.add(arch)
+        elif line.startswith("PTX file"):
+            ptx_.add(arch.replace("sm_", "compute_"))
+    return sass, ptx_

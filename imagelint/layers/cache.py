@@ -160,6 +160,8 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
     from imagelint.layers.reader import extract_from_bytes, extract_to_bytes
 
     def cached(layer, spec: CaptureSpec, limits):  # type: ignore[no-untyped-def]
+        if not _content_addressed(layer.digest):
+            return extract(layer, spec, limits)  # no digest to key on: never cache a guess
         key = LayerCache.key(layer.digest, spec)
         payload = cache.get(key)
         if payload is not None:
@@ -175,6 +177,11 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
         return result
 
     return cached
+
+
+def _content_addressed(digest: str | None) -> bool:
+    algo, _, hexd = (digest or "").partition(":")
+    return algo in ("sha256", "sha512") and len(hexd) in (64, 128) and all(c in "0123456789abcdef" for c in hexd)
 
 
 def _reindex(x: LayerExtract, index: int) -> LayerExtract:

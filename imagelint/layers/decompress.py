@@ -41,16 +41,17 @@ _BUFFER_SIZE = 256 * 1024
 
 
 class InflatedBudget:
-    """Inflated bytes shared by every layer of one image (thread-safe), with a cancel flag.
+    """Inflated bytes shared by every layer of one image (thread-safe), and cancellation.
 
-    The cancel flag lets one failing layer stop the others early instead of
-    letting them inflate gigabytes nobody will look at.
+    When a layer fails, the layers above it are cancelled at their next read
+    instead of inflating gigabytes nobody will look at; the layers below it keep
+    going, so the error reported is always that of the lowest failing layer.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.used = 0
-        self.cancelled = threading.Event()
+        self._cancel_above: int | None = None
         self._lock = threading.Lock()
 
     def take(self, n: int) -> bool:
@@ -58,6 +59,16 @@ class InflatedBudget:
         with self._lock:
             self.used += n
             return self.used <= self.max_bytes
+
+    def cancel_above(self, index: int) -> None:
+        """Cancel every layer whose index is greater than ``index`` (-1: all of them)."""
+        with self._lock:
+            if self._cancel_above is None or index < self._cancel_above:
+                self._cancel_above = index
+
+    def is_cancelled(self, index: int) -> bool:
+        limit = self._cancel_above
+        return limit is not None and index > limit
 
 
 class LayerCancelled(ImagelintError):
@@ -75,8 +86,10 @@ class GuardedStream(io.RawIOBase):
         max_bytes: int | None = None,
         budget: InflatedBudget | None = None,
         frames: ZstdFrameTracker | None = None,
+        layer_index: int = 0,
     ) -> None:
         super().__init__()
+        self._layer_index = layer_index
         self._frames = frames
         self._inner = inner
         self._layer_name = layer_name
@@ -89,7 +102,7 @@ class GuardedStream(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
-        if self._budget is not None and self._budget.cancelled.is_set():
+        if self._budget is not None and self._budget.is_cancelled(self._layer_index):
             raise LayerCancelled(f"{self._layer_name}: read cancelled")
         try:
             n = self._inner.readinto(buffer)  # type: ignore[attr-defined]
@@ -301,13 +314,16 @@ def open_decompressed(
     layer_name: str = "layer",
     max_bytes: int | None = None,
     budget: InflatedBudget | None = None,
+    layer_index: int = 0,
 ) -> BinaryIO:
     """The uncompressed tar stream of a layer blob.
 
     ``compression`` is ``gzip``, ``zstd``, ``none`` or ``unknown`` (sniffed from
     the magic bytes: 1f8b gzip, 28b52ffd zstd, anything else a plain tar).
     ``layer_name`` goes into error messages. ``max_bytes``/``budget`` bound the
-    inflated size (``LimitExceededError``). Closing the result closes ``raw``.
+    inflated size (``LimitExceededError``); ``budget`` may also cancel the read
+    (``layer_index`` says which layer this is). The caller closes ``raw`` (a gzip
+    reader does not).
     """
     if compression not in COMPRESSIONS:
         raise ImageFormatError(f"{layer_name}: unsupported layer compression {compression!r}")
@@ -338,7 +354,7 @@ def open_decompressed(
             inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]
     except _DECODE_ERRORS as exc:
         raise ImageFormatError(f"{layer_name}: cannot open {compression} stream ({_one_line(exc)})") from None
-    guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof)
+    guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof, layer_index)
     return io.BufferedReader(guarded, _BUFFER_SIZE)  # type: ignore[return-value]
 
 

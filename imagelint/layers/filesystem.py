@@ -104,12 +104,15 @@ class ImageFilesystem:
         For each layer: its whiteouts remove the path and everything below it,
         and its opaque dirs hide everything below them, from LOWER layers only;
         a non-directory entry (file, symlink...) replaces whatever lower layers
-        had below that path; then its entries are added in tar order, a later
-        entry replacing an earlier one at the same path. Hardlinks are bound to
-        the target's record as it is at that moment.
+        had below that path, and a path this layer has something below is a
+        directory in this layer, so a lower symlink there is dropped; then its
+        entries are added in tar order, a later entry replacing an earlier one
+        at the same path. Hardlinks are bound to the target's record as it is
+        at that moment.
         """
         root = _Node()
         warnings: list[str] = []
+        unbound: list[str] = []  # hardlinks whose target was not recorded
         for x in extracts:
             warnings.extend(x.warnings)
             for path in x.whiteouts:
@@ -127,6 +130,13 @@ class ImageFilesystem:
                     node = _find(root, _parts(e.path))
                     if node is not None:
                         node.children.clear()
+            # Whatever this layer has entries, whiteouts or opaque markers below is a
+            # directory in this layer (image builders write the parent directory entries),
+            # so a lower layer's symlink or file at that path is replaced, not followed.
+            implied_dirs = [_parts(p)[:-1] for p in (*x.whiteouts, *(e.path for e in x.entries))]
+            implied_dirs += [_parts(p) for p in x.opaque_dirs]
+            for parts in implied_dirs:
+                _demote_non_directories(root, parts)
             for e in x.entries:
                 record = _Record(
                     e,
@@ -141,9 +151,7 @@ class ImageFilesystem:
                     while record.link_target is not None and record.link_target.entry.kind == HARDLINK:
                         record.link_target = record.link_target.link_target
                     if record.link_target is None:
-                        warnings.append(
-                            f"layer {e.layer_index}: hardlink {e.path!r} -> {e.linkname!r}: target not recorded"
-                        )
+                        unbound.append(f"{e.path!r} -> {e.linkname!r}")
                 node = root
                 for part in _parts(e.path):
                     child = node.children.get(part)
@@ -151,6 +159,10 @@ class ImageFilesystem:
                         child = node.children[part] = _Node()
                     node = child
                 node.record = record
+        if unbound:
+            # One line, not one per link: pip and conda trees can hold thousands of hardlinks.
+            more = f" and {len(unbound) - 1} more" if len(unbound) > 1 else ""
+            warnings.append(f"hardlink {unbound[0]}{more}: target not recorded, so its content is not available")
         return cls(root, warnings)
 
     def _index(self, path: str, node: _Node) -> None:
@@ -304,6 +316,18 @@ class ImageFilesystem:
                         table.setdefault(resolved, []).append(p)
             self._symlinks_by_target = table
         return self._symlinks_by_target
+
+
+def _demote_non_directories(root: _Node, parts: list[str]) -> None:
+    """Drop lower-layer non-directory records on ``parts`` and its ancestors (they are directories now)."""
+    node = root
+    for part in parts:
+        child = node.children.get(part)
+        if child is None:
+            return
+        if child.record is not None and child.record.entry.kind != DIRECTORY:
+            child.record = None
+        node = child
 
 
 def _find(root: _Node, parts: list[str]) -> _Node | None:

@@ -84,6 +84,10 @@ def normalize_member_path(name: str) -> str | None:
     ``./usr//lib/./x`` -> ``usr/lib/x``; ``/etc/passwd`` -> ``etc/passwd``;
     ``a/../b`` -> ``b``; ``../etc/passwd`` -> None; ``./`` -> ``""`` (the root).
     """
+    if name.startswith("./"):
+        name = name[2:]  # how most layer tars spell every name
+    if "/." not in name and "//" not in name and not name.startswith(("/", ".")):
+        return name.rstrip("/")  # fast path: nothing to resolve
     parts: list[str] = []
     for part in name.split("/"):
         if part == "" or part == ".":
@@ -167,7 +171,7 @@ class _LayerCapture:
         elif kind == HARDLINK:
             target = normalize_member_path(member.linkname)
             if target is None or target == "":
-                self.warn(f"skipped hardlink {path!r}: target {member.linkname!r} escapes the root")
+                self.warn(f"skipped hardlink {path!r}: target {member.linkname!r} is outside the root")
                 self.forget(path)
                 return
             linkname = target
@@ -274,9 +278,13 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
         raise
     except (OSError, ValueError) as exc:
         raise SourceError(f"{label}: cannot open layer ({type(exc).__name__}: {exc})") from None
-    stream = open_decompressed(
-        raw, layer.compression, label, limits.max_layer_inflated_bytes, _IMAGE_BUDGET.get()
-    )
+    try:
+        stream = open_decompressed(
+            raw, layer.compression, label, limits.max_layer_inflated_bytes, _IMAGE_BUDGET.get(), layer.index
+        )
+    except BaseException:
+        _close_quietly(raw)
+        raise
     try:
         capture = _LayerCapture(layer, spec, limits, label)
         walker = tarwalk.TarWalker(stream, label, limits.max_members_per_layer, limits.max_extension_header_bytes)
@@ -287,10 +295,17 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
         _drain(stream)
         return capture.extract()
     finally:
-        try:
-            stream.close()
-        except Exception:  # the real error (if any) is already on its way up
-            pass
+        # A gzip reader does not close the file it was given: close both, quietly,
+        # since the real error (if any) is already on its way up.
+        _close_quietly(stream)
+        _close_quietly(raw)
+
+
+def _close_quietly(stream: BinaryIO) -> None:
+    try:
+        stream.close()
+    except Exception:
+        pass
 
 
 def _drain(stream: BinaryIO) -> None:
@@ -317,8 +332,8 @@ def read_image_filesystem(
     """Extract every layer of ``image`` (``workers`` at a time) and merge them in layer order.
 
     ``extract`` is injectable (the layer cache wraps ``extract_layer``). The
-    first failing layer, in layer order, decides the error; the others are
-    cancelled as soon as they next read.
+    lowest failing layer decides the error; layers above it are cancelled at
+    their next read.
     """
     limits = limits or DEFAULT_LIMITS
     _check_spec(spec)
@@ -331,21 +346,25 @@ def read_image_filesystem(
         futures: list[Future[LayerExtract]] = [
             pool.submit(copy_context().run, _extract_with_budget, budget, extract, l, spec, limits) for l in layers
         ]
-        wait(futures, return_when=FIRST_EXCEPTION)
-        if any(f.done() and f.exception() is not None for f in futures):
-            budget.cancelled.set()
-            for f in futures:
-                f.cancel()
-            wait([f for f in futures if not f.cancelled()])
-            _raise_first_failure(futures)
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                failed = [i for i, f in enumerate(futures) if f in done and not f.cancelled() and f.exception() is not None]
+                if failed:
+                    # Layers above the lowest failure are abandoned; those below run on,
+                    # since one of them may fail too and its error comes first.
+                    budget.cancel_above(failed[0])
+                    for f in futures[failed[0] + 1 :]:
+                        f.cancel()
+        except BaseException:  # e.g. Ctrl-C: stop every worker at its next read
+            budget.cancel_above(-1)
+            raise
+        for f in futures:
+            if not f.cancelled() and f.exception() is not None and not isinstance(f.exception(), LayerCancelled):
+                raise f.exception()  # type: ignore[misc]
         extracts = [f.result() for f in futures]
     return ImageFilesystem.from_extracts(extracts)
-
-
-def _raise_first_failure(futures: list[Future[LayerExtract]]) -> None:
-    errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
-    real = [e for e in errors if not isinstance(e, LayerCancelled)]
-    raise (real or errors)[0]  # type: ignore[misc]
 
 
 # --- serialisation for the layer cache ------------------------------------------------

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
+from zlib import adler32
 
 from imagelint.errors import ImageFormatError, LimitExceededError
 
@@ -74,6 +75,15 @@ def _decode(raw: bytes) -> tuple[str, bool]:
         return raw.decode("utf-8"), False
     except UnicodeDecodeError:
         return raw.decode("utf-8", "replace"), True
+
+
+def _byte_sum(block: bytes) -> int:
+    """sum(block) for a 512-byte block, in C: ``sum()`` over bytes costs ~7 us, the hot path's largest cost.
+
+    Adler-32's low half is 1 + sum(bytes) mod 65521; a 256-byte half sums to at
+    most 65280 < 65521, so each half's value is exact.
+    """
+    return (adler32(block[:256]) & 0xFFFF) + (adler32(block[256:]) & 0xFFFF) - 2
 
 
 def _cstring(field: bytes) -> bytes:
@@ -205,7 +215,7 @@ class TarWalker:
         if not stored_field.strip(b" \x00"):
             raise self._corrupt("no header checksum")
         stored = self._number(stored_field, "checksum")
-        unsigned = sum(block) - sum(stored_field) + 256  # the field itself counts as 8 spaces
+        unsigned = _byte_sum(block) - sum(stored_field) + 256  # the field itself counts as 8 spaces
         if stored == unsigned:
             return
         # Some old tars computed the sum over signed chars.

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from imagelint.layers.filesystem import ImageFilesystem
-from imagelint.layers.model import FILE, HARDLINK, SYMLINK
+from imagelint.layers.model import DIRECTORY, FILE, HARDLINK, SYMLINK
 from imagelint.layers.reader import read_image_filesystem
 from tests.layers.helpers import built_image, spec_of
 from tests.support.imagebuilder import Dir, File, Hardlink, Opaque, Symlink, Whiteout
@@ -157,7 +157,8 @@ def test_hardlink_to_an_unrecorded_target_is_still_visible_with_a_warning() -> N
     fs = fs_of([File("usr/lib/private/blob", b"x"), Hardlink("usr/lib/libcuda.so.1", "usr/lib/private/blob")])
     assert fs.lookup("usr/lib/libcuda.so.1").kind == HARDLINK
     assert fs.read("usr/lib/libcuda.so.1") is None
-    assert any("hardlink 'usr/lib/libcuda.so.1'" in w for w in fs.warnings)
+    assert fs.warnings == ("hardlink 'usr/lib/libcuda.so.1' -> 'usr/lib/private/blob': target not recorded, "
+                           "so its content is not available",)
 
 
 def test_head_glob_entries_and_truncated() -> None:
@@ -194,3 +195,25 @@ def test_warnings_are_collected_from_extracts() -> None:
 
     fs = fs_of([RawMember(file_info("../../escape"))])
     assert len(fs.warnings) == 1 and "escapes the root" in fs.warnings[0]
+
+
+def test_a_directory_in_an_upper_layer_replaces_a_lower_symlink() -> None:
+    # Layer 1 makes usr/lib/nv a real (unrecorded) directory where layer 0 had a symlink.
+    fs = fs_of(
+        [File("usr/lib/real/libcuda.so.1", b"old"), Symlink("usr/lib/nv", "real")],
+        [Dir("usr/lib/nv"), File("usr/lib/nv/libcuda.so.1", b"new")],
+    )
+    assert fs.entry("usr/lib/nv") is None  # the link is gone
+    assert fs.resolve("usr/lib/nv/libcuda.so.1") == "usr/lib/nv/libcuda.so.1"
+    assert fs.lookup("usr/lib/nv/libcuda.so.1").layer_index == 1
+    assert fs.lookup("usr/lib/real/libcuda.so.1").layer_index == 0
+    # The same with a recorded directory: the directory entry itself replaces the link.
+    fs = fs_of(
+        [File("usr/local/cuda-11.8/version.json", b"11.8"), Symlink("usr/local/cuda", "cuda-11.8")],
+        [Dir("usr/local/cuda"), File("usr/local/cuda/version.json", b"real")],
+    )
+    assert fs.entry("usr/local/cuda").kind == DIRECTORY
+    assert fs.read("usr/local/cuda/version.json") == b"real"
+    # An opaque marker also says "this is a directory in this layer".
+    fs = fs_of([Symlink("usr/lib/nv", "real"), File("usr/lib/real/libcuda.so.1", b"old")], [Opaque("usr/lib/nv")])
+    assert fs.entry("usr/lib/nv") is None and fs.resolve("usr/lib/nv/libcuda.so.1") is None

@@ -4,6 +4,7 @@ import gzip
 import io
 import resource
 import tarfile
+import threading
 import time
 import tracemalloc
 from dataclasses import replace
@@ -11,7 +12,6 @@ from dataclasses import replace
 import pytest
 
 from imagelint.errors import DigestMismatchError, ImageFormatError, ImagelintError, LimitExceededError
-from imagelint.image import Layer
 from imagelint.layers.filesystem import ImageFilesystem
 from imagelint.layers.limits import ReadLimits
 from imagelint.layers.model import DIRECTORY, FILE, HARDLINK, OTHER, SYMLINK, LayerExtract
@@ -284,9 +284,10 @@ def test_per_image_inflated_limit_spans_layers() -> None:
             read_image_filesystem(image_of(layers), spec, ReadLimits(max_image_inflated_bytes=700_000), workers=workers)
 
 
-def test_stream_is_read_to_eof_so_the_source_verifies_the_digest() -> None:
+@pytest.mark.parametrize("compression", ["gzip", "zstd", "none"])
+def test_stream_is_read_to_eof_so_the_source_verifies_the_digest(compression: str) -> None:
     tar = layer_tar([File("usr/local/cuda-12.4/version.json", VERSION_JSON)]) + bytes(10240)  # tar record padding
-    blob = compress(tar, "gzip")
+    blob = compress(tar, compression)
     streams: list[VerifyingStream] = []
 
     def opener(digest: str):
@@ -295,7 +296,7 @@ def test_stream_is_read_to_eof_so_the_source_verifies_the_digest() -> None:
             return streams[-1]
         return open_
 
-    good = Layer(0, sha256(blob), len(blob), "application/vnd.oci.image.layer.v1.tar+gzip", None, opener(sha256(blob)))
+    good = replace(blob_layer(0, blob, compression), opener=opener(sha256(blob)))
     extract_layer(good, CUDA_SPEC, ReadLimits())
     assert streams[-1].reached_eof
     bad = replace(good, opener=opener("sha256:" + "0" * 64))
@@ -379,3 +380,59 @@ def test_errors_are_imagelint_errors_with_one_line() -> None:
     with pytest.raises(ImagelintError) as info:
         extract_layer(blob_layer(0, b"\x28\xb5\x2f\xfd" + b"\xff" * 50, "unknown"), CUDA_SPEC, ReadLimits())
     assert "\n" not in str(info.value) and info.value.exit_code == 3
+
+
+def test_lowest_failing_layer_wins_and_layers_above_a_failure_are_cancelled() -> None:
+    # Layer 0 fails only at its end (after inflating 64 MiB); layer 1 fails at once.
+    slow_tar = layer_tar([File("usr/lib/big", bytes(64 << 20))])
+    slow_broken = blob_layer(0, compress(slow_tar[: len(slow_tar) - 5000], "zstd"), "zstd")
+    fast_broken = blob_layer(1, b"not a tar" * 100, "none")
+    with pytest.raises(ImageFormatError, match=r"^layer 0 .*truncated layer"):
+        read_image_filesystem(image_of([slow_broken, fast_broken]), CUDA_SPEC, workers=2)
+    # Layer 0 fails as soon as layer 1 (1 GiB of zeros, ~0.6 s to inflate) is reading;
+    # layer 1 must then be abandoned at its next read, not inflated to the end.
+    header = gzip.compress(file_info("usr/lib/huge", 1 << 30).tobuf(tarfile.GNU_FORMAT), mtime=0)
+    huge_blob = header + gzip.compress(bytes(8 << 20), 9, mtime=0) * 128
+    consumed: list[int] = []
+    huge_started = threading.Event()
+
+    class CountingStream(io.BytesIO):
+        def read(self, n: int | None = -1) -> bytes:
+            data = super().read(n)
+            consumed.append(len(data))
+            huge_started.set()
+            return data
+
+        def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+            n = super().readinto(buffer)
+            consumed.append(n)
+            huge_started.set()
+            return n
+
+    def open_junk() -> io.BytesIO:
+        assert huge_started.wait(10)
+        return io.BytesIO(b"junk" * 200)
+
+    junk = replace(blob_layer(0, b"junk" * 200, "none"), opener=open_junk)
+    huge = replace(blob_layer(1, huge_blob, "gzip"), opener=lambda: CountingStream(huge_blob))
+    with pytest.raises(ImageFormatError, match=r"^layer 0 .*not a tar archive"):
+        read_image_filesystem(image_of([junk, huge]), CUDA_SPEC, workers=2)
+    assert 0 < sum(consumed) < len(huge_blob)  # isal reads 512 KiB at a time: one read, then cancelled
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zstd", "none", "unknown"])
+def test_layer_stream_is_closed_on_success_and_on_error(compression: str) -> None:
+    opened: list[io.BytesIO] = []
+    good = compress(layer_tar([File("a", b"1")]), "gzip" if compression == "unknown" else compression)
+
+    def opener(blob: bytes):
+        def open_() -> io.BytesIO:
+            opened.append(io.BytesIO(blob))
+            return opened[-1]
+        return open_
+
+    layer = replace(blob_layer(0, good, compression), opener=opener(good))
+    extract_layer(layer, CUDA_SPEC, ReadLimits())
+    with pytest.raises(ImageFormatError):
+        extract_layer(replace(layer, opener=opener(good[: min(700, len(good) // 2)])), CUDA_SPEC, ReadLimits())
+    assert len(opened) == 2 and all(s.closed for s in opened)

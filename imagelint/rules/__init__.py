@@ -1,1 +1,72 @@
+"""The rule registry: ID → rule module. One explicit dict, the single place rules are wired.
 
+Each module carries ``ID``, ``NAME``, ``SEVERITY``, ``TITLE``, ``NEEDS``,
+``REFERENCES``, a docstring (its documentation) and ``check(ctx)``.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from imagelint.rules import (
+    compat_libs_unusable,
+    cuda_driver_too_old,
+    cuda_stubs_on_loader_path,
+    cuda_version_conflict,
+    cuda_version_unknown,
+    device_plugin_incompatible,
+    driver_capabilities_mismatch,
+    driver_lib_bundled,
+    gpu_node_selector_unsatisfiable,
+    gpu_request_limit_mismatch,
+    gpu_resource_unknown,
+    gpu_taint_not_tolerated,
+    hardcoded_gpu_index,
+    hardcoded_visible_devices,
+    no_kernel_for_gpu,
+    platform_mismatch,
+    require_check_disabled,
+    runtime_class_missing,
+    require_invalid,
+    require_unsatisfied,
+    toolkit_incompatible,
+    visible_devices_all_leak,
+)
+from imagelint.rules.base import Finding, RuleContext, RuleInfo
+
+_MODULES = (
+    cuda_driver_too_old,
+    require_unsatisfied,
+    require_invalid,
+    require_check_disabled,
+    cuda_version_conflict,
+    cuda_version_unknown,
+    compat_libs_unusable,
+    driver_lib_bundled,
+    cuda_stubs_on_loader_path,
+    hardcoded_visible_devices,
+    hardcoded_gpu_index,
+    visible_devices_all_leak,
+    driver_capabilities_mismatch,
+    no_kernel_for_gpu,
+    platform_mismatch,
+    device_plugin_incompatible,
+    toolkit_incompatible,
+    gpu_request_limit_mismatch,
+    gpu_resource_unknown,
+    gpu_taint_not_tolerated,
+    gpu_node_selector_unsatisfiable,
+    runtime_class_missing,
+)
+
+RULES: Mapping[str, RuleInfo] = MappingProxyType({m.ID: RuleInfo.from_module(m) for m in _MODULES})
+_BY_NAME: Mapping[str, RuleInfo] = MappingProxyType({r.name: r for r in RULES.values()})
+
+
+def get_rule(key: str) -> RuleInfo | None:
+    """A rule by ID (``IL101``, case-insensitive) or name (``cuda-driver-too-old``)."""
+    return RULES.get(key.strip().upper()) or _BY_NAME.get(key.strip().lower())
+
+
+__all__ = ["RULES", "Finding", "RuleContext", "RuleInfo", "get_rule"]

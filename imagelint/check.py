@@ -1,0 +1,126 @@
+"""``imagelint check``'s core: inspect → (matrix, target) → engine → results.
+
+The CLI builds the inputs (SourceOptions, Target, Matrix, Config) and renders
+the ``CheckRun``; nothing here prints or imports typer.
+
+Platform choice: without ``--platform``/``--all-platforms``, when the target's
+pools run another CPU architecture than the default platform, every platform of
+an index is read and the ones the pools run are checked (a pool pulls the image
+of its own architecture); if none matches, the default one is, and IL402 says so.
+
+Exit code policy (``CheckRun.exit_code``): **3 when any image could not be
+read**, even if other images have findings — a partial answer must not pass a
+pipeline, and "could not look" is a different failure from "found problems".
+Otherwise 1 when a finding is at or above ``fail_on``, else 0. Unreadable
+images still get a result (with ``error``) so SARIF/JSON are always written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+from imagelint import __version__
+from imagelint.config import Config
+from imagelint.engine import ImageResult, exit_code_for, needs_layers, run_rules, selected_rules, summary_counts
+from imagelint.errors import SourceError
+from imagelint.facts.model import ImageFacts
+from imagelint.image import normalize_arch
+from imagelint.sources import SourceOptions
+from imagelint.target import Target
+
+Inspector = Callable[[str, SourceOptions, bool], list[ImageFacts]]
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """Everything one ``check`` produced, in reference order (one result per image platform)."""
+
+    results: tuple[ImageResult, ...]
+    target: Target
+    config: Config
+    matrix_version: str | None = None
+    matrix_origin: str | None = None
+    tool_version: str = __version__
+    notices: tuple[str, ...] = ()
+    started: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_for(self.results, self.config.fail_on)
+
+    @property
+    def summary(self) -> dict[str, int]:
+        return summary_counts(self.results)
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in selected_rules(self.config))
+
+    @property
+    def execution_successful(self) -> bool:
+        return all(r.ok for r in self.results)
+
+
+def _default_inspector(reference: str, options: SourceOptions, read_layers: bool) -> list[ImageFacts]:
+    from imagelint.inspect import inspect_reference
+
+    return inspect_reference(reference, options, read_layers=read_layers)
+
+
+def _platforms_for_pools(facts_list: list[ImageFacts], archs: set[str], options: SourceOptions) -> list[ImageFacts]:
+    """The platforms the pools will pull; else the default one (so IL402 can report the mismatch)."""
+    matching = [f for f in facts_list if f.platform and normalize_arch(f.platform.architecture) in archs]
+    if matching:
+        return matching
+    default = [f for f in facts_list if f.platform and options.platform.matches(f.platform)]
+    return default or facts_list[:1]
+
+
+def run_check(
+    references: Sequence[str],
+    source_options: SourceOptions,
+    target: Target,
+    matrix: Any,
+    config: Config,
+    read_layers: bool = True,
+    *,
+    inspector: Inspector | None = None,
+    today: _dt.date | None = None,
+) -> CheckRun:
+    """Check every reference (every platform with ``all_platforms``) against the target.
+
+    Layers are read only when a selected rule needs file facts (the config-only
+    fast path). An image that cannot be read (SourceError) becomes an error
+    result; a bad reference or option (UsageError) propagates (exit 2).
+    """
+    inspect = inspector or _default_inspector
+    read = read_layers and needs_layers(selected_rules(config))
+    pool_archs = {normalize_arch(p.arch) for p in target.pools if p.arch}
+    widen = (
+        bool(pool_archs)
+        and not source_options.all_platforms
+        and not source_options.platform_explicit
+        and pool_archs != {source_options.platform.architecture}
+    )
+    options = replace(source_options, all_platforms=True) if widen else source_options
+    results: list[ImageResult] = []
+    for ref in references:
+        try:
+            facts_list = inspect(ref, options, read)
+        except SourceError as exc:
+            results.append(ImageResult(subject=ref, error=exc.message, error_exit_code=exc.exit_code))
+            continue
+        if widen:
+            facts_list = _platforms_for_pools(facts_list, pool_archs, source_options)
+        for facts in facts_list:
+            results.append(run_rules(facts, target, matrix, config, today=today))
+    return CheckRun(
+        results=tuple(results),
+        target=target,
+        config=config,
+        matrix_version=getattr(matrix, "version", None),
+        matrix_origin=getattr(matrix, "origin", None),
+        notices=tuple(target.warnings) if hasattr(target, "warnings") else (),
+    )

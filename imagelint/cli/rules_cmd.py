@@ -1,0 +1,44 @@
+"""``imagelint rules`` (list the rules) and ``imagelint explain ID`` (one rule's documentation)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from imagelint.cli import app, fail
+from imagelint.errors import UsageError
+
+
+@app.command("rules")
+def rules_command(
+    format: str = typer.Option("text", "--format", help="text, json or markdown."),
+) -> None:
+    """List every rule with its ID, name, default severity and what it needs."""
+    from imagelint.rules import RULES
+    from imagelint.rules.docs import render_markdown
+
+    if format == "markdown":
+        typer.echo(render_markdown(), nl=False)
+    elif format == "json":
+        typer.echo(json.dumps([
+            {"id": r.id, "name": r.name, "severity": r.severity, "title": r.title, "needs": list(r.needs),
+             "references": list(r.references)} for r in RULES.values()
+        ], indent=2))
+    elif format == "text":
+        for r in RULES.values():
+            typer.echo(f"{r.id}  {r.name:<30} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
+    else:
+        raise fail(UsageError(f"--format must be text, json or markdown, not {format!r}"))
+
+
+@app.command("explain")
+def explain_command(rule: str = typer.Argument(..., help="Rule ID (IL101) or name (cuda-driver-too-old).")) -> None:
+    """Print one rule's documentation: rationale, remediation, examples."""
+    from imagelint.rules import RULES, get_rule
+    from imagelint.rules.docs import rule_markdown
+
+    info = get_rule(rule)
+    if info is None:
+        raise fail(UsageError(f"unknown rule {rule!r} (known: {', '.join(RULES)})"))
+    typer.echo(rule_markdown(info), nl=False)

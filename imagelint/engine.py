@@ -1,0 +1,273 @@
+"""Runs the selected rules over facts × target and decides what each finding means.
+
+One place decides (flake8's DecisionEngine, yamllint's central options):
+
+* **selection**: ``select``/``ignore`` by rule ID or prefix; the longest matching
+  prefix wins; on a tie ``ignore`` wins. No ``select`` means every rule.
+* **severity**: per-rule overrides replace what a rule reported.
+* **suppression**: config ``ignores`` (rule + image glob + reason, optional
+  ``expires``: an expired ignore stops applying and leaves a notice) and the
+  image label ``io.imagelint.ignore="IL302:reason[,IL104:reason]"`` (refused with
+  ``inline_ignores=False``). Suppressed findings are kept and counted.
+* **redaction**: values of env vars whose names look secret never leave here.
+* **threshold**: ``fail_on`` decides which findings fail the run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import re
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
+
+from imagelint.config import Config, IgnoreEntry
+from imagelint.facts.model import ImageFacts
+from imagelint.rules import RULES, RuleInfo
+from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
+from imagelint.target import Target
+
+INLINE_IGNORE_LABEL = "io.imagelint.ignore"
+_CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
+# Words in env names whose values are secrets (dockle PR #268): those values are redacted from every
+# output. Whole words only, so TOKENIZERS_PARALLELISM or MONKEY_PATCH are not secrets ("CC" in
+# "ACCESS_KEY"-style substring bugs are a known false-positive source in peers).
+_SECRET_WORDS = frozenset({
+    "TOKEN", "TOKENS", "PASSWORD", "PASSWD", "PASS", "SECRET", "SECRETS", "KEY", "APIKEY", "CREDENTIAL",
+    "CREDENTIALS", "CREDS", "PRIVATE", "AUTH", "PAT",
+})
+# Values too common to be a secret worth hiding (and hiding them would garble messages).
+_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null", "yes", "no"})
+REDACTED = "[redacted]"
+
+
+def looks_secret(name: str) -> bool:
+    return any(word in _SECRET_WORDS for word in re.split(r"[^A-Z0-9]+", name.upper()))
+
+
+def validate_code_prefix(code: str) -> str | None:
+    """None when ``code`` is a rule ID or a prefix of one, else what is wrong."""
+    c = code.strip().upper()
+    if c == "ALL":
+        return None
+    if not _CODE_RE.match(c):
+        return f"{code!r} is not a rule ID or prefix (e.g. IL101, IL1)"
+    if not any(rule_id.startswith(c) for rule_id in RULES):
+        return f"{code!r} matches no rule (known: {', '.join(RULES)})"
+    return None
+
+
+class RuleSelection:
+    """select/ignore by the longest matching prefix (ties go to ignore)."""
+
+    def __init__(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> None:
+        self.select = tuple("" if s.upper() == "ALL" else s.upper() for s in select) or ("",)
+        self.ignore = tuple("" if s.upper() == "ALL" else s.upper() for s in ignore)
+
+    def is_selected(self, rule_id: str) -> bool:
+        sel = max((len(s) for s in self.select if rule_id.startswith(s)), default=-1)
+        ign = max((len(s) for s in self.ignore if rule_id.startswith(s)), default=-1)
+        return sel >= 0 and sel > ign
+
+    def rules(self) -> list[RuleInfo]:
+        return [r for r in RULES.values() if self.is_selected(r.id)]
+
+
+def selected_rules(config: Config) -> list[RuleInfo]:
+    return RuleSelection(config.select, config.ignore).rules()
+
+
+def needs_layers(rules: Iterable[RuleInfo]) -> bool:
+    """False when every rule needs only the image config (the inspect fast path)."""
+    return any("files" in r.needs for r in rules)
+
+
+@dataclass(frozen=True)
+class SuppressedFinding:
+    finding: Finding
+    reason: str
+    by: str  # "config FILE:LINE" or "label io.imagelint.ignore"
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.finding.to_json()
+        out["suppressed_by"] = self.by
+        out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class ImageResult:
+    """What imagelint found for one image (one platform), or why it could not look."""
+
+    subject: str
+    kind: str = "image"
+    digest: str | None = None
+    platform: str | None = None
+    findings: tuple[Finding, ...] = ()
+    suppressed: tuple[SuppressedFinding, ...] = ()
+    notices: tuple[str, ...] = ()
+    skipped_rules: tuple[str, ...] = ()  # selected rules that need a target and had none
+    rules_run: tuple[str, ...] = ()
+    error: str | None = None             # set when the image could not be read
+    error_exit_code: int | None = None
+    complete: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def parse_inline_ignores(label: str) -> dict[str, str]:
+    """``IL302:reason,IL104:other reason`` → {rule: reason}. Entries without a reason are kept
+    with an empty reason (and do not suppress: a reason is required)."""
+    out: dict[str, str] = {}
+    for part in label.split(","):
+        code, _, reason = part.partition(":")
+        code = code.strip().upper()
+        if code:
+            out[code] = reason.strip()
+    return out
+
+
+def secret_values(facts: ImageFacts) -> tuple[str, ...]:
+    values = {e.value for e in facts.env
+              if looks_secret(e.name) and len(e.value) >= 4 and e.value.lower() not in _NOT_SECRET_VALUES}
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def redact_text(text: str, secrets: Sequence[str]) -> str:
+    for value in secrets:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def _redact_any(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, (list, tuple)):
+        return [_redact_any(v, secrets) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _redact_any(v, secrets) for k, v in value.items()}
+    return value
+
+
+def redact_finding(f: Finding, secrets: Sequence[str]) -> Finding:
+    if not secrets:
+        return f
+    return replace(
+        f,
+        message=redact_text(f.message, secrets),
+        remediation=redact_text(f.remediation, secrets),
+        extra=MappingProxyType(_redact_any(dict(f.extra), secrets)),
+    )
+
+
+def _matching_ignore(f: Finding, subject: str, entries: Sequence[IgnoreEntry]) -> IgnoreEntry | None:
+    best = None
+    for e in entries:
+        if f.rule.startswith(e.rule) and fnmatch.fnmatchcase(subject, e.image):
+            if best is None or len(e.rule) > len(best.rule):
+                best = e
+    return best
+
+
+def run_rules(
+    facts: ImageFacts,
+    target: Target,
+    matrix: Any,
+    config: Config,
+    today: _dt.date | None = None,
+) -> ImageResult:
+    """Every selected rule over one image's facts, with severities, suppressions and redaction."""
+    today = today or _dt.date.today()
+    rules = selected_rules(config)
+    ctx = RuleContext(facts, target, matrix)
+    secrets = secret_values(facts)
+    notices: list[str] = []
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            produced = list(rule.check(ctx))
+        except Exception as exc:  # a rule bug must not hide every other rule's findings
+            notices.append(f"rule {rule.id} failed on {facts.subject}: {exc.__class__.__name__}: {redact_text(str(exc), secrets)[:200]}")
+            continue
+        for f in produced:
+            if f.rule in config.severity:
+                f = replace(f, severity=config.severity[f.rule])
+            findings.append(redact_finding(f, secrets))
+
+    # Rules that need a target and, without one, said nothing at all (IL101 still reports the floor).
+    skipped = [r.id for r in rules if NEEDS_TARGET in r.needs and not target.known and not any(f.rule == r.id for f in findings)]
+    active, expired = [], []
+    for entry in config.ignores:
+        (expired if entry.expires is not None and entry.expires < today else active).append(entry)
+    label = facts.labels.get(INLINE_IGNORE_LABEL) if facts.labels else None
+    inline = parse_inline_ignores(label) if label else {}
+    if inline and not config.inline_ignores:
+        notices.append(f"label {INLINE_IGNORE_LABEL} on {facts.subject} not honoured (inline ignores are disabled)")
+        inline = {}
+
+    kept: list[Finding] = []
+    suppressed: list[SuppressedFinding] = []
+    used_expired: set[IgnoreEntry] = set()
+    for f in findings:
+        entry = _matching_ignore(f, facts.subject, active)
+        if entry is not None:
+            suppressed.append(SuppressedFinding(f, entry.reason, f"config {entry.source}"))
+            continue
+        reason = inline.get(f.rule)
+        if reason:
+            suppressed.append(SuppressedFinding(f, reason, f"label {INLINE_IGNORE_LABEL}"))
+            continue
+        stale = _matching_ignore(f, facts.subject, expired)
+        if stale is not None:
+            used_expired.add(stale)
+        kept.append(f)
+    for entry in expired:
+        notices.append(
+            f"ignore of {entry.rule} for '{entry.image}' ({entry.source}) expired on {entry.expires.isoformat()}"
+            + (" and no longer applies" if entry in used_expired else "")
+        )
+    for code, reason in inline.items():
+        if not reason:
+            notices.append(f"label {INLINE_IGNORE_LABEL}: {code} has no reason and is not honoured (write {code}:why)")
+    kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
+    return ImageResult(
+        subject=facts.subject,
+        kind=facts.kind,
+        digest=facts.digest,
+        platform=str(facts.platform) if facts.platform else None,
+        findings=tuple(kept),
+        suppressed=tuple(suppressed),
+        notices=tuple(notices),
+        skipped_rules=tuple(skipped),
+        rules_run=tuple(r.id for r in rules),
+        complete=facts.complete,
+    )
+
+
+def at_or_above(severity: str, fail_on: str) -> bool:
+    return fail_on != "never" and SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on]
+
+
+def exit_code_for(results: Sequence[ImageResult], fail_on: str) -> int:
+    """3 if any image was unreadable (documented: a partial result must not pass), else
+    1 if any finding is at/above ``fail_on``, else 0."""
+    from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+
+    if any(not r.ok for r in results):
+        return EXIT_UNREADABLE
+    if any(at_or_above(f.severity, fail_on) for r in results for f in r.findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def summary_counts(results: Sequence[ImageResult]) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0, "suppressed": 0}
+    for r in results:
+        for f in r.findings:
+            counts[f.severity] += 1
+        counts["suppressed"] += len(r.suppressed)
+    return counts

@@ -1,0 +1,75 @@
+"""GitHub Actions workflow commands (``::error file=…,line=…,title=…::message``) and the
+step-summary Markdown table.
+
+Escaping follows the runner's rules (actions/toolkit ``command.ts``): in data,
+``%`` ``\\r`` ``\\n``; in properties also ``:`` and ``,``. Only files of the
+repository (Dockerfiles, manifests, configs) are given as ``file=``: paths
+inside an image do not exist in the checkout, so they go into the message.
+"""
+
+from __future__ import annotations
+
+from imagelint.check import CheckRun
+from imagelint.report import ReportOptions
+from imagelint.report._common import image_label
+
+_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(run: CheckRun, options: ReportOptions) -> str:
+    lines: list[str] = []
+    for r in run.results:
+        lines.append(f"::group::{escape_data('imagelint ' + image_label(r))}")
+        if r.error:
+            lines.append(f"::error title={escape_property('imagelint: image unreadable')}::{escape_data(r.subject + ': ' + r.error)}")
+        for f in r.findings:
+            props = []
+            loc = f.location
+            if loc is not None and loc.source and loc.kind in ("dockerfile", "manifest", "appconfig"):
+                props.append(f"file={escape_property(loc.source)}")
+                if loc.line:
+                    props.append(f"line={int(loc.line)}")
+            props.append(f"title={escape_property(f'{f.rule} {f.name}')}")
+            where = f" (at {loc.describe()})" if loc is not None else ""
+            pool = f" [pool {f.pool}]" if f.pool else ""
+            message = f"{r.subject}{pool}: {f.message}{where}"
+            lines.append(f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}")
+        lines.append("::endgroup::")
+    s = run.summary
+    counts = f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
+    lines.append(f"::notice title=imagelint::{escape_data(counts)}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def step_summary(run: CheckRun) -> str:
+    """A Markdown section for ``$GITHUB_STEP_SUMMARY``."""
+    s = run.summary
+    out = [
+        "## imagelint",
+        "",
+        f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed",
+        "",
+        "| Image | Severity | Rule | Pool | Message | Location |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in run.results:
+        if r.error:
+            out.append(f"| {_cell(r.subject)} | error | unreadable | | {_cell(r.error)} | |")
+        for f in r.findings:
+            out.append(
+                f"| {_cell(r.subject)} | {f.severity} | {f.rule} {f.name} | {_cell(f.pool or '')} | "
+                f"{_cell(f.message)} | {_cell(f.location.describe() if f.location else '')} |"
+            )
+    return "\n".join(out) + "\n\n"

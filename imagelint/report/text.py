@@ -1,0 +1,56 @@
+"""The report for people: grouped by image, then severity, with the evidence for each finding."""
+
+from __future__ import annotations
+
+from imagelint.check import CheckRun
+from imagelint.report import ReportOptions
+from imagelint.report._common import SEVERITY_ORDER, image_label
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m"}
+_RESET = "\033[0m"
+
+
+def render(run: CheckRun, options: ReportOptions) -> str:
+    def c(style: str, text: str) -> str:
+        return f"{_COLORS[style]}{text}{_RESET}" if options.color else text
+
+    lines: list[str] = []
+    for result in run.results:
+        lines.append(c("bold", image_label(result)))
+        if result.error:
+            lines.append(f"  {c('error', 'unreadable')}: {result.error}")
+            lines.append("")
+            continue
+        if not result.findings:
+            lines.append("  no findings")
+        for severity in SEVERITY_ORDER:
+            group = [f for f in result.findings if f.severity == severity]
+            if not group:
+                continue
+            lines.append(f"  {c(severity, severity)} ({len(group)})")
+            for f in group:
+                pool = f" [pool {f.pool}]" if f.pool else ""
+                lines.append(f"    {f.rule} {f.name}{pool}: {f.message}")
+                if f.location is not None:
+                    lines.append(f"      {c('dim', 'at')} {f.location.describe()}")
+                if f.remediation:
+                    lines.append(f"      {c('dim', 'fix')} {f.remediation}")
+        if result.suppressed:
+            lines.append(f"  suppressed ({len(result.suppressed)})")
+            for s in result.suppressed:
+                lines.append(f"    {s.finding.rule} {s.finding.name}: {s.reason} [{s.by}]")
+        for notice in result.notices:
+            lines.append(f"  note: {notice}")
+        if not result.complete:
+            lines.append("  note: layers were not read (config only); file-based rules saw no files")
+        if result.skipped_rules:
+            lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
+        lines.append("")
+    for notice in run.notices:
+        lines.append(f"note: {notice}")
+    s = run.summary
+    lines.append(
+        f"{len(run.results)} image(s): {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "
+        f"{s['suppressed']} suppressed (fail-on {run.config.fail_on})"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,124 @@
+"""Kubernetes scheduling semantics the IL60x rules share (API behaviour, not NVIDIA facts).
+
+Toleration matching follows ``k8s.io/api/core/v1`` ``Toleration.ToleratesTaint``;
+node selectors and required node affinity follow the scheduler's
+``NodeAffinity`` filter; quantities follow ``resource.Quantity`` (decimal SI and
+binary suffixes). A pool whose labels are not known cannot be judged against a
+selector: ``match_pool`` then says ``None`` (unknown) rather than guessing.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Mapping
+
+from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
+from imagelint.target import NodePool, Taint
+
+# Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
+BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+_SUFFIX = {
+    "": Fraction(1), "m": Fraction(1, 1000), "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
+    "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
+    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+}
+
+
+def parse_quantity(text: str | None) -> Fraction | None:
+    """``"1"`` → 1, ``"1000m"`` → 1, ``"2Ki"`` → 2048; None when not a quantity."""
+    if text is None:
+        return None
+    s = str(text).strip()
+    for suffix in sorted(_SUFFIX, key=len, reverse=True):
+        if suffix and s.endswith(suffix):
+            number, mult = s[: -len(suffix)], _SUFFIX[suffix]
+            break
+    else:
+        number, mult = s, Fraction(1)
+    try:
+        return Fraction(number) * mult
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def workload(facts: ImageFacts, primary_only: bool = False) -> WorkloadFacts | None:
+    """The workload facts of a manifest container (None for any other input)."""
+    w = facts.workload
+    if w is None or (primary_only and not w.primary):
+        return None
+    return w
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator == "Exists":
+        return True
+    if not toleration.key:  # an empty key is only valid with Exists
+        return False
+    return (toleration.value or "") == (taint.value or "")
+
+
+def untolerated_taints(pool: NodePool, tolerations: tuple[Toleration, ...]) -> list[Taint]:
+    return [
+        t for t in pool.taints
+        if t.effect in BLOCKING_EFFECTS and not any(tolerates(tol, t) for tol in tolerations)
+    ]
+
+
+def pool_labels(pool: NodePool) -> dict[str, str]:
+    """The pool's node labels, plus the well-known arch label when the pool states its arch."""
+    labels = dict(pool.labels)
+    if pool.arch:
+        labels.setdefault("kubernetes.io/arch", pool.arch)
+        labels.setdefault("beta.kubernetes.io/arch", pool.arch)
+    return labels
+
+
+def _requirement(req: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
+    present = req.key in labels
+    value = labels.get(req.key)
+    op = req.operator
+    if op == "In":
+        return present and value in req.values
+    if op == "NotIn":
+        return not present or value not in req.values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and present and req.values:
+        try:
+            left, right = int(str(value)), int(req.values[0])
+        except ValueError:
+            return False
+        return left > right if op == "Gt" else left < right
+    return False
+
+
+def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
+    """Whether the pod's nodeSelector and required affinity select the pool's nodes.
+
+    Returns (True, "") / (False, why) / (None, why-unknown). Labels of a pool
+    built from flags are unknown (only its arch is): any selector key other
+    than the arch label makes the answer unknown.
+    """
+    if not w.node_selector and not w.affinity_terms:
+        return True, ""
+    labels = pool_labels(pool)
+    known = bool(pool.labels)
+    keys = set(w.node_selector) | {r.key for term in w.affinity_terms for r in term}
+    if not known and any(k not in labels for k in keys):
+        return None, f"pool {pool.name}: node labels unknown"
+    for key, value in w.node_selector.items():
+        if labels.get(key) != value:
+            have = labels.get(key)
+            return False, f"nodeSelector {key}={value} (pool {pool.name} has {key}={have})" if have is not None else \
+                f"nodeSelector {key}={value} (pool {pool.name} has no {key} label)"
+    # An empty node-selector term matches no node (core/v1 NodeSelectorTerm).
+    if w.affinity_terms and not any(term and all(_requirement(r, labels) for r in term) for term in w.affinity_terms):
+        return False, f"no required node-affinity term matches pool {pool.name}"
+    return True, ""

@@ -1,0 +1,154 @@
+"""What every rule shares: severities, the Finding it yields, the context it reads.
+
+A rule is a module with metadata constants (``ID``, ``NAME``, ``SEVERITY``,
+``TITLE``, ``NEEDS``, ``REFERENCES``), a docstring that is its documentation,
+and a generator ``check(ctx) -> Iterator[Finding]``. Rules never decide whether
+a finding is selected, suppressed or fatal: the engine does (flake8 style).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType, ModuleType
+from typing import Any, Iterator, Mapping, Protocol
+
+from imagelint.facts.model import ImageFacts, Provenance
+from imagelint.target import NodePool, Target
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+# Higher is worse; "never" (fail-on) sits above every severity so nothing reaches it.
+SEVERITY_RANK: Mapping[str, int] = MappingProxyType({INFO: 1, WARNING: 2, ERROR: 3, "never": 99})
+
+# What a rule needs to run. ``config``: the image config (env, labels, entrypoint);
+# ``files``: facts read from layers; ``target``: node pools to compare against.
+NEEDS_CONFIG = "config"
+NEEDS_FILES = "files"
+NEEDS_TARGET = "target"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem a rule found in one image (or static input), maybe for one pool."""
+
+    rule: str
+    name: str
+    severity: str
+    message: str
+    location: Provenance | None = None
+    remediation: str = ""
+    pool: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "location": self.location.to_json() if self.location else None,
+            "location_text": self.location.describe() if self.location else None,
+            "remediation": self.remediation,
+            "pool": self.pool,
+            "extra": dict(self.extra),
+        }
+
+
+class MatrixLike(Protocol):
+    """The parts of ``imagelint.matrix.Matrix`` rules call (duck-typed on purpose)."""
+
+    def driver_floor(self, cuda_version: str) -> Any: ...
+    def minor_version_compat(self, cuda_major: int) -> Any: ...
+    def cuda_for_driver(self, driver: str) -> str | None: ...
+    def forward_compat(self, cuda_version: str) -> Any: ...
+    def gpu(self, name: str) -> Any: ...
+    def toolkit(self, version: str) -> Any: ...
+    def toolkit_default_runtime_mode(self, version: str) -> str: ...
+    def device_plugin(self, version: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What a rule may read: the facts, the target (maybe empty) and the matrix."""
+
+    facts: ImageFacts
+    target: Target
+    matrix: MatrixLike | None
+
+    @property
+    def pools(self) -> tuple[NodePool, ...]:
+        return self.target.pools
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """A rule's metadata and entry point, read from its module."""
+
+    id: str
+    name: str
+    severity: str
+    title: str
+    needs: tuple[str, ...]
+    references: tuple[str, ...]
+    doc: str
+    module: ModuleType = field(repr=False, compare=False)
+
+    @classmethod
+    def from_module(cls, module: ModuleType) -> "RuleInfo":
+        return cls(
+            id=module.ID,
+            name=module.NAME,
+            severity=module.SEVERITY,
+            title=module.TITLE,
+            needs=tuple(module.NEEDS),
+            references=tuple(getattr(module, "REFERENCES", ())),
+            doc=(module.__doc__ or "").strip(),
+            module=module,
+        )
+
+    @property
+    def summary(self) -> str:
+        """The docstring's first paragraph (what the rule is about)."""
+        return self.doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+    @property
+    def remediation(self) -> str:
+        """The docstring's ``Remediation:`` paragraph, if any."""
+        for para in self.doc.split("\n\n"):
+            if para.strip().lower().startswith("remediation:"):
+                return " ".join(para.strip()[len("remediation:"):].split())
+        return ""
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        return self.module.check(ctx)
+
+
+class FindingFactory:
+    """Builds findings that carry a rule's id and name (keeps rule bodies short)."""
+
+    def __init__(self, rule_id: str, name: str, severity: str, remediation: str = "") -> None:
+        self.rule_id, self.name, self.severity, self.remediation = rule_id, name, severity, remediation
+
+    def __call__(
+        self,
+        message: str,
+        location: Provenance | None = None,
+        *,
+        severity: str | None = None,
+        pool: NodePool | str | None = None,
+        remediation: str | None = None,
+        **extra: Any,
+    ) -> Finding:
+        pool_name = pool.name if isinstance(pool, NodePool) else pool
+        return Finding(
+            rule=self.rule_id,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            location=location,
+            remediation=self.remediation if remediation is None else remediation,
+            pool=pool_name,
+            extra=MappingProxyType({k: v for k, v in extra.items() if v is not None}),
+        )

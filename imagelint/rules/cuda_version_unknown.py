@@ -1,0 +1,41 @@
+"""GPU libraries are present but no CUDA version can be determined.
+
+The image bundles CUDA or driver libraries, or compiled GPU code, yet nothing
+(``version.json``, ``version.txt``, ``libcudart.so.X.Y.Z``, a CUDA pip wheel,
+``torch/version.py``, ``CUDA_VERSION``) says which CUDA runtime it uses, so the
+driver floor cannot be checked.
+
+Remediation: set ``CUDA_VERSION`` (or a ``com.nvidia.cuda.version`` label) to
+the CUDA release the image is built with.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import INFO, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
+
+ID = "IL106"
+NAME = "cuda-version-unknown"
+SEVERITY = INFO
+TITLE = "GPU libraries present, CUDA version unknown"
+NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
+REFERENCES = ()
+REMEDIATION = "Set CUDA_VERSION (or a com.nvidia.cuda.version label) to the CUDA release used."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    facts = ctx.facts
+    if facts.cuda.versions or not facts.complete:
+        return
+    evidence = [lib.provenance for lib in facts.driver_libraries] + [code.provenance for code in facts.gpu_code]
+    if not evidence:
+        return
+    yield finding(
+        f"the image holds GPU libraries ({evidence[0].describe()}"
+        + (f" and {len(evidence) - 1} more" if len(evidence) > 1 else "")
+        + ") but no CUDA version can be determined, so the driver floor cannot be checked",
+        evidence[0],
+    )

@@ -1,0 +1,49 @@
+"""Render the rule reference (``docs/rules.md``) from the registry: one source of truth.
+
+``python -m imagelint.rules.docs > docs/rules.md`` regenerates it; a test fails when it drifts.
+"""
+
+from __future__ import annotations
+
+from imagelint.rules import RULES
+from imagelint.rules.base import RuleInfo
+
+
+def rule_markdown(rule: RuleInfo) -> str:
+    lines = [
+        f"## {rule.id} {rule.name}",
+        "",
+        f"**{rule.title}** — default severity `{rule.severity}`; needs: {', '.join(f'`{n}`' for n in rule.needs)}.",
+        "",
+        rule.doc,
+        "",
+    ]
+    if rule.references:
+        lines.append("References:")
+        lines.append("")
+        lines.extend(f"- <{ref}>" for ref in rule.references)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_markdown() -> str:
+    out = [
+        "# imagelint rules",
+        "",
+        "<!-- Generated from the rule docstrings by `python -m imagelint.rules.docs`; do not edit. -->",
+        "",
+        "| ID | Name | Severity | Needs | Title |",
+        "|---|---|---|---|---|",
+    ]
+    for rule in RULES.values():
+        out.append(f"| [{rule.id}](#{rule.id.lower()}-{rule.name}) | {rule.name} | {rule.severity} | {', '.join(rule.needs)} | {rule.title} |")
+    out.append("")
+    for rule in RULES.values():
+        out.append(rule_markdown(rule))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintenance entry point
+    import sys
+
+    sys.stdout.write(render_markdown())

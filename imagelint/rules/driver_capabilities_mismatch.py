@@ -1,0 +1,66 @@
+"""``NVIDIA_DRIVER_CAPABILITIES`` lacks a capability the image needs.
+
+The toolkit mounts only the driver libraries of the listed capabilities
+(``compute``, ``utility``, ``video``, ``graphics``, ``display``, ``compat32``,
+or ``all``). Unset or empty means ``utility,compute`` (a *legacy* image — one
+with ``CUDA_VERSION`` and no ``NVIDIA_REQUIRE_CUDA`` — gets all when unset).
+DeepStream and NVENC/NVDEC users need ``video`` (libnvcuvid, libnvidia-encode),
+OpenGL/Vulkan need ``graphics``; without them the libraries are simply absent
+at run time. A CUDA image whose list omits ``compute`` gets no libcuda at all.
+
+Remediation: list what the image uses, e.g.
+``ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility,video``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+
+ID = "IL304"
+NAME = "driver-capabilities-mismatch"
+SEVERITY = WARNING
+TITLE = "NVIDIA_DRIVER_CAPABILITIES lacks what the image needs"
+NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
+REFERENCES = ("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",)
+REMEDIATION = "Set NVIDIA_DRIVER_CAPABILITIES to every capability the image uses (e.g. compute,utility,video)."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+# nvidia-container-toolkit: empty or unset means these (a legacy image unset gets "all").
+DEFAULT_CAPABILITIES = frozenset({"utility", "compute"})
+
+
+def _legacy(ctx: RuleContext) -> bool:
+    cuda = ctx.facts.cuda
+    require = next((r for r in cuda.requires if r.name == "NVIDIA_REQUIRE_CUDA"), None)
+    return bool(cuda.cuda_version_env and cuda.cuda_version_env.value) and not (require and require.value)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    gpu = ctx.facts.gpu
+    setting = gpu.driver_capabilities
+    if setting is None and _legacy(ctx):
+        return  # legacy images get every capability
+    raw = setting.value if setting is not None else ""
+    caps = {c.strip().lower() for c in raw.split(",") if c.strip()} or set(DEFAULT_CAPABILITIES)
+    if "all" in caps:
+        return
+    described = f"NVIDIA_DRIVER_CAPABILITIES={raw}" if setting is not None and raw.strip() else (
+        "NVIDIA_DRIVER_CAPABILITIES is empty (means utility,compute)" if setting is not None
+        else "NVIDIA_DRIVER_CAPABILITIES is unset (means utility,compute)"
+    )
+    where = setting.provenance if setting is not None else None
+    for cap, why in gpu.needs_capabilities:
+        if cap.lower() not in caps:
+            yield finding(
+                f"{described} but the image needs '{cap}' ({why.describe()}): the driver libraries of that "
+                f"capability will not be mounted",
+                where or why, capability=cap, needed_by=why.describe(),
+            )
+    if "compute" not in caps and ctx.facts.cuda.versions:
+        yield finding(
+            f"{described} omits 'compute' in a CUDA image: libcuda will not be mounted",
+            where, capability="compute",
+        )

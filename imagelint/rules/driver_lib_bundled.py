@@ -1,0 +1,54 @@
+"""A real NVIDIA driver library is in the image, on the loader path.
+
+The driver's user-space libraries (``libcuda.so``, ``libnvidia-ml.so``,
+``libnvidia-ptxjitcompiler.so``...) must match the kernel module of the node:
+the container toolkit mounts the host's copies at start. A copy baked into the
+image, found first by the dynamic loader, shadows them and fails with "CUDA
+driver version is insufficient" or ``NVML: Driver/library version mismatch``
+on every node whose driver differs. Link-time stubs (``.../stubs/``) and
+forward-compat libraries (``.../compat/``) are not reported here.
+
+Remediation: do not install driver packages (``libnvidia-compute-*``,
+``libcuda1``) in the image; link against the CUDA stubs and let the toolkit
+inject the host driver.
+
+Anti-pattern::
+
+    RUN apt-get install -y libnvidia-compute-535
+
+Best practice::
+
+    # nothing: the NVIDIA container toolkit mounts the host driver
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from imagelint.rules.base import ERROR, NEEDS_FILES, Finding, FindingFactory, RuleContext
+
+ID = "IL201"
+NAME = "driver-lib-bundled"
+SEVERITY = ERROR
+TITLE = "Driver library bundled in the image"
+NEEDS = (NEEDS_FILES,)
+REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit",)
+REMEDIATION = "Remove driver packages from the image; the container toolkit injects the host's driver libraries."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    real = [d for d in ctx.facts.driver_libraries if d.role == "real" and d.on_loader_path]
+    files = [d for d in real if not d.is_symlink] or real
+    for lib in files:
+        version = f" {lib.version}" if lib.version else ""
+        where = lib.provenance
+        layer = f" in layer {where.layer_index}" if where.layer_index is not None else ""
+        yield finding(
+            f"driver library {lib.name}{version} is bundled at /{lib.path.lstrip('/')}{layer} and is on the "
+            f"loader path ({os.path.dirname('/' + lib.path.lstrip('/'))}): it shadows the host driver the "
+            f"toolkit mounts and breaks on every node whose driver is not{version or ' the same'}",
+            where, library=lib.name, version=lib.version, path="/" + lib.path.lstrip("/"),
+        )

@@ -1,0 +1,56 @@
+"""A GPU pod's nodeSelector or required node affinity matches no target GPU pool.
+
+A selector such as ``nvidia.com/gpu.product: Tesla-T4`` (a GPU Feature
+Discovery label) or ``kubernetes.io/arch: arm64`` that no GPU node carries
+leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector").
+Labels are compared with the pools' node labels (from the cluster or the
+target file; a pool's ``arch`` gives ``kubernetes.io/arch``). When a pool's
+labels are not known, the rule does not guess.
+
+Remediation: select labels the GPU nodes carry (``kubectl get nodes
+--show-labels``), or drop the selector and let the GPU request place the pod.
+
+Anti-pattern::
+
+    nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}   # cluster has T4 nodes
+
+Best practice::
+
+    nodeSelector: {nvidia.com/gpu.product: Tesla-T4}
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules._kube import match_pool, workload
+
+ID = "IL604"
+NAME = "gpu-node-selector-unsatisfiable"
+SEVERITY = ERROR
+TITLE = "GPU pod's node selector matches no GPU pool"
+NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
+REFERENCES = (
+    "https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/",
+    "https://github.com/NVIDIA/k8s-device-plugin/tree/main/docs/gpu-feature-discovery",
+)
+REMEDIATION = "Select labels the target's GPU nodes carry, or remove the selector."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    w = workload(ctx.facts, primary_only=True)
+    if w is None or not w.pod_resources or not ctx.target.known:
+        return
+    if not w.node_selector and not w.affinity_terms:
+        return
+    results = [match_pool(w, p) for p in ctx.pools]
+    if any(ok is not False for ok, _ in results):
+        return  # some pool matches, or cannot be judged
+    yield finding(
+        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but its node selection matches no GPU pool, "
+        f"so it would stay Pending: {'; '.join(why for _, why in results)}",
+        w.scheduling_provenance or w.provenance,
+    )

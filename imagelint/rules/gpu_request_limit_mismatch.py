@@ -1,0 +1,64 @@
+"""A container's GPU request and limit disagree, or a GPU request has no limit.
+
+GPUs are extended resources: Kubernetes does not overcommit them, so the API
+server rejects a pod whose ``nvidia.com/*`` request differs from its limit
+("must be equal to ... limit") and one that requests without a limit. Setting
+only the limit is fine (the request defaults to it).
+
+Remediation: set ``limits`` (and, if you like, the same value under
+``requests``) for every ``nvidia.com/*`` resource.
+
+Anti-pattern::
+
+    resources:
+      requests: {nvidia.com/gpu: 1}
+      limits:   {nvidia.com/gpu: 2}
+
+Best practice::
+
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import ERROR, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
+from imagelint.rules._kube import parse_quantity, workload
+
+ID = "IL601"
+NAME = "gpu-request-limit-mismatch"
+SEVERITY = ERROR
+TITLE = "GPU resource request without an equal limit"
+NEEDS = (NEEDS_CONFIG,)
+REFERENCES = (
+    "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/",
+    "https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources",
+)
+REMEDIATION = "Set limits for every nvidia.com/* resource; requests, if given, must equal the limits."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    w = workload(ctx.facts)
+    if w is None:
+        return
+    for r in w.resources:
+        if r.request is None:
+            continue
+        if r.limit is None:
+            yield finding(
+                f"container {w.container} of {w.kind}/{w.name} requests {r.name}: {r.request} without a limit; "
+                f"the API server rejects GPU requests that have no equal limit",
+                r.provenance, resource=r.name, request=r.request,
+            )
+            continue
+        req, lim = parse_quantity(r.request), parse_quantity(r.limit)
+        if req is None or lim is None or req != lim:
+            yield finding(
+                f"container {w.container} of {w.kind}/{w.name} requests {r.name}: {r.request} but limits it to "
+                f"{r.limit}; GPUs cannot be overcommitted, so requests must equal limits",
+                r.provenance, resource=r.name, request=r.request, limit=r.limit,
+            )

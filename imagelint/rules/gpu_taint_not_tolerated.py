@@ -1,0 +1,58 @@
+"""A GPU pod tolerates none of the taints on the target's GPU pools.
+
+GPU node pools are commonly tainted (``nvidia.com/gpu=present:NoSchedule``,
+the GPU Operator's and cloud providers' defaults) so that only GPU workloads
+land there. A pod without a matching toleration is never scheduled on them:
+it stays ``Pending`` with "node(s) had untolerated taint". Some providers add
+the toleration through an admission controller; a manifest linted before
+deploy cannot see that, so the finding names the taint to add.
+
+Remediation: add a toleration for each ``NoSchedule``/``NoExecute`` taint of
+the GPU pool the pod should run on.
+
+Anti-pattern::
+
+    # pool taint nvidia.com/gpu=present:NoSchedule, pod has no tolerations
+
+Best practice::
+
+    tolerations:
+    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules._kube import untolerated_taints, workload
+
+ID = "IL603"
+NAME = "gpu-taint-not-tolerated"
+SEVERITY = ERROR
+TITLE = "GPU pod tolerates no GPU pool's taints"
+NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
+REFERENCES = ("https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/",)
+REMEDIATION = "Add tolerations for the taints of the GPU pool the pod should run on."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+
+def _taint_text(t: object) -> str:
+    key, value, effect = getattr(t, "key"), getattr(t, "value"), getattr(t, "effect")
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    w = workload(ctx.facts, primary_only=True)
+    if w is None or not w.pod_resources or not ctx.target.known:
+        return
+    blocked = {p.name: untolerated_taints(p, w.tolerations) for p in ctx.pools}
+    if any(not taints for taints in blocked.values()):
+        return
+    listing = "; ".join(f"{pool}: {', '.join(_taint_text(t) for t in taints)}" for pool, taints in blocked.items())
+    yield finding(
+        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but tolerates the taints of no GPU pool, so it "
+        f"would stay Pending. Untolerated: {listing}",
+        w.scheduling_provenance or w.provenance, taints=listing,
+    )

@@ -1,0 +1,60 @@
+"""A GPU index is hard-coded in the entrypoint, a script or an app config.
+
+Inside a container the runtime renumbers the GPUs it exposes from 0, so a pod
+that gets one GPU only ever has device 0. ``gpu-id=1`` in a DeepStream config,
+``--device cuda:1`` or ``torch.cuda.set_device(1)`` then fails with "invalid
+device ordinal" (or a buffer-pool/NvBufSurface error). Index 0 works with one
+GPU but silently ignores any others (info).
+
+Remediation: use device 0 (or read the index from an env var the deployment
+sets), and request the number of GPUs in the pod spec.
+
+Anti-pattern::
+
+    [primary-gie]
+    gpu-id=1
+
+Best practice::
+
+    [primary-gie]
+    gpu-id=0
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
+
+ID = "IL302"
+NAME = "hardcoded-gpu-index"
+SEVERITY = ERROR
+TITLE = "Hard-coded GPU index"
+NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
+REFERENCES = ("https://docs.nvidia.com/metropolis/deepstream/dev-guide/text/DS_ref_app_deepstream.html",)
+REMEDIATION = "Use GPU 0 inside the container (the runtime renumbers), or read the index from the environment."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+_INDEX_KINDS = frozenset({"gpu-id", "cli-flag", "code"})
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    for s in ctx.facts.gpu.index_settings:
+        if s.kind not in _INDEX_KINDS or not s.indices:
+            continue
+        high = max(s.indices)
+        reached = "" if s.referenced else " (not reached from the entrypoint)"
+        if high >= 1:
+            yield finding(
+                f"GPU index {high} hard-coded{reached}: {s.text.strip()!r}; a container sees its GPUs "
+                f"numbered from 0, so index {high} needs at least {high + 1} GPUs in the pod "
+                f"('invalid device ordinal' otherwise)",
+                s.provenance, severity=ERROR if s.referenced else INFO, index=high, kind=s.kind,
+            )
+        else:
+            yield finding(
+                f"GPU index 0 hard-coded{reached}: {s.text.strip()!r}; works, but only ever uses the first "
+                f"GPU the pod gets",
+                s.provenance, severity=INFO, index=0, kind=s.kind,
+            )

@@ -1,0 +1,75 @@
+"""The image turns the runtime's driver check off, or its requirement checks nothing.
+
+``NVIDIA_DISABLE_REQUIRE`` read as true by Go's ``strconv.ParseBool``
+(``1``, ``t``, ``T``, ``TRUE``, ``true``, ``True``) drops every
+``NVIDIA_REQUIRE_*`` check: an image that needs a newer driver starts and fails
+inside CUDA instead of being refused with a clear message.
+
+A requirement whose ``cuda>=`` floor is below the image's own CUDA
+major.minor checks nothing useful: NGC images set ``NVIDIA_REQUIRE_CUDA=cuda>=9.0``
+on CUDA 12 runtimes, so any driver passes.
+
+``NVIDIA_DISABLE_REQUIRES`` (plural) is read by nothing (it appears only in a
+changelog and an issue comment); setting it is reported as info, since the
+author probably believed it disabled the check.
+
+Remediation: remove ``NVIDIA_DISABLE_REQUIRE``, and set ``NVIDIA_REQUIRE_CUDA``
+to ``cuda>=X.Y`` for the image's CUDA version (plus the brand/driver terms of
+the official images if forward compatibility is intended).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from imagelint.rules._common import compare, governing_cuda
+from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+
+ID = "IL104"
+NAME = "require-check-disabled"
+SEVERITY = WARNING
+TITLE = "The runtime's NVIDIA_REQUIRE_* check is disabled or checks nothing"
+NEEDS = (NEEDS_CONFIG,)
+REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/internal/config/image/cuda_image.go",)
+REMEDIATION = "Remove NVIDIA_DISABLE_REQUIRE and set NVIDIA_REQUIRE_CUDA=cuda>=X.Y for the image's CUDA."
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+# Go's strconv.ParseBool true spellings (the runtime parses NVIDIA_DISABLE_REQUIRE with it).
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_CUDA_FLOOR = re.compile(r"^cuda>=([0-9.]+)$", re.IGNORECASE)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    cuda = ctx.facts.cuda
+    if cuda.disable_require is not None and cuda.disable_require.value in _GO_TRUE:
+        yield finding(
+            f"NVIDIA_DISABLE_REQUIRE={cuda.disable_require.value} turns off every NVIDIA_REQUIRE_* check: "
+            f"on a too-old driver the container starts and fails inside CUDA",
+            cuda.disable_require.provenance,
+        )
+    if cuda.disable_requires_plural is not None:
+        yield finding(
+            "NVIDIA_DISABLE_REQUIRES (plural) is read by no NVIDIA component; it does not disable the "
+            "requirement check (the variable is NVIDIA_DISABLE_REQUIRE)",
+            cuda.disable_requires_plural.provenance, severity=INFO,
+            remediation="Remove it (or use NVIDIA_DISABLE_REQUIRE if disabling is really intended).",
+        )
+    governing = governing_cuda(ctx.facts)
+    if governing is None:
+        return
+    for setting in cuda.requires:
+        if setting.name != "NVIDIA_REQUIRE_CUDA" or not setting.value.strip():
+            continue
+        floors = [m.group(1) for t in setting.value.split(" ") for f in t.split(",") if (m := _CUDA_FLOOR.match(f))]
+        if floors and all(compare(f, governing.major_minor) < 0 for f in floors):
+            yield finding(
+                f"NVIDIA_REQUIRE_CUDA asks only for cuda>={max(floors, key=_key)} but the image's CUDA is "
+                f"{governing.version}: the runtime lets it start on drivers too old for it",
+                setting.provenance, floor=max(floors, key=_key), cuda=governing.version,
+            )
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split(".") if p.isdigit())

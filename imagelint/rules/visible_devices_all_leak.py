@@ -1,0 +1,61 @@
+"""``NVIDIA_VISIBLE_DEVICES=all`` in the image can expose every GPU of a node.
+
+Every official CUDA image sets ``NVIDIA_VISIBLE_DEVICES=all``. With the device
+plugin's default ``envvar`` device-list strategy, a container that does *not*
+request ``nvidia.com/gpu`` still gets every GPU on the node through that
+variable, unless the toolkit sets
+``accept-nvidia-visible-devices-envvar-when-unprivileged = false`` (default
+true). Reported as a warning for pools known to use the ``envvar`` strategy
+without that toolkit setting turned off; as info otherwise (a pool whose
+strategy is not known — e.g. given by ``--driver`` alone — may use the default,
+``envvar``).
+
+Remediation: on the cluster, set the plugin's ``deviceListStrategy`` to
+``volume-mounts`` (or CDI) and the toolkit's
+``accept-nvidia-visible-devices-envvar-when-unprivileged = false``; in the
+image, unset the variable if it never needs a GPU.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+
+ID = "IL303"
+NAME = "visible-devices-all-leak"
+SEVERITY = INFO
+TITLE = "NVIDIA_VISIBLE_DEVICES=all can expose every GPU"
+NEEDS = (NEEDS_CONFIG,)
+REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/api/config/v1/config.go",)
+REMEDIATION = (
+    "Use deviceListStrategy=volume-mounts (or CDI) with accept-nvidia-visible-devices-envvar-when-unprivileged=false."
+)
+
+finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    setting = ctx.facts.gpu.visible_devices
+    if setting is None or setting.value.strip().lower() != "all":
+        return
+    leaky = [p for p in ctx.pools if "envvar" in p.device_list_strategy and p.accept_envvar_unprivileged is not False]
+    for pool in leaky:
+        yield finding(
+            f"NVIDIA_VISIBLE_DEVICES=all: on pool {pool.name} (device-list strategy "
+            f"{','.join(pool.device_list_strategy)}, toolkit accepts the env var from unprivileged containers) "
+            f"a pod that requests no GPU still sees every GPU of the node",
+            setting.provenance, severity=WARNING, pool=pool,
+        )
+    if not leaky:
+        default = _default_strategy(ctx)
+        yield finding(
+            "NVIDIA_VISIBLE_DEVICES=all: a container that requests no GPU gets every GPU of the node where the "
+            f"device plugin uses the envvar strategy (the default: {default}) and the toolkit accepts the variable "
+            "from unprivileged containers",
+            setting.provenance,
+        )
+
+
+def _default_strategy(ctx: RuleContext) -> str:
+    lookup = getattr(ctx.matrix, "device_plugin_requirement", None)
+    return (lookup("default_device_list_strategy") if lookup else None) or "unknown"

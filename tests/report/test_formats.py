@@ -1,0 +1,130 @@
+"""Every report format: valid against its schema/grammar, complete, and free of secrets."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+
+from imagelint.report import FORMAT_NAMES, ReportOptions, render
+from imagelint.report.github import escape_data, escape_property, step_summary
+
+from tests.report.conftest import make_run
+from tests.rules.helpers import facts, run
+
+SECRET = "hunter2-secret"
+
+
+def test_json_validates_and_counts(busy_run, report_schema):
+    doc = json.loads(render("json", busy_run))
+    jsonschema.Draft202012Validator(report_schema).validate(doc)
+    assert doc["exit_code"] == 3 and doc["matrix"]["version"] == busy_run.matrix_version
+    ok, bad = doc["results"]
+    assert bad["error"] and not bad["findings"]
+    rules = {f["rule"] for f in ok["findings"]}
+    assert {"IL101", "IL301", "IL302"} <= rules and "IL102" not in rules  # NVIDIA_DISABLE_REQUIRE=1
+    assert [s["rule"] for s in ok["suppressed"]] == ["IL104"] and doc["summary"]["suppressed"] == 1
+    assert doc["summary"]["error"] == sum(f["severity"] == "error" for f in ok["findings"])
+    gpu = next(f for f in ok["findings"] if f["rule"] == "IL302")
+    assert gpu["location"]["path"] == "app/config.txt" and gpu["location"]["line"] == 3
+    assert ok["target"]["pools"][0]["name"] == "t4-pool"
+
+
+def test_json_schema_rejects_a_broken_report(busy_run, report_schema):
+    doc = json.loads(render("json", busy_run))
+    doc["results"][0]["findings"][0]["severity"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(report_schema).validate(doc)
+
+
+def test_sarif_valid_with_findings_and_unreadable_image(busy_run, sarif_schema):
+    doc = json.loads(render("sarif", busy_run))
+    jsonschema.Draft4Validator(sarif_schema).validate(doc)
+    [r] = doc["runs"]
+    inv = r["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    assert any("connection refused" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
+    rules = r["tool"]["driver"]["rules"]
+    assert {x["id"] for x in rules} >= {"IL101", "IL302"} and all(x["help"]["text"] for x in rules)
+    res = next(x for x in r["results"] if x["ruleId"] == "IL302")
+    assert rules[res["ruleIndex"]]["id"] == "IL302"
+    loc = res["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "app/config.txt" and loc["region"]["startLine"] == 3
+    supp = next(x for x in r["results"] if x["ruleId"] == "IL104")
+    assert supp["suppressions"][0]["justification"].startswith("known")
+
+
+def test_sarif_valid_with_no_findings(sarif_schema):
+    clean = make_run([run(facts({}))])
+    doc = json.loads(render("sarif", clean))
+    jsonschema.Draft4Validator(sarif_schema).validate(doc)
+    assert doc["runs"][0]["results"] == [] and doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
+
+
+def test_sarif_schema_is_the_official_one(sarif_schema):
+    assert sarif_schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(sarif_schema).validate({"version": "2.1.0", "runs": [{"results": []}]})
+
+
+def test_github_commands(busy_run):
+    out = render("github", busy_run)
+    lines = out.splitlines()
+    il302 = next(line for line in lines if "IL302" in line)
+    assert il302.startswith("::error title=IL302 hardcoded-gpu-index::")
+    assert any(line.startswith("::warning ") for line in lines)
+    assert any(line.startswith("::error title=imagelint%3A image unreadable::") for line in lines)
+    assert lines[0].startswith("::group::") and "::endgroup::" in lines
+
+
+def test_github_escaping():
+    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+
+
+def test_github_file_property_for_repository_sources():
+    from imagelint.facts.model import GpuIndexSetting, Provenance
+
+    s = GpuIndexSetting("nvidia-visible-devices", "1", (1,), "ENV NVIDIA_VISIBLE_DEVICES=1",
+                        Provenance("dockerfile", source="docker/Dockerfile,gpu", line=7))
+    out = render("github", make_run([run(facts({}, index_settings=(s,), kind="dockerfile", platforms=()))]))
+    assert "::error file=docker/Dockerfile%2Cgpu,line=7,title=IL301 hardcoded-visible-devices::" in out
+
+
+def test_step_summary_table(busy_run):
+    md = step_summary(busy_run)
+    assert md.startswith("## imagelint") and "| Image | Severity | Rule | Pool | Message | Location |" in md
+    assert "| oci-dir:app | error | IL302 hardcoded-gpu-index |" in md
+
+
+def test_junit_is_valid_xml_with_failures(busy_run):
+    root = ET.fromstring(render("junit", busy_run))
+    suites = root.findall("testsuite")
+    assert len(suites) == 2
+    cases = {c.get("name"): c for c in suites[0].findall("testcase")}
+    assert cases["IL302 hardcoded-gpu-index"].find("failure") is not None
+    assert cases["IL303 visible-devices-all-leak"].find("failure") is None  # warning below fail-on error
+    assert suites[1].find("testcase/error") is not None
+    assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites) > 0
+
+
+def test_text_groups_and_evidence(busy_run):
+    out = render("text", busy_run)
+    assert "/app/config.txt:3 (layer 1 sha256:abababababab)" in out
+    assert out.index("  error (") < out.index("  warning (") < out.index("  info (")
+    assert "suppressed (1)" in out and "unreadable: registry example.invalid" in out
+    assert "\033[" not in out
+    assert "\033[31m" in render("text", busy_run, ReportOptions(color=True))
+
+
+def test_text_lists_rules_that_need_a_target():
+    out = render("text", make_run([run(facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4"}))]))
+    assert "not run without a target:" in out and "IL102" in out
+
+
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_no_secret_in_any_format(busy_run, fmt):
+    assert SECRET not in render(fmt, busy_run)
+    assert SECRET not in step_summary(busy_run)

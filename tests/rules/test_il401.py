@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+
+import pytest
+
+from imagelint.facts.capture import CAPTURE_SPEC
+from imagelint.facts.collect import collect_image_facts
+from imagelint.facts.fatbin import FATBIN_CAPTURE_RULES, SCANNERS, gpu_code_facts
+from imagelint.facts.model import GpuCodeObject
+from imagelint.layers.model import CaptureSpec
+from imagelint.layers.reader import read_image_filesystem
+from imagelint.rules import no_kernel_for_gpu as rule
+from imagelint.rules.base import RuleContext
+from imagelint.target import GpuSpec, NodePool
+from tests.facts.fatbin_support import compile_library
+from tests.facts.helpers import open_spec
+from tests.rules.helpers import facts, file_prov, matrix, pool, target
+from tests.support.imagebuilder import File, ImageSpec, Symlink
+
+
+def lib(path: str, sass=(), ptx=(), layer: int = 2) -> GpuCodeObject:
+    return GpuCodeObject(path, tuple(sass), tuple(ptx), file_prov(path, layer=layer))
+
+
+def check(f, t=None):
+    return list(rule.check(RuleContext(f, t or target(), matrix())))
+
+
+def with_code(*objs: GpuCodeObject, env: dict | None = None):
+    return dataclasses.replace(facts(env or {}), gpu_code=objs)
+
+
+def test_sm80_only_library_has_no_kernel_for_h100():
+    f = with_code(lib("usr/lib/libk.so", sass=("sm_70", "sm_80")))
+    [finding] = check(f, target(pool("h100", gpus=("H100",))))
+    assert finding.severity == "error" and finding.pool == "h100" and finding.rule == "IL401"
+    assert "/usr/lib/libk.so (layer 2)" in finding.message
+    assert "has sm_70, sm_80; needs sm_90 SASS or PTX <= compute_90" in finding.message
+    assert finding.location.path == "usr/lib/libk.so" and finding.extra["compute_capability"] == "9.0"
+
+
+def test_same_library_is_fine_on_a100_and_a10():
+    f = with_code(lib("usr/lib/libk.so", sass=("sm_80",)))
+    assert check(f, target(pool("a100", gpus=("A100",)), pool("a10", gpus=("A10",)))) == []
+
+
+def test_ptx_saves_the_library_but_jit_is_noted():
+    f = with_code(lib("usr/lib/libk.so", sass=("sm_80",), ptx=("compute_80",)))
+    [finding] = check(f, target(pool("h100", gpus=("H100",))))
+    assert finding.severity == "info" and "JIT" in finding.message and "compute_80" in finding.message
+
+
+def test_arch_specific_code_runs_only_on_its_own_gpu():
+    f = with_code(lib("opt/fa3/libfa3.so", sass=("sm_90a",), ptx=("compute_90a",)))
+    t = target(pool("h100", gpus=("H100",)), pool("b200", gpus=("B200",)), pool("l4", gpus=("L4",)))
+    found = check(f, t)
+    assert sorted(x.pool for x in found) == ["b200", "l4"] and all(x.severity == "error" for x in found)
+
+
+def test_only_failing_libraries_are_listed_and_code_free_ones_ignored():
+    f = with_code(
+        lib("usr/lib/libgood.so", sass=("sm_80", "sm_90")),
+        lib("usr/lib/libbad.so", sass=("sm_75",), layer=3),
+        GpuCodeObject("usr/lib/libnone.so", (), (), file_prov("usr/lib/libnone.so")),
+    )
+    [finding] = check(f, target(pool("h100", gpus=("H100",))))
+    assert finding.extra["library"] == "usr/lib/libbad.so" and "(layer 3)" in finding.message
+
+
+def test_compute_capability_given_directly_and_gpus_sharing_one_are_merged():
+    p = NodePool("mixed", gpus=(GpuSpec(compute_capability="8.6"), GpuSpec(product="A10"), GpuSpec(product="A100")))
+    f = with_code(lib("usr/lib/libk.so", sass=("sm_90",)))
+    found = check(f, target(p))
+    assert sorted(x.extra["compute_capability"] for x in found) == ["8.0", "8.6"]
+    [a86] = [x for x in found if x.extra["compute_capability"] == "8.6"]
+    assert "needs sm_80..sm_86 SASS or PTX <= compute_86" in a86.message
+
+
+def test_no_target_gpu_is_info():
+    f = with_code(lib("usr/lib/libk.so", sass=("sm_80",)))
+    [finding] = check(f)
+    assert finding.severity == "info" and "no target GPU" in finding.message and "sm_80" in finding.message
+    [finding] = check(f, target(NodePool("cpu-less", driver="535.104.05")))
+    assert finding.severity == "info" and finding.pool == "cpu-less"
+
+
+def test_no_device_code_no_findings():
+    assert check(facts({}), target(pool("h100", gpus=("H100",)))) == []
+
+
+def test_torch_arch_list_is_secondary_evidence():
+    f = facts({"TORCH_CUDA_ARCH_LIST": "7.0 7.5 8.0 8.6"}, complete=False)
+    [finding] = check(f, target(pool("h100", gpus=("H100",))))
+    assert finding.severity == "warning" and "secondary evidence" in finding.message
+    assert "layers were not read" in finding.message
+    assert finding.location.kind == "env" and finding.extra["evidence"] == "TORCH_CUDA_ARCH_LIST"
+    assert check(facts({"TORCH_CUDA_ARCH_LIST": "8.0 9.0+PTX"}), target(pool("b200", gpus=("B200",))))[0].severity == "info"
+
+
+def test_binaries_win_over_torch_arch_list():
+    f = with_code(lib("usr/lib/libtorch_cuda.so", sass=("sm_90",)), env={"TORCH_CUDA_ARCH_LIST": "7.0"})
+    assert check(f, target(pool("h100", gpus=("H100",)))) == []
+
+
+# --- end to end: real nvcc libraries in an image, read by the real reader ------------------------
+
+
+def _merged_spec() -> CaptureSpec:
+    """What capture.py will hold once the fatbin rules are merged (after the existing scan rules)."""
+    scans = [r for r in CAPTURE_SPEC.rules if r.action == "scan"]
+    rest = [r for r in CAPTURE_SPEC.rules if r.action != "scan"]
+    return CaptureSpec((*scans, *FATBIN_CAPTURE_RULES, *rest),
+                       MappingProxyType({**CAPTURE_SPEC.scanner_factory, **SCANNERS}))
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("with_ptx, fires", [(False, True), (True, False)])
+def test_real_library_in_an_image_on_h100(tmp_path, with_ptx, fires):
+    gencodes = ("arch=compute_80,code=sm_80",) + (("arch=compute_80,code=compute_80",) if with_ptx else ())
+    so = compile_library(gencodes).read_bytes()
+    spec = ImageSpec(layers=[
+        [File("etc/ld.so.conf", b"include /etc/ld.so.conf.d/*.conf\n")],
+        [File("opt/app/lib/libk.so.1.0", so, 0o755), Symlink("opt/app/lib/libk.so", "libk.so.1.0")],
+    ], env={"CUDA_VERSION": "13.0.1"})
+    image = open_spec(tmp_path, spec)
+    fs = read_image_filesystem(image, _merged_spec())
+    assert fs.read("etc/ld.so.conf")  # the loader's content rule still gets its file
+    f = dataclasses.replace(collect_image_facts(image, fs), gpu_code=gpu_code_facts(fs))
+    [code] = f.gpu_code
+    assert code.path == "opt/app/lib/libk.so.1.0" and code.provenance.layer_index == 1
+    found = check(f, target(pool("h100", gpus=("H100",))))
+    errors = [x for x in found if x.severity == "error"]
+    if fires:
+        [e] = errors
+        assert "/opt/app/lib/libk.so.1.0 (layer 1)" in e.message and "has sm_80;" in e.message
+    else:
+        assert errors == [] and [x.severity for x in found] == ["info"]
+    assert check(f, target(pool("a100", gpus=("A100",)))) == []

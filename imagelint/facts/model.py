@@ -258,6 +258,65 @@ class BaseImageFacts:
     provenance: tuple[Provenance, ...] = ()
 
 
+# --- Kubernetes workloads (static manifests only) -------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceAmount:
+    """One extended resource (``nvidia.com/*``) of one container: its request and limit as written."""
+
+    name: str
+    request: str | None
+    limit: str | None
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration as written (``operator`` defaults to ``Equal``; no ``effect`` = every effect)."""
+
+    key: str | None = None
+    operator: str = "Equal"
+    value: str | None = None
+    effect: str | None = None
+
+
+@dataclass(frozen=True)
+class NodeSelectorRequirement:
+    """One ``matchExpressions`` item of a required node-affinity term."""
+
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkloadFacts:
+    """The pod a container runs in, for facts of kind ``manifest``.
+
+    One ``ImageFacts`` is made per container; pod-level rules read the one with
+    ``primary`` True so a pod is reported once. ``resources`` are this
+    container's ``nvidia.com/*`` resources; ``pod_resources`` the names any
+    container of the pod asks for. ``affinity_terms`` are the required
+    node-affinity terms (ORed; requirements inside a term ANDed).
+    """
+
+    kind: str
+    name: str
+    container: str
+    provenance: Provenance
+    namespace: str | None = None
+    init_container: bool = False
+    primary: bool = False
+    resources: tuple[ResourceAmount, ...] = ()
+    pod_resources: tuple[str, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    affinity_terms: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    runtime_class_name: str | None = None
+    scheduling_provenance: Provenance | None = None  # where nodeSelector/affinity/tolerations are written
+
+
 # --- the whole --------------------------------------------------------------------------
 
 
@@ -291,6 +350,7 @@ class ImageFacts:
     base: BaseImageFacts = field(default_factory=BaseImageFacts)
     complete: bool = True
     warnings: tuple[str, ...] = ()
+    workload: WorkloadFacts | None = None  # Kubernetes manifests only
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

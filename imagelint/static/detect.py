@@ -1,0 +1,88 @@
+"""Which kind of repository file a path is: by name first, then by content.
+
+Kinds: ``dockerfile``, ``manifest`` (Kubernetes YAML), ``appconfig`` (DeepStream
+app / nvinfer configs: INI-style groups), ``script`` (shell scripts), or None
+(not something ``imagelint lint`` reads; skipped with a note, never an error,
+because pre-commit passes every staged file that matches the hook's regex).
+
+``FILES_REGEX`` is the same decision as a Python regex for the pre-commit hook;
+``tests/static/test_detect.py`` keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+DOCKERFILE = "dockerfile"
+MANIFEST = "manifest"
+APPCONFIG = "appconfig"
+SCRIPT = "script"
+KINDS = (DOCKERFILE, MANIFEST, APPCONFIG, SCRIPT)
+
+_DOCKERFILE_NAME = re.compile(r"^(?:(?:Dockerfile|Containerfile)(?:\..+)?|.+\.(?:Dockerfile|dockerfile|Containerfile))$")
+_YAML_NAME = re.compile(r"\.(?:ya?ml)$", re.IGNORECASE)
+_SCRIPT_NAME = re.compile(r"\.(?:sh|bash)$")
+_CONFIG_NAME = re.compile(r"\.(?:txt|cfg|ini|conf)$")
+_SHEBANG = re.compile(rb"^#!\s*(?:/usr)?/bin/(?:env\s+)?(?:ba|da|k|z)?sh\b")
+# DeepStream app config groups and the nvinfer [property] group (nvidia-facts §9).
+_DEEPSTREAM_GROUP = re.compile(
+    r"^\s*\[(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|"
+    r"source\d+|sink\d+|dewarper|pre-process|message-broker|tests)\]\s*$",
+    re.MULTILINE,
+)
+# DeepStream 6+ also takes YAML app/nvinfer configs: the same groups as top-level keys.
+_DEEPSTREAM_YAML_KEY = re.compile(
+    r"^(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|source\d+|sink\d+):\s*$",
+    re.MULTILINE,
+)
+
+# For .pre-commit-hooks.yaml: names that may hold a kind (content decides for YAML/.txt).
+FILES_REGEX = (
+    r"(^|/)((Dockerfile|Containerfile)(\.[^/]*)?|[^/]+\.(Dockerfile|dockerfile|Containerfile))$"
+    r"|\.(ya?ml|YA?ML|sh|bash)$"
+    r"|(^|/)[^/]*(deepstream|nvinfer|infer|pgie|sgie|ds)[^/]*\.(txt|cfg|ini|conf)$"
+)
+
+
+def kind_by_name(path: str) -> str | None:
+    name = PurePath(path).name
+    if _DOCKERFILE_NAME.match(name):
+        return DOCKERFILE
+    if _YAML_NAME.search(name):
+        return MANIFEST
+    if _SCRIPT_NAME.search(name):
+        return SCRIPT
+    if _CONFIG_NAME.search(name):
+        return APPCONFIG
+    return None
+
+
+def detect_kind(path: str, head: bytes) -> str | None:
+    """The kind of ``path`` given its first bytes (a few KB are enough)."""
+    from imagelint.static.kubernetes import looks_like_kubernetes
+
+    by_name = kind_by_name(path)
+    text = head.decode("utf-8", "replace")
+    if by_name == DOCKERFILE:
+        return DOCKERFILE
+    if by_name == MANIFEST:
+        if looks_like_kubernetes(text):
+            return MANIFEST
+        return APPCONFIG if _DEEPSTREAM_YAML_KEY.search(text) else None
+    if by_name == SCRIPT:
+        return SCRIPT
+    if by_name == APPCONFIG:
+        return APPCONFIG if _DEEPSTREAM_GROUP.search(text) else None
+    # No telling name: sniff the content.
+    if _SHEBANG.match(head):
+        return SCRIPT
+    if re.search(r"^\s*FROM\s+\S+", text, re.MULTILINE | re.IGNORECASE) and not looks_like_kubernetes(text):
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
+        if first.upper().startswith(("FROM", "ARG")):
+            return DOCKERFILE
+    if looks_like_kubernetes(text):
+        return MANIFEST
+    if _DEEPSTREAM_GROUP.search(text):
+        return APPCONFIG
+    return None

@@ -1,0 +1,230 @@
+"""The Dockerfile parser: text in, instructions with line numbers out. No evaluation here.
+
+Follows BuildKit's Dockerfile frontend (``frontend/dockerfile/parser``):
+
+- parser directives (``# syntax=``, ``# escape=``, ``# check=``) only before the
+  first comment, blank line or instruction; ``escape`` may be ``\\`` or a backtick;
+- a line ending with the escape character continues on the next line; comment
+  lines and blank lines inside a continuation are dropped;
+- heredocs (``<<EOF``, ``<<-EOF``, ``<<"EOF"``) on RUN/COPY/ADD take the following
+  lines up to the terminator;
+- keywords are case-insensitive; leading ``--flag[=value]`` words of FROM, RUN,
+  COPY and ADD are split off; a JSON array of strings is the exec form.
+
+``# imagelint ignore=IL302[,IL301] reason`` on the comment line(s) right before an
+instruction suppresses those rules for findings on that instruction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from imagelint.errors import ConfigError
+from imagelint.static.words import split_raw
+
+_DIRECTIVE_RE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
+_HEREDOC_RE = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+_IGNORE_RE = re.compile(r"^#\s*imagelint\s*:?\s*ignore\s*=\s*([A-Za-z0-9_,\s]+?)(?:\s+(.*))?$", re.IGNORECASE)
+_RULE_ID_RE = re.compile(r"^[A-Za-z]+[0-9]*$")
+HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
+FLAG_KEYWORDS = frozenset({"FROM", "RUN", "COPY", "ADD", "HEALTHCHECK"})
+KNOWN_KEYWORDS = frozenset({
+    "ADD", "ARG", "CMD", "COPY", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK", "LABEL",
+    "MAINTAINER", "ONBUILD", "RUN", "SHELL", "STOPSIGNAL", "USER", "VOLUME", "WORKDIR",
+})
+# Instructions BuildKit rejects without arguments (CMD/ENTRYPOINT/RUN may be empty), and what they expect.
+NEEDS_ARGUMENTS = MappingProxyType({
+    "FROM": "an image (FROM IMAGE [AS NAME])", "ENV": "KEY=VALUE pairs", "LABEL": "KEY=VALUE pairs",
+    "ARG": "a NAME[=DEFAULT]", "COPY": "sources and a destination", "ADD": "sources and a destination",
+    "WORKDIR": "a directory", "USER": "a user", "ONBUILD": "an instruction", "SHELL": "a JSON array",
+})
+MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024  # a larger "Dockerfile" is not one a person wrote
+
+
+@dataclass(frozen=True)
+class Heredoc:
+    """One here-document: ``name`` is the terminator word, ``line`` its first content line."""
+
+    name: str
+    content: str
+    line: int
+    strip_tabs: bool = False
+    quoted: bool = False
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction. ``args`` is the text after the keyword and flags, continuations joined.
+
+    ``line``/``end_line`` are 1-based physical lines (``end_line`` includes heredoc
+    bodies). ``flags`` keeps ``--name=value`` words in order (value ``None`` for a
+    bare ``--link``). ``ignores`` maps rule IDs to the reason given in a preceding
+    ``# imagelint ignore=`` comment.
+    """
+
+    keyword: str
+    args: str
+    line: int
+    end_line: int
+    original: str
+    flags: tuple[tuple[str, str | None], ...] = ()
+    heredocs: tuple[Heredoc, ...] = ()
+    ignores: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def exec_form(self) -> tuple[str, ...] | None:
+        """The JSON-array (exec) form's items, or None for the shell form."""
+        text = self.args.strip()
+        if not text.startswith("["):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        return None
+
+    def flag(self, name: str) -> str | None:
+        found = None
+        for key, value in self.flags:
+            if key == name:
+                found = value if value is not None else ""
+        return found
+
+
+@dataclass(frozen=True)
+class Dockerfile:
+    path: str
+    instructions: tuple[Instruction, ...]
+    escape: str = "\\"
+    directives: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    warnings: tuple[str, ...] = ()
+
+
+def _parse_ignore(comment: str) -> dict[str, str]:
+    m = _IGNORE_RE.match(comment.strip())
+    if not m:
+        return {}
+    ids = [i.strip().upper() for i in re.split(r"[,\s]+", m.group(1)) if i.strip()]
+    reason = (m.group(2) or "").strip()
+    return {i: reason for i in ids if _RULE_ID_RE.match(i)}
+
+
+def _split_flags(keyword: str, rest: str, escape: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
+    if keyword not in FLAG_KEYWORDS:
+        return (), rest
+    flags: list[tuple[str, str | None]] = []
+    text = rest.lstrip()
+    while text.startswith("--"):
+        word = split_raw(text, escape)[0]
+        name, sep, value = word[2:].partition("=")
+        flags.append((name, value if sep else None))
+        text = text[len(word):].lstrip()
+    return tuple(flags), text
+
+
+def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
+    """Parse a Dockerfile. Raises ConfigError (exit 2) for input that is not text at all, or an
+    instruction BuildKit would refuse for want of arguments (file, line and what it expects)."""
+    if len(text) > MAX_DOCKERFILE_BYTES:
+        raise ConfigError(f"file is larger than {MAX_DOCKERFILE_BYTES} bytes; not parsed as a Dockerfile", path)
+    if "\x00" in text:
+        raise ConfigError("file contains NUL bytes; not a Dockerfile", path)
+    lines = text.splitlines()
+    directives: dict[str, str] = {}
+    warnings: list[str] = []
+    i = 0
+    # Parser directives: only at the very top, before any other line.
+    while i < len(lines):
+        m = _DIRECTIVE_RE.match(lines[i].strip()) if lines[i].strip().startswith("#") else None
+        if not m or m.group(1).lower() in directives:
+            break
+        directives[m.group(1).lower()] = m.group(2)
+        i += 1
+    escape = directives.get("escape", "\\")
+    if escape not in ("\\", "`"):
+        warnings.append(f"{path}:1: invalid escape directive {escape!r}; using '\\\\'")
+        escape = "\\"
+
+    instructions: list[Instruction] = []
+    pending_ignores: dict[str, str] = {}
+    while i < len(lines):
+        raw = lines[i]
+        stripped = raw.strip()
+        if not stripped:
+            pending_ignores = {}
+            i += 1
+            continue
+        if stripped.startswith("#"):
+            pending_ignores.update(_parse_ignore(stripped))
+            i += 1
+            continue
+        start = i
+        parts: list[str] = []
+        original: list[str] = []
+        # Join continuation lines: escape at end of line (after trailing whitespace).
+        while True:
+            line = lines[i]
+            original.append(line)
+            body = line.rstrip()
+            i += 1
+            if body.endswith(escape):
+                parts.append(body[: -len(escape)])
+                # Skip comment and blank lines inside the continuation, as BuildKit does.
+                while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
+                    original.append(lines[i])
+                    i += 1
+                if i >= len(lines):
+                    break
+                continue
+            parts.append(line)
+            break
+        logical = "".join(parts).strip()
+        keyword, _, rest = logical.partition(" ")
+        if "\t" in keyword:
+            keyword, _, more = keyword.partition("\t")
+            rest = more + " " + rest
+        keyword_upper = keyword.upper()
+        if keyword_upper not in KNOWN_KEYWORDS:
+            warnings.append(f"{path}:{start + 1}: unknown instruction {keyword[:40]!r}")
+        flags, args = _split_flags(keyword_upper, rest.strip(), escape)
+        if keyword_upper in NEEDS_ARGUMENTS and not args.strip() and not flags:
+            # BuildKit refuses these too ("FROM requires either one or three arguments"): nothing to lint.
+            raise ConfigError(f"{keyword_upper} needs {NEEDS_ARGUMENTS[keyword_upper]}", path, start + 1)
+        heredocs: list[Heredoc] = []
+        if keyword_upper in HEREDOC_KEYWORDS or (keyword_upper == "ONBUILD" and args.split(" ", 1)[0].upper() in HEREDOC_KEYWORDS):
+            for m in _HEREDOC_RE.finditer(args):
+                strip_tabs, quote, name = m.group(1) == "-", m.group(2), m.group(3)
+                body: list[str] = []
+                first = i + 1
+                while i < len(lines):
+                    line = lines[i]
+                    original.append(line)
+                    i += 1
+                    check = line.lstrip("\t") if strip_tabs else line
+                    if check == name:
+                        break
+                    body.append(check)
+                else:
+                    warnings.append(f"{path}:{first - 1}: heredoc {name!r} is not terminated")
+                content = "\n".join(body) + ("\n" if body else "")
+                heredocs.append(Heredoc(name, content, first, strip_tabs, bool(quote)))
+        instructions.append(
+            Instruction(
+                keyword=keyword_upper,
+                args=args,
+                line=start + 1,
+                end_line=i,
+                original="\n".join(original),
+                flags=flags,
+                heredocs=tuple(heredocs),
+                ignores=MappingProxyType(dict(pending_ignores)),
+            )
+        )
+        pending_ignores = {}
+    return Dockerfile(path, tuple(instructions), escape, MappingProxyType(directives), tuple(warnings))

@@ -1,0 +1,354 @@
+"""A parsed Dockerfile's final stage → ``ImageFacts`` (kind ``dockerfile``), with line numbers.
+
+What the image built from the file will carry at run time: the ENV inherited
+through ``FROM stage`` chains, labels, ENTRYPOINT/CMD, and what the base image
+implies. The base image is resolved through the matrix, never through code:
+``nvidia/cuda:X.Y.Z-…`` → a CUDA release (evidence source ``base-image``) and,
+when the matrix has the official images' env, their ``NVIDIA_REQUIRE_CUDA`` and
+friends; ``nvcr.io/nvidia/<framework>:YY.MM-…`` → the NGC table.
+
+ARGs are evaluated as a build without ``--build-arg`` would: declared defaults,
+else empty. Build-platform ARGs default to linux/amd64.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from imagelint.errors import UsageError
+from imagelint.facts.model import (
+    BaseImageFacts,
+    CudaFacts,
+    CudaVersionEvidence,
+    DriverLibrary,
+    EnvSetting,
+    GpuFacts,
+    GpuIndexSetting,
+    ImageFacts,
+    LoaderFacts,
+    LoaderPathEntry,
+    Provenance,
+)
+from imagelint.image import Platform
+from imagelint.static.dockerfile import Dockerfile, Instruction
+from imagelint.static.words import parse_arg_declarations, parse_key_values, process_word, process_words
+
+# Predefined platform ARGs BuildKit provides in the global scope (a plain build on amd64).
+_PLATFORM_ARGS = MappingProxyType({
+    "BUILDPLATFORM": "linux/amd64", "BUILDOS": "linux", "BUILDARCH": "amd64", "BUILDVARIANT": "",
+    "TARGETPLATFORM": "linux/amd64", "TARGETOS": "linux", "TARGETARCH": "amd64", "TARGETVARIANT": "",
+})
+# The dynamic loader's default directories (glibc, amd64 and arm64 multiarch).
+_DEFAULT_LIB_DIRS = (
+    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+    "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+)
+_CUDA_TAG_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+_NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
+
+
+@dataclass(frozen=True)
+class Stage:
+    index: int
+    name: str | None
+    base: str                  # the FROM image after ARG expansion
+    from_line: Instruction
+    instructions: tuple[Instruction, ...]
+    parent: int | None = None  # index of the stage this one builds on (FROM <stage>)
+
+
+@dataclass
+class _StageState:
+    env: dict[str, tuple[str, Provenance]] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    entrypoint: tuple[tuple[str, ...], Provenance] | None = None
+    cmd: tuple[tuple[str, ...], Provenance] | None = None
+    shell: tuple[str, ...] = ("/bin/sh", "-c")
+    workdir: str = "/"
+    copies: list[tuple[str, str, Provenance]] = field(default_factory=list)  # (source, destination, where)
+
+
+def split_stages(df: Dockerfile) -> tuple[dict[str, str], tuple[Stage, ...]]:
+    """Global ARG values (for FROM lines) and the stages with their resolved bases."""
+    global_args: dict[str, str] = dict(_PLATFORM_ARGS)
+    stages: list[Stage] = []
+    current: list[Instruction] | None = None
+    pending: tuple[str | None, str, Instruction, int | None] | None = None
+    by_name: dict[str, int] = {}
+
+    def close() -> None:
+        if pending is not None:
+            name, base, line, parent = pending
+            stages.append(Stage(len(stages), name, base, line, tuple(current or ()), parent))
+
+    for ins in df.instructions:
+        if ins.keyword == "FROM":
+            close()
+            words = process_words(ins.args, global_args, df.escape)
+            base = words[0] if words else ""
+            name = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else None
+            parent = by_name.get(base.lower())
+            pending = (name, base, ins, parent)
+            if name:
+                by_name[name] = len(stages)
+            current = []
+        elif current is None:
+            if ins.keyword == "ARG":  # global scope: usable in FROM lines
+                for key, value in parse_arg_declarations(ins.args, global_args, df.escape):
+                    global_args[key] = value if value is not None else global_args.get(key, "")
+        else:
+            current.append(ins)
+    close()
+    return global_args, tuple(stages)
+
+
+def _dprov(df: Dockerfile, ins: Instruction, key: str | None = None) -> Provenance:
+    return Provenance(kind="dockerfile", source=df.path, line=ins.line, key=key)
+
+
+def _command(ins: Instruction, df: Dockerfile, shell: tuple[str, ...]) -> tuple[str, ...]:
+    exec_form = ins.exec_form
+    if exec_form is not None:
+        return exec_form
+    return (*shell, ins.args.strip())
+
+
+def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], state: _StageState) -> None:
+    """Apply one stage's instructions to ``state`` (already holding what it inherits)."""
+    args: dict[str, str] = {}
+    for ins in stage.instructions:
+        scope = {**args, **{k: v for k, (v, _) in state.env.items()}}
+        kw = ins.keyword
+        if kw == "ARG":
+            for key, value in parse_arg_declarations(ins.args, scope, df.escape):
+                args[key] = value if value is not None else global_args.get(key, _PLATFORM_ARGS.get(key, ""))
+        elif kw == "ENV":
+            for key, value in parse_key_values(ins.args, scope, df.escape):
+                if key:
+                    state.env[key] = (value, _dprov(df, ins, f"ENV {key}"))
+        elif kw == "LABEL":
+            for key, value in parse_key_values(ins.args, scope, df.escape, legacy_ok=True):
+                if key:
+                    state.labels[key] = value
+        elif kw == "ENTRYPOINT":
+            state.entrypoint = (_command(ins, df, state.shell), _dprov(df, ins, "ENTRYPOINT"))
+            if state.cmd is not None and state.cmd[1].line is not None and state.cmd[1].line < ins.line:
+                # Docker: setting ENTRYPOINT resets a CMD inherited from an earlier stage/base.
+                if not any(i is not ins and i.keyword == "CMD" and i.line < ins.line for i in stage.instructions):
+                    state.cmd = None
+        elif kw == "CMD":
+            state.cmd = (_command(ins, df, state.shell), _dprov(df, ins, "CMD"))
+        elif kw == "SHELL":
+            form = ins.exec_form
+            if form:
+                state.shell = form
+        elif kw == "WORKDIR":
+            target = process_word(ins.args.strip(), scope, df.escape)
+            state.workdir = posixpath.normpath(posixpath.join(state.workdir, target)) if target else state.workdir
+        elif kw in ("COPY", "ADD"):
+            if ins.heredocs:
+                continue  # inline content: no library file comes from outside
+            exec_form = ins.exec_form
+            items = list(exec_form) if exec_form is not None else process_words(ins.args, scope, df.escape)
+            if len(items) < 2:
+                continue
+            sources, dest = items[:-1], items[-1]
+            dest_abs = posixpath.join(state.workdir, dest)
+            into_dir = dest.endswith("/") or len(sources) > 1
+            for src in sources:
+                base = posixpath.basename(src.rstrip("/"))
+                final = posixpath.join(dest_abs, base) if into_dir else dest_abs
+                state.copies.append((src, posixpath.normpath(final), _dprov(df, ins, kw)))
+
+
+def _is_cuda_repo(repository: str) -> bool:
+    return repository in _NVIDIA_CUDA_REPOS
+
+
+def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any) -> tuple[
+    list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
+]:
+    """CUDA evidence and env the base image implies, from the matrix."""
+    from imagelint.reference import parse_registry_name
+
+    evidence: list[CudaVersionEvidence] = []
+    env: dict[str, tuple[str, Provenance]] = {}
+    notes: list[str] = []
+    try:
+        name = parse_registry_name(base)
+    except UsageError:  # a base like "scratch" or an unexpanded ${X}: nothing implied
+        return evidence, env, notes
+    repository = f"{name.registry}/{name.repository}"
+    tag = name.tag or ""
+    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}")
+    if _is_cuda_repo(repository):
+        m = _CUDA_TAG_RE.match(tag)
+        if m:
+            version = m.group(1)
+            evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") == 2 else "minor"))
+            implied = _official_image_env(matrix, version)
+            if implied is None:
+                notes.append(f"{df.path}:{from_ins.line}: the matrix has no env for official CUDA image {version}; "
+                             "NVIDIA_REQUIRE_CUDA of the base image not checked")
+            for key, value in (implied or {}).items():
+                env[key] = (value, Provenance(kind="dockerfile", source=df.path, line=from_ins.line,
+                                              key=f"{key} (from base image {base})"))
+    elif name.registry == "nvcr.io" and name.repository.startswith("nvidia/") and matrix is not None:
+        ngc = _call(matrix, "ngc_image", name.repository, tag) or _call(matrix, "ngc_image", repository, tag)
+        version = _first_attr(ngc, "cuda", "cuda_version")
+        if version:
+            evidence.append(CudaVersionEvidence(str(version), "base-image", prov,
+                                                "patch" if str(version).count(".") >= 2 else "minor"))
+    return evidence, env, notes
+
+
+def _call(obj: Any, method: str, *args: Any) -> Any:
+    fn = getattr(obj, method, None)
+    if fn is None:
+        return None
+    try:
+        return fn(*args)
+    except (LookupError, ValueError):
+        return None
+
+
+def _first_attr(obj: Any, *names: str) -> Any:
+    for n in names:
+        value = getattr(obj, n, None) if obj is not None else None
+        if value:
+            return value
+    return None
+
+
+def _official_image_env(matrix: Any, version: str) -> Mapping[str, str] | None:
+    """The env an official nvidia/cuda image of ``version`` sets (amd64), from the matrix."""
+    if matrix is None:
+        return None
+    found = _call(matrix, "cuda_image_env", version, "amd64")
+    if found is None:
+        return None
+    return dict(getattr(found, "env", found))
+
+
+def _loader_dirs(value: str, prov: Provenance) -> tuple[LoaderPathEntry, ...]:
+    return tuple(LoaderPathEntry(d, "LD_LIBRARY_PATH", prov) for d in value.split(":") if d)
+
+
+def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = None) -> ImageFacts:
+    """The facts of the image the Dockerfile's final stage builds."""
+    from imagelint.static import driverlibs
+
+    global_args, stages = split_stages(df)
+    notes = list(df.warnings)
+    if not stages:
+        return ImageFacts(subject=df.path, kind="dockerfile", complete=False,
+                          warnings=tuple(notes + [f"{df.path}: no FROM instruction"]))
+    chain: list[Stage] = []
+    stage: Stage | None = stages[-1]
+    seen: set[int] = set()
+    while stage is not None and stage.index not in seen:
+        seen.add(stage.index)
+        chain.append(stage)
+        stage = stages[stage.parent] if stage.parent is not None and stage.parent < stage.index else None
+    chain.reverse()
+    root = chain[0]
+    evidence, implied_env, base_notes = _base_implied(root.base, root.from_line, df, matrix)
+    notes.extend(base_notes)
+    state = _StageState(env=dict(implied_env))
+    for st in chain:
+        _run_stage(st, df, global_args, state)
+
+    env = tuple(EnvSetting(k, v, p) for k, (v, p) in state.env.items())
+    by_name = {e.name: e for e in env}
+    if "CUDA_VERSION" in by_name:
+        e = by_name["CUDA_VERSION"]
+        evidence.append(CudaVersionEvidence(e.value, "env", e.provenance, "patch"))
+    cuda = CudaFacts(
+        versions=tuple(evidence),
+        requires=tuple(e for e in env if e.name.startswith("NVIDIA_REQUIRE_")),
+        cuda_version_env=by_name.get("CUDA_VERSION"),
+        disable_require=by_name.get("NVIDIA_DISABLE_REQUIRE"),
+        disable_requires_plural=by_name.get("NVIDIA_DISABLE_REQUIRES"),
+    )
+    ld = by_name.get("LD_LIBRARY_PATH")
+    loader = LoaderFacts(ld_library_path=_loader_dirs(ld.value, ld.provenance) if ld else (), defaults=_DEFAULT_LIB_DIRS)
+    loader_dirs = set(loader.directories)
+    libs: list[DriverLibrary] = []
+    for src, dest, prov in state.copies:
+        name = posixpath.basename(dest)
+        if not driverlibs.is_driver_library(name) and not driverlibs.is_driver_library(posixpath.basename(src)):
+            continue
+        libs.append(driverlibs.library_at(dest if driverlibs.is_driver_library(name) else
+                                          posixpath.join(posixpath.dirname(dest), posixpath.basename(src)),
+                                          prov, loader_dirs))
+    entrypoint = state.entrypoint[0] if state.entrypoint else None
+    cmd = state.cmd[0] if state.cmd else None
+    index_settings: list[GpuIndexSetting] = []
+    needs: list[tuple[str, Provenance]] = []
+    capabilities = by_name.get("NVIDIA_DRIVER_CAPABILITIES")
+    for part in (state.entrypoint, state.cmd):
+        if part is None:
+            continue
+        if scan_command is not None:
+            index_settings.extend(scan_command(part[0], part[1]))
+        # What the command needs is only comparable when the file itself fixes the capabilities:
+        # an unset value here may be set by the base image, which a Dockerfile does not show.
+        if capabilities is not None:
+            from imagelint.static.gpuscan import command_needs
+
+            needs.extend(command_needs(part[0], part[1]))
+    gpu = GpuFacts(
+        visible_devices=by_name.get("NVIDIA_VISIBLE_DEVICES"),
+        cuda_visible_devices=by_name.get("CUDA_VISIBLE_DEVICES"),
+        driver_capabilities=capabilities,
+        index_settings=tuple(index_settings),
+        needs_capabilities=tuple(needs),
+    )
+    base = BaseImageFacts(name=root.base, provenance=(Provenance(kind="dockerfile", source=df.path,
+                                                                  line=root.from_line.line, key="FROM"),))
+    return ImageFacts(
+        subject=df.path,
+        kind="dockerfile",
+        platform=_stage_platform(chain[-1], df, global_args),
+        env=env,
+        entrypoint=entrypoint,
+        cmd=cmd,
+        working_dir=state.workdir if state.workdir != "/" else "",
+        labels=MappingProxyType(dict(state.labels)),
+        cuda=cuda,
+        driver_libraries=tuple(libs),
+        loader=loader,
+        gpu=gpu,
+        base=base,
+        complete=False,
+        warnings=tuple(notes),
+    )
+
+
+def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]) -> Platform | None:
+    """The platform a ``FROM --platform=...`` pins (the final stage's, else its chain's root), if concrete."""
+    value = stage.from_line.flag("platform")
+    if not value or "$" in value:
+        return None  # $BUILDPLATFORM/$TARGETPLATFORM depend on where and for what it is built
+    expanded = process_word(value, global_args, df.escape)
+    try:
+        return Platform.parse(expanded) if expanded else None
+    except UsageError:
+        return None
+
+
+def suppressed_lines(df: Dockerfile) -> dict[int, Mapping[str, str]]:
+    """Every physical line of an instruction with inline ignores → {rule id: reason}."""
+    out: dict[int, Mapping[str, str]] = {}
+    for ins in df.instructions:
+        if ins.ignores:
+            for line in range(ins.line, ins.end_line + 1):
+                out[line] = ins.ignores
+    return out
+
+
+__all__ = ["Stage", "dockerfile_facts", "split_stages", "suppressed_lines"]

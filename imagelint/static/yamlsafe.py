@@ -1,0 +1,124 @@
+"""YAML loading for manifests: safe types only, bounded, and with line numbers kept.
+
+``yaml.safe_load_all`` alone is not enough for files from a repository: a few
+lines of anchors and aliases ("billion laughs") expand into gigabytes once a
+consumer walks them. The composer here counts aliases and nodes per document and
+refuses past fixed limits, and a document larger than ``MAX_DOCUMENT_BYTES`` is
+refused before parsing. Mappings and sequences come back as ``LineDict`` /
+``LineList`` that remember the 1-based line of each key or item.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import yaml
+
+from imagelint.errors import ConfigError
+
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+MAX_ALIASES = 100
+MAX_NODES = 200_000
+
+
+class LineDict(dict):
+    """A mapping with ``line`` (where it starts) and ``key_lines`` (key → line)."""
+
+    line: int = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.key_lines: dict[Any, int] = {}
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class LineList(list):
+    """A sequence with ``line`` and ``item_lines`` (index → line)."""
+
+    line: int = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.item_lines: list[int] = []
+
+    def line_of(self, index: int) -> int:
+        return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader whose composer enforces alias and node limits per document."""
+
+    def __init__(self, stream: str, path: str) -> None:
+        super().__init__(stream)
+        self._path = path
+        self._aliases = 0
+        self._nodes = 0
+
+    def compose_document(self) -> Any:  # type: ignore[override]
+        self._aliases = 0
+        self._nodes = 0
+        return super().compose_document()
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"more than {MAX_ALIASES} YAML aliases in one document; refusing to expand",
+                                  self._path, mark.line + 1)
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise ConfigError(f"more than {MAX_NODES} YAML nodes in one document", self._path)
+        return super().compose_node(parent, index)
+
+
+def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterator[LineDict]:
+    data = LineDict()
+    data.line = node.start_mark.line + 1
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1)
+        data[key] = loader.construct_object(value_node, deep=True)
+        data.key_lines[key] = key_node.start_mark.line + 1
+
+
+def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iterator[LineList]:
+    data = LineList()
+    data.line = node.start_mark.line + 1
+    yield data
+    for item in node.value:
+        data.append(loader.construct_object(item, deep=True))
+        data.item_lines.append(item.start_mark.line + 1)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+
+
+def load_documents(text: str, path: str) -> list[Any]:
+    """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line."""
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise ConfigError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes; not read as YAML", path)
+    loader = _BoundedLoader(text, path)
+    docs: list[Any] = []
+    try:
+        while loader.check_data():
+            docs.append(loader.get_data())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise ConfigError(f"invalid YAML: {exc.problem or exc.context}", path, line) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {str(exc).splitlines()[0][:200]}", path) from None
+    except RecursionError:
+        raise ConfigError("YAML nested too deeply", path) from None
+    finally:
+        loader.dispose()
+    return docs

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from imagelint.static.detect import FILES_REGEX, detect_kind
+
+K8S = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+DS = b"[application]\nenable-perf-measurement=1\n[primary-gie]\ngpu-id=1\n"
+
+
+@pytest.mark.parametrize(
+    "path, head, kind",
+    [
+        ("Dockerfile", b"FROM a\n", "dockerfile"),
+        ("docker/Dockerfile.gpu", b"FROM a\n", "dockerfile"),
+        ("images/app.Dockerfile", b"FROM a\n", "dockerfile"),
+        ("Containerfile", b"FROM a\n", "dockerfile"),
+        ("k8s/deploy.yaml", K8S, "manifest"),
+        ("k8s/values.yml", b"replicas: 3\n", None),
+        ("ds/app.yml", b"application:\n  enable-perf-measurement: 1\nprimary-gie:\n  gpu-id: 1\n", "appconfig"),
+        ("configs/deepstream_app.txt", DS, "appconfig"),
+        ("configs/notes.txt", b"hello\n", None),
+        ("entrypoint.sh", b"#!/bin/sh\nexec app\n", "script"),
+        ("bin/start", b"#!/usr/bin/env bash\nexec app\n", "script"),
+        ("build/Makefile", b"all:\n\ttrue\n", None),
+        ("weird-name", b"# comment\nFROM ubuntu\nRUN true\n", "dockerfile"),
+    ],
+)
+def test_detect_kind(path: str, head: bytes, kind: str | None) -> None:
+    assert detect_kind(path, head) == kind
+
+
+@pytest.mark.parametrize(
+    "path, matches",
+    [
+        ("Dockerfile", True), ("a/b/Dockerfile.cuda", True), ("x.Dockerfile", True), ("Containerfile", True),
+        ("k8s/deploy.yaml", True), ("k8s/deploy.yml", True), ("run.sh", True),
+        ("configs/deepstream_app_config.txt", True), ("models/config_infer_primary.txt", True),
+        ("README.md", False), ("src/main.py", False), ("requirements.txt", False),
+    ],
+)
+def test_pre_commit_regex_covers_the_kinds(path: str, matches: bool) -> None:
+    assert bool(re.search(FILES_REGEX, path)) is matches
+
+
+def test_hooks_file_uses_the_regex() -> None:
+    """.pre-commit-hooks.yaml's files regex is the one detect.py documents (they must not drift)."""
+    from pathlib import Path
+
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
+    default = next(h for h in hooks if h["id"] == "imagelint")
+    assert default["files"] == FILES_REGEX

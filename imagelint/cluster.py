@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from imagelint.errors import ClusterError, UsageError
+from imagelint.errors import ClusterError, ConfigError, UsageError
 from imagelint.target import GpuSpec, NodePool, Target, Taint
 from imagelint.targets import (
     TargetMatrix,
@@ -702,3 +702,44 @@ def read_configmap(
 
 
 __all__ = ["DEFAULT_TIMEOUT", "pools_from_nodes", "read_configmap", "target_from_cluster"]
+
+
+DEFAULT_MATRIX_CONFIGMAP = "imagelint-matrix"
+
+
+def is_cluster_matrix_selector(selector: str | None) -> bool:
+    """``--matrix cluster`` or ``--matrix cluster:NS/NAME``."""
+    return bool(selector) and (selector == "cluster" or selector.startswith("cluster:"))
+
+
+def parse_cluster_matrix_selector(selector: str) -> tuple[str | None, str]:
+    """``cluster`` → (context namespace, imagelint-matrix); ``cluster:NS/NAME`` or ``cluster:NAME``."""
+    _, _, rest = selector.partition(":")
+    if not rest:
+        return None, DEFAULT_MATRIX_CONFIGMAP
+    namespace, sep, name = rest.rpartition("/")
+    return (namespace or None) if sep else None, name or DEFAULT_MATRIX_CONFIGMAP
+
+
+def matrix_from_cluster(
+    context: str | None,
+    kubeconfig: str | None,
+    overlays: Sequence[str] = (),
+    selector: str = "cluster",
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+):  # -> imagelint.matrix.Matrix
+    """The matrix published in the cluster (``imagelint matrix publish``), with local overlays on top."""
+    from pathlib import Path
+
+    from imagelint.matrix import apply_overlay, matrix_from_text
+
+    namespace, name = parse_cluster_matrix_selector(selector)
+    text = read_configmap(name, namespace, context, kubeconfig, timeout=timeout)
+    matrix = matrix_from_text(text, f"cluster:{namespace + '/' if namespace else ''}{name}")
+    for overlay in overlays:
+        try:
+            overlay_text = Path(overlay).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read matrix overlay: {exc.strerror or exc}", overlay) from None
+        matrix = apply_overlay(matrix, overlay_text, overlay)
+    return matrix

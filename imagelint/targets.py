@@ -337,8 +337,13 @@ def build_target(
     options: TargetOptions,
     matrix: TargetMatrix | None,
     cluster_reader: ClusterReader | None = None,
+    *,
+    cluster_matrix: bool = False,
 ) -> Target:
     """Flags + target file + live cluster → one Target.
+
+    ``cluster_matrix``: the matrix comes from the cluster, so ``--context`` /
+    ``--kubeconfig`` mean something even without ``--cluster``.
 
     Pools come from each source. ``--driver`` always adds flag pools (carrying the
     other flags). Without ``--driver``, the other flags override the fields of the
@@ -353,8 +358,8 @@ def build_target(
         if reader is None:
             from imagelint.cluster import target_from_cluster as reader  # slow import: only when asked
         parts.append(reader(options.context, options.kubeconfig, matrix))
-    elif options.context or options.kubeconfig:
-        raise UsageError("--context/--kubeconfig need --cluster")
+    elif (options.context or options.kubeconfig) and not cluster_matrix:
+        raise UsageError("--context/--kubeconfig need --cluster (or --matrix cluster)")
 
     flag_args = dict(
         gpus=options.gpus,

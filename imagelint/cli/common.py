@@ -9,7 +9,7 @@ Two ways to use them, as with ``target_options``:
        def check(ref: str, source_options: SourceOptions) -> None: ...
 
    appends ``--platform/--all-platforms/--ca-cert/--insecure-registry/--docker-config/
-   --timeout`` to the command (under the "Image source" panel) and passes one frozen
+   --timeout/--cache-dir/--no-cache`` to the command (under the "Image source" panel) and passes one frozen
    ``SourceOptions`` in ``source_options``. Bad values exit 2 in one line.
 
 2. The ``Annotated`` aliases below, then ``source_options_from(platform=..., ...)``.
@@ -51,6 +51,14 @@ TimeoutOpt = Annotated[
     float, typer.Option("--timeout", help="Seconds per registry/daemon request (connect and read).", rich_help_panel=PANEL)
 ]
 
+CacheDirOpt = Annotated[
+    Optional[str],
+    typer.Option("--cache-dir", help="Layer cache directory (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
+]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the layer cache.", rich_help_panel=PANEL)
+]
+
 _FLAG_PARAMS = {
     "platform": PlatformOpt,
     "all_platforms": AllPlatformsOpt,
@@ -58,9 +66,11 @@ _FLAG_PARAMS = {
     "insecure_registry": InsecureRegistryOpt,
     "docker_config": DockerConfigOpt,
     "timeout": TimeoutOpt,
+    "cache_dir": CacheDirOpt,
+    "no_cache": NoCacheOpt,
 }
 _DEFAULTS: dict[str, Any] = {"platform": None, "all_platforms": False, "ca_cert": None, "insecure_registry": None,
-                             "docker_config": None, "timeout": 30.0}
+                             "docker_config": None, "timeout": 30.0, "cache_dir": None, "no_cache": False}
 
 
 def source_options_from(
@@ -70,6 +80,8 @@ def source_options_from(
     insecure_registry: list[str] | None = None,
     docker_config: str | None = None,
     timeout: float = 30.0,
+    cache_dir: str | None = None,
+    no_cache: bool = False,
 ) -> SourceOptions:
     """Flags → SourceOptions. Raises UsageError (exit 2) for values that cannot work."""
     if platform and all_platforms:
@@ -86,12 +98,23 @@ def source_options_from(
         if not host or "/" in host:
             raise UsageError(f"--insecure-registry {host!r}: expected HOST or HOST:PORT")
         hosts.append(host)
+    if cache_dir is not None and not cache_dir.strip():
+        raise UsageError("--cache-dir must name a directory")
+    if cache_dir is not None and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        raise UsageError(f"--cache-dir {cache_dir}: not a directory")
+    # The layer cache travels in ``extra`` (keys from imagelint.inspect) to reach inspect_reference
+    # from both inspect and check; the environment's IMAGELINT_CACHE_DIR applies when no flag is given.
+    extra: dict[str, str] = {}
+    if cache_dir:
+        extra["cache_dir"] = cache_dir
+    if no_cache:
+        extra["no_cache"] = "1"
     kwargs: dict[str, Any] = {}
     if platform:
         kwargs["platform"] = Platform.parse(platform)
         kwargs["platform_explicit"] = True
     return SourceOptions(all_platforms=all_platforms, ca_cert=ca_cert, insecure_registries=tuple(hosts),
-                         docker_config=docker_config, timeout=float(timeout), **kwargs)
+                         docker_config=docker_config, timeout=float(timeout), extra=extra, **kwargs)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

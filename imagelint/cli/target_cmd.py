@@ -26,15 +26,9 @@ MatrixOpt = Annotated[
 
 def load_matrix_for(selector: str | None, options: TargetOptions) -> Any:
     """The matrix named by ``--matrix`` (``cluster`` = the imagelint-matrix ConfigMap)."""
-    from imagelint.matrix import load_matrix
+    from imagelint.cli.run_options import load_matrix_selected
 
-    if selector == "cluster":
-        from imagelint.cluster import read_configmap
-        from imagelint.matrix import matrix_from_text
-
-        text = read_configmap("imagelint-matrix", None, options.context, options.kubeconfig)
-        return matrix_from_text(text, "cluster:configmap/imagelint-matrix")
-    return load_matrix(selector)
+    return load_matrix_selected(selector, (), options)
 
 
 @target_app.command("show")
@@ -45,7 +39,9 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         loaded = load_matrix_for(matrix, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
-    target = resolve_target(target_options, loaded)
+    from imagelint.cluster import is_cluster_matrix_selector
+
+    target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     typer.echo(describe_target(target))
 
 
@@ -60,7 +56,9 @@ def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         loaded = load_matrix_for(matrix, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
-    target = resolve_target(target_options, loaded)
+    from imagelint.cluster import is_cluster_matrix_selector
+
+    target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     for warning in target.warnings:
         typer.echo(f"imagelint: warning: {warning}", err=True)
     typer.echo(dump_target_toml(target), nl=False)

@@ -168,12 +168,12 @@ def with_target_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def resolve_target(options: TargetOptions, matrix: TargetMatrix | None) -> Target:
+def resolve_target(options: TargetOptions, matrix: TargetMatrix | None, *, cluster_matrix: bool = False) -> Target:
     """Build the merged Target, or exit with imagelint's one-line error (2 usage, 3 cluster)."""
     from imagelint.cli import fail
 
     try:
-        return build_target(options, matrix)
+        return build_target(options, matrix, cluster_matrix=cluster_matrix)
     except ImagelintError as exc:
         raise fail(exc) from None
 

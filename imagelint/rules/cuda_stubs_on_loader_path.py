@@ -38,7 +38,8 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def _norm(path: str) -> str:
-    return posixpath.normpath("/" + path.strip()).rstrip("/")
+    # lstrip first: normpath keeps a leading "//" (POSIX gives it a meaning of its own).
+    return posixpath.normpath("/" + path.strip().lstrip("/")).rstrip("/")
 
 
 def _stub_dirs(stubs: list[DriverLibrary]) -> set[str]:

@@ -236,7 +236,7 @@ class _Terminal:
 
 
 def test_colour_only_on_a_terminal_without_no_color():
-    from imagelint.cli.check_cmd import use_color
+    from imagelint.cli.run_options import use_color
 
     assert use_color(_Terminal(), {}) is True
     assert use_color(_Terminal(), {"NO_COLOR": ""}) is False

@@ -145,3 +145,40 @@ def test_read_configmap_uses_the_context_namespace(fakekube, tmp_path):
     assert read_configmap("imagelint-matrix", "default", None, str(kubeconfig)) == "# a matrix\n"
     with pytest.raises(ClusterError, match=r"reading ConfigMap gpu-ops/other: 404 Not Found"):
         read_configmap("other", None, None, str(kubeconfig))
+
+
+def test_check_reads_the_matrix_published_in_the_cluster(fakekube, kubeconfig, tmp_path):
+    """`imagelint matrix publish` output, served as a ConfigMap, is what `check --matrix cluster` uses."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    published = subprocess.run([sys.executable, "-m", "imagelint", "matrix", "publish"], capture_output=True, text=True)
+    assert published.returncode == 0, published.stderr
+    text = yaml.safe_load(published.stdout)["data"]["matrix.toml"]
+    # An organisation's matrix: the published one, re-dated so we can tell it was read.
+    shipped_version = text.split('data_version = "', 1)[1].split('"', 1)[0]
+    text = text.replace(f'data_version = "{shipped_version}"', 'data_version = "2099-01-01"', 1)
+    fakekube.state.configmaps[("default", "imagelint-matrix")] = {"matrix.toml": text}
+    fakekube.state.configmaps[("gpu-ops", "custom")] = {"matrix.toml": text.replace("2099-01-01", "2099-02-02", 1)}
+
+    from imagelint.cluster import matrix_from_cluster
+
+    m = matrix_from_cluster(None, str(kubeconfig), selector="cluster")
+    assert m.version == "2099-01-01" and m.origin == "cluster:imagelint-matrix"
+    assert matrix_from_cluster(None, str(kubeconfig), selector="cluster:gpu-ops/custom").version == "2099-02-02"
+    assert m.driver_floor("12.4.1").min_driver == "550.54.15"
+
+    from tests.support.imagebuilder import ImageSpec, write_oci_layout
+
+    layout = write_oci_layout(tmp_path / "img", {"v1": ImageSpec(layers=[[]], env={"CUDA_VERSION": "12.4.1"}).build()})
+    run = subprocess.run(
+        [sys.executable, "-m", "imagelint", "check", f"oci-dir:{layout}", "--kubeconfig", str(kubeconfig),
+         "--matrix", "cluster", "--driver", "550.54.15", "--format", "json"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    import json
+
+    assert json.loads(run.stdout)["matrix"]["version"] == "2099-01-01"

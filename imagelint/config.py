@@ -8,6 +8,7 @@ from its top level). Flags beat the file (the CLI merges them).
 
 Keys::
 
+    images = ["registry:ghcr.io/org/app:latest"]  # what `imagelint check` reads when no REF is given
     select = ["IL1", "IL301"]        # IDs or prefixes; default: every rule
     ignore = ["IL303"]               # longest matching prefix wins over select
     severity = { IL104 = "error" }   # per-rule severity overrides
@@ -50,7 +51,7 @@ TARGET_KEYS = {
     "driver": "list", "gpu": "list", "brand": "str", "compute-capability": "str", "arch": "str",
     "toolkit": "str", "device-plugin": "str", "runtime-mode": "str", "file": "str",
 }
-_TOP_KEYS = ("select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays", "inline-ignores", "target", "ignores")
+_TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays", "inline-ignores", "target", "ignores")
 _IGNORE_KEYS = ("rule", "image", "reason", "expires")
 
 
@@ -67,6 +68,7 @@ class IgnoreEntry:
 
 @dataclass(frozen=True)
 class Config:
+    images: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -183,6 +185,7 @@ class _ConfigReader:
         for key in table:
             if key not in _TOP_KEYS:
                 raise self.fail(f"unknown key {key!r} (expected one of: {', '.join(_TOP_KEYS)})", key)
+        images = self._strings(table, "images")
         select = self._codes(table, "select", validate_code_prefix)
         ignore = self._codes(table, "ignore", validate_code_prefix)
         severity = self._severity(table.get("severity", {}), validate_code_prefix)
@@ -200,7 +203,7 @@ class _ConfigReader:
         ignores = self._ignores(table.get("ignores", []), validate_code_prefix)
         base = os.path.dirname(os.path.abspath(self.path))
         return Config(
-            select=select, ignore=ignore, severity=MappingProxyType(severity), fail_on=fail_on,
+            images=images, select=select, ignore=ignore, severity=MappingProxyType(severity), fail_on=fail_on,
             matrix=_relative(matrix, base), matrix_overlays=tuple(_relative(o, base) or o for o in overlays),
             inline_ignores=inline, target=MappingProxyType(target), ignores=ignores, path=self.path,
         )
@@ -294,6 +297,8 @@ def _relative(value: str | None, base: str) -> str | None:
     """Paths in a config file are relative to the file (versions and 'cluster' pass through)."""
     if value is None:
         return None
+    if value == "cluster" or value.startswith("cluster:"):
+        return value
     if os.sep in value or "/" in value or value.endswith((".toml", ".json")):
         return value if os.path.isabs(value) else os.path.normpath(os.path.join(base, value))
     return value

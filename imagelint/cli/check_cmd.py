@@ -17,7 +17,7 @@ from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
 from imagelint.cli.run_options import emit_reports, prepare_run, report_unreadable
 from imagelint.cli.target_options import TargetOptions, with_target_options
-from imagelint.errors import ImagelintError
+from imagelint.errors import ImagelintError, UsageError
 from imagelint.sources import SourceOptions
 
 
@@ -25,7 +25,9 @@ from imagelint.sources import SourceOptions
 @with_target_options
 @with_source_options
 def check_command(
-    references: List[str] = typer.Argument(..., help="Images: registry:, docker:, docker-archive:, oci-dir:, oci-archive: or a name."),
+    references: Optional[List[str]] = typer.Argument(
+        None, help="Images: registry:, docker:, docker-archive:, oci-dir:, oci-archive: or a name (default: `images` in the config)."
+    ),
     matrix: Optional[str] = typer.Option(None, "--matrix", help="Matrix version, file, or 'cluster' (ConfigMap imagelint-matrix; 'cluster:NAMESPACE/NAME' for another)."),
     matrix_overlay: Optional[List[str]] = typer.Option(None, "--matrix-overlay", help="Overlay file adding/overriding matrix rows."),
     config: Optional[str] = typer.Option(None, "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml)."),
@@ -49,6 +51,9 @@ def check_command(
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=format, outputs=output,
             target_options=target_options,
         )
+        references = list(references or setup.config.images)
+        if not references:
+            raise UsageError("no image to check: give a reference, or list `images` in .imagelint.toml")
         run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
         emit_reports(run, setup.plan)
     except ImagelintError as exc:

@@ -200,7 +200,7 @@ def test_config_file_select_severity_and_errors(layouts, tmp_path):
     assert imagelint("check", layouts["gpuid"], "--fail-on", "error", cwd=tmp_path).returncode == 0
     (tmp_path / ".imagelint.toml").write_text('select = ["IL3"]\nfail_on = "warning"\n')
     bad = script("check", layouts["gpuid"], cwd=tmp_path)
-    assert bad.returncode == 2 and bad.stderr.strip().endswith("unknown key 'fail_on' (expected one of: select, ignore, severity, fail-on, matrix, matrix-overlays, inline-ignores, target, ignores)")
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("unknown key 'fail_on' (expected one of: images, select, ignore, severity, fail-on, matrix, matrix-overlays, inline-ignores, target, ignores)")
     assert ".imagelint.toml:2:" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -255,3 +255,25 @@ def test_config_only_rules_do_not_read_layers(layouts, monkeypatch):
     full = run_check([layouts["gpuid"]], SourceOptions(), Target(), load_matrix(), Config(select=("IL302",)))
     assert fast.results[0].complete is False and full.results[0].complete is True
     assert [f.rule for f in full.results[0].findings] == ["IL302"]
+
+
+def test_check_reads_images_from_config_when_no_reference_given(tmp_path):
+    """The imagelint-image pre-commit hook runs `imagelint check` with no arguments."""
+    import subprocess
+    import sys
+
+    from tests.support.imagebuilder import File, ImageSpec, write_oci_layout
+
+    layout = write_oci_layout(
+        tmp_path / "img",
+        {"v1": ImageSpec(layers=[[File("app/config.txt", b"[primary-gie]\ngpu-id=1\n")]],
+                         entrypoint=["deepstream-app", "-c", "/app/config.txt"]).build()},
+    )
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".imagelint.toml").write_text(f'images = ["oci-dir:{layout}"]\n[target]\ndriver = ["550.54.15"]\n')
+    run = subprocess.run([sys.executable, "-m", "imagelint", "check"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert "IL302" in run.stdout and "/app/config.txt:2" in run.stdout
+    (tmp_path / ".imagelint.toml").write_text("[target]\ndriver = ['550.54.15']\n")
+    run = subprocess.run([sys.executable, "-m", "imagelint", "check"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 2 and "no image to check" in run.stderr

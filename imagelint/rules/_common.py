@@ -166,6 +166,8 @@ class CompatVerdict:
     usable: bool
     reasons: tuple[str, ...]
     compat_cuda: str | None
+    # The pool names no GPU model, so "data-centre only" could not be checked.
+    gpu_unknown: bool = False
 
 
 def compat_verdict(lib: DriverLibrary, pool: NodePool, matrix: Any) -> CompatVerdict:
@@ -193,10 +195,11 @@ def compat_verdict(lib: DriverLibrary, pool: NodePool, matrix: Any) -> CompatVer
             f"({', '.join('R' + str(b) for b in branches)})"
         )
     eligible = {b.lower() for b in (getattr(fwd, "brands", None) or getattr(fwd, "eligible_brands", None) or ())}
-    for gpu in pool_gpus(pool, matrix):
+    gpus = list(pool_gpus(pool, matrix))
+    for gpu in gpus:
         if gpu.datacenter is False or (gpu.datacenter is None and gpu.brand and eligible and gpu.brand.lower() not in eligible):
             reasons.append(f"{gpu.label} is not a data-centre GPU (forward compatibility is data-centre only)")
-    return CompatVerdict(not reasons, tuple(reasons), compat_cuda)
+    return CompatVerdict(not reasons, tuple(reasons), compat_cuda, gpu_unknown=not gpus)
 
 
 def _cuda_of_compat_driver(version: str | None, matrix: Any) -> str | None:

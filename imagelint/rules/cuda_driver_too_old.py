@@ -95,6 +95,17 @@ def _too_old(ctx, pool, cuda, floor, basis, floor_text, where) -> Iterator[Findi
     for lib in compat_libcudas(ctx.facts):
         verdict = compat_verdict(lib, pool, ctx.matrix)
         covers = verdict.compat_cuda is None or compare(verdict.compat_cuda, cuda.major_minor) >= 0
+        if verdict.usable and covers and verdict.gpu_unknown:
+            # Forward compatibility works on data-centre GPUs only (never GeForce): without a
+            # GPU model for the pool we cannot tell, so this is a warning, not a pass.
+            yield finding(
+                f"{basis} needs driver >= {floor.min_driver} but pool {pool.name} has {pool.driver}; "
+                f"it runs only through the forward-compat libcuda {lib.version} in the image, which NVIDIA "
+                f"supports on data-centre GPUs only, and the pool names no GPU model (give --gpu)",
+                lib.provenance, severity=WARNING, pool=pool,
+                min_driver=floor.min_driver, driver=pool.driver, via="forward-compat-unverified",
+            )
+            return
         if verdict.usable and covers:
             yield finding(
                 f"{basis} needs driver >= {floor.min_driver} but pool {pool.name} has {pool.driver}; "

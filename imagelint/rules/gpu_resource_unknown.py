@@ -25,11 +25,14 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
 from imagelint.target import NodePool
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import DevicePluginNaming
 
 ID = "IL602"
 NAME = "gpu-resource-unknown"
@@ -44,35 +47,35 @@ REMEDIATION = "Request a resource name the device plugin advertises (see the tar
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-# k8s-device-plugin naming (README "Configuration option details"; api/config/v1/consts.go).
-# TODO(lead): move these into the matrix (device plugin resource naming) when it has a table for them.
-DEFAULT_RESOURCE = "nvidia.com/gpu"
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
-SHARED_SUFFIX = ".shared"
+
+def _naming(matrix: Any) -> DevicePluginNaming:
+    # The device plugin's naming is matrix data (device_plugin_resource_names); a matrix without
+    # that table (an old or minimal --matrix file, or none at all) falls back to the shipped one.
+    from imagelint.matrix.shipped import device_plugin_naming
+
+    return device_plugin_naming(matrix)
 
 
-def advertised(pool: NodePool) -> tuple[set[str], bool]:
+def advertised(pool: NodePool, naming: DevicePluginNaming | None = None) -> tuple[set[str], bool]:
     """Resource names the pool offers, and whether they are known (listed) or derived."""
+    naming = naming or _naming(None)
+    prefix = naming.prefix + "/"
     if pool.resources:
-        return {n for n in pool.resources if n.startswith("nvidia.com/")}, True
+        return {n for n in pool.resources if n.startswith(prefix)}, True
     names: set[str] = set()
-    mixed = (pool.mig_strategy or "none") == "mixed"
     for gpu in pool.gpus or ():
-        if mixed and gpu.mig_profiles:
-            names.update(MIG_RESOURCE_PREFIX + p for p in gpu.mig_profiles)
-        else:
-            names.add(DEFAULT_RESOURCE)
+        names.update(naming.advertised(pool.mig_strategy, tuple(gpu.mig_profiles or ())))
     if not pool.gpus:
-        names.add(DEFAULT_RESOURCE)
+        names.add(naming.full_gpu)
     return names, False
 
 
-def _why(name: str, pool: NodePool) -> str:
+def _why(name: str, pool: NodePool, naming: DevicePluginNaming) -> str:
     strategy = pool.mig_strategy or "none"
-    if name.startswith(MIG_RESOURCE_PREFIX) and strategy != "mixed":
+    if naming.is_mig_resource(name) and strategy != "mixed":
         return f"MIG resources exist only under the mixed MIG strategy (pool {pool.name}: {strategy})"
-    if name.endswith(SHARED_SUFFIX):
-        return f"'{SHARED_SUFFIX}' names exist only when GPU sharing renames resources (pool {pool.name} does not)"
+    if naming.is_shared(name):
+        return f"'{naming.shared_suffix}' names exist only when GPU sharing renames resources (pool {pool.name} does not)"
     return ""
 
 
@@ -80,15 +83,16 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     w = workload(ctx.facts)
     if w is None or not ctx.target.known:
         return
+    naming = _naming(ctx.matrix)
     for r in w.resources:
-        offers = {p.name: advertised(p) for p in ctx.pools}
+        offers = {p.name: advertised(p, naming) for p in ctx.pools}
         if any(r.name in names for names, _ in offers.values()):
             continue
         listing = "; ".join(
             f"{pool}: {', '.join(sorted(names)) or 'none'}{'' if known else ' (default naming)'}"
             for pool, (names, known) in offers.items()
         )
-        hints = [h for h in (_why(r.name, p) for p in ctx.pools) if h]
+        hints = [h for h in (_why(r.name, p, naming) for p in ctx.pools) if h]
         hint = f" ({hints[0]})" if hints else ""
         yield finding(
             f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target pool advertises"

@@ -56,7 +56,7 @@ def test_forward_compat_on_datacentre_gpu_passes_with_info():
 def test_forward_compat_with_unknown_gpu_is_a_warning_not_a_pass():
     """Forward compatibility is data-centre only: a pool with no GPU model cannot be cleared."""
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (470, 525, 535)),))
-    [finding] = of(run(f, target(pool(driver="470.57.02"))), "IL101")
+    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=()))), "IL101")
     assert finding.severity == "warning"
     assert "data-centre GPUs only" in finding.message and "--gpu" in finding.message
 

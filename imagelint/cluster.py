@@ -22,6 +22,8 @@ Label names below are GFD's (NVIDIA/k8s-device-plugin ``internal/lm``; see
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
+import functools
 import json
 import os
 import re
@@ -44,32 +46,16 @@ from imagelint.targets import (
 # fail the run quickly, not hang CI.
 DEFAULT_TIMEOUT: tuple[float, float] = (5.0, 20.0)
 
-# --- GFD label names (NVIDIA/k8s-device-plugin internal/lm/nvml.go, resource.go) ----------
-LABEL_DRIVER_FULL = "nvidia.com/cuda.driver-version.full"
-LABEL_DRIVER_PARTS = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor", "nvidia.com/cuda.driver-version.revision")
-LABEL_DRIVER_PARTS_DEPRECATED = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev")
-LABEL_CUDA_FULL = "nvidia.com/cuda.runtime-version.full"  # despite the name: the DRIVER's CUDA version
-LABEL_CUDA_PARTS = ("nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runtime-version.minor")
-LABEL_CUDA_PARTS_DEPRECATED = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
-LABEL_PRODUCT = "nvidia.com/gpu.product"
-LABEL_CC = ("nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor")
-LABEL_FAMILY = "nvidia.com/gpu.family"
-LABEL_COUNT = "nvidia.com/gpu.count"
-LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
+# GFD label names, the GPU product suffixes GFD appends, the NFD PCI label and the device-plugin /
+# toolkit image names are NVIDIA facts: they live in the matrix (``nvidia_names``, every row with its
+# source) and are read once, lazily, through ``_nvidia()`` below. Kubernetes' and clouds' own label
+# names stay here.
 LABEL_ARCH = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
-# gpu.product suffixes GFD appends: "-SHARED" (time-slicing/MPS replicas) and "-MIG-<profile>" (MIG single).
-_PRODUCT_SHARED = re.compile(r"-SHARED$")
-_PRODUCT_MIG = re.compile(r"-MIG-(\d+g\.\d+gb)$")
-_MIG_MIXED_COUNT = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)\.count$")
 
 # Labels kept on a pool: what a rule or a human may match on. Everything else
 # (hostname, zone, per-node ids) would stop identical nodes from collapsing.
-_KEPT_LABEL_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/pci-10de")
+# (The NVIDIA ones, GFD's and NFD's PCI label, come from the matrix: _NvidiaNames.kept_labels.)
 _KEPT_LABELS = ("kubernetes.io/arch", "kubernetes.io/os", "node.kubernetes.io/instance-type")
-# ... except those that change over time or per node on the same stack.
-_VOLATILE_LABELS = re.compile(
-    r"^nvidia\.com/(gfd\.timestamp|gpu\.clique|mig\.config\.state|gpu-driver-upgrade-.*|.*\.upgrade-.*)$"
-)
 # Taints the control plane sets and lifts on its own (not-ready, cordon...): not part of a pool.
 _TRANSIENT_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "ToBeDeletedByClusterAutoscaler")
 # Cloud node-group labels: a pool takes its name from one when all its nodes share it.
@@ -82,10 +68,95 @@ _NODE_GROUP_LABELS = (
     "node.kubernetes.io/pool",
 )
 
-# Workload images (last path component of the repository).
-_DEVICE_PLUGIN_IMAGES = ("k8s-device-plugin",)
-_TOOLKIT_IMAGES = ("container-toolkit", "nvidia-container-toolkit")
 _IMAGE_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
+
+
+# --- NVIDIA names, from the matrix --------------------------------------------------
+
+
+def _any_match(patterns: tuple[str, ...]) -> "re.Pattern[str]":
+    """One regex for ``*`` globs (``*`` spans anything, "/" included)."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
+def _with_profile(template: str) -> "re.Pattern[str]":
+    """``"-MIG-{profile}"`` -> a regex capturing the MIG profile (``1g.5gb``) where it stands."""
+    head, _, tail = template.partition("{profile}")
+    return re.compile(re.escape(head) + r"(\d+g\.\d+gb)" + re.escape(tail))
+
+
+@dataclass(frozen=True)
+class _NvidiaNames:
+    driver_full: str
+    driver_parts: tuple[str, ...]
+    driver_parts_deprecated: tuple[str, ...]
+    cuda_full: str  # despite GFD's name (cuda.runtime-version): the DRIVER's CUDA version
+    cuda_parts: tuple[str, ...]
+    cuda_parts_deprecated: tuple[str, ...]
+    product: str
+    compute_capability: tuple[str, ...]  # (major, minor)
+    family: str
+    count: str
+    mig_strategy: str
+    gpu_node_labels: "re.Pattern[str]"  # labels only GFD writes, on GPU nodes
+    product_shared: "re.Pattern[str]"  # "-SHARED" at the end of gpu.product (time-slicing/MPS)
+    product_mig: "re.Pattern[str]"  # "-MIG-<profile>" at the end of gpu.product (MIG single)
+    mig_mixed_count: "re.Pattern[str]"  # nvidia.com/mig-<profile>.count (MIG mixed)
+    kept_labels: "re.Pattern[str]"
+    volatile_labels: "re.Pattern[str]"  # change over time or per node on the same stack
+    resource_prefix: str  # "nvidia.com/"
+    device_plugin_images: tuple[str, ...]  # last path component of the repository
+    toolkit_images: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=1)
+def _nvidia() -> _NvidiaNames:
+    from imagelint.matrix.shipped import device_plugin_naming, nvidia_name
+
+    def values(name: str) -> tuple[str, ...]:
+        return nvidia_name(name).values
+
+    def one(name: str) -> str:
+        return values(name)[0]
+
+    return _NvidiaNames(
+        driver_full=one("gfd-driver-version"),
+        driver_parts=values("gfd-driver-version-parts"),
+        driver_parts_deprecated=values("gfd-driver-version-parts-deprecated"),
+        cuda_full=one("gfd-driver-cuda-version"),
+        cuda_parts=values("gfd-driver-cuda-version-parts"),
+        cuda_parts_deprecated=values("gfd-driver-cuda-version-parts-deprecated"),
+        product=one("gfd-gpu-product"),
+        compute_capability=values("gfd-gpu-compute-capability"),
+        family=one("gfd-gpu-family"),
+        count=one("gfd-gpu-count"),
+        mig_strategy=one("gfd-mig-strategy"),
+        gpu_node_labels=_any_match(values("gfd-gpu-node-labels")),
+        product_shared=re.compile(re.escape(one("gfd-product-shared-suffix")) + "$"),
+        product_mig=re.compile(_with_profile(one("gfd-product-mig-suffix")).pattern + "$"),
+        mig_mixed_count=re.compile("^" + _with_profile(one("gfd-mig-mixed-count")).pattern + "$"),
+        kept_labels=_any_match(values("gfd-label-prefix") + values("nfd-nvidia-pci-label")),
+        volatile_labels=_any_match(values("gfd-volatile-labels")),
+        resource_prefix=device_plugin_naming().prefix + "/",
+        device_plugin_images=values("device-plugin-images"),
+        toolkit_images=values("toolkit-images"),
+    )
+
+
+# The label constants this module used to define, for code that imported them.
+_LEGACY_NAMES = {
+    "LABEL_DRIVER_FULL": "driver_full", "LABEL_DRIVER_PARTS": "driver_parts",
+    "LABEL_DRIVER_PARTS_DEPRECATED": "driver_parts_deprecated", "LABEL_CUDA_FULL": "cuda_full",
+    "LABEL_CUDA_PARTS": "cuda_parts", "LABEL_CUDA_PARTS_DEPRECATED": "cuda_parts_deprecated",
+    "LABEL_PRODUCT": "product", "LABEL_CC": "compute_capability", "LABEL_FAMILY": "family",
+    "LABEL_COUNT": "count", "LABEL_MIG_STRATEGY": "mig_strategy",
+}
+
+
+def __getattr__(attribute: str) -> Any:
+    if attribute in _LEGACY_NAMES:
+        return getattr(_nvidia(), _LEGACY_NAMES[attribute])
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
 
 
 # --- connecting ----------------------------------------------------------------------
@@ -317,9 +388,9 @@ def _image_version(image: str) -> str | None:
 
 def _image_kind(image: str) -> str | None:
     repository = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
-    if repository in _DEVICE_PLUGIN_IMAGES:
+    if repository in _nvidia().device_plugin_images:
         return "device-plugin"
-    if repository in _TOOLKIT_IMAGES:
+    if repository in _nvidia().toolkit_images:
         return "toolkit"
     return None
 
@@ -399,9 +470,10 @@ def _label_version(labels: Mapping[str, str], parts: Sequence[str]) -> str | Non
 
 
 def _node_is_gpu(labels: Mapping[str, str], allocatable: Mapping[str, Any]) -> bool:
-    if any(k.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.")) for k in labels):
+    names = _nvidia()
+    if any(names.gpu_node_labels.match(k) for k in labels):
         return True
-    return any(k.startswith("nvidia.com/") and _int(v) for k, v in allocatable.items())
+    return any(k.startswith(names.resource_prefix) and _int(v) for k, v in allocatable.items())
 
 
 def _int(value: Any) -> int | None:
@@ -412,17 +484,18 @@ def _int(value: Any) -> int | None:
 
 
 def _node_gpus(labels: Mapping[str, str], matrix: TargetMatrix | None) -> tuple[GpuSpec, ...]:
-    product = labels.get(LABEL_PRODUCT)
-    major, minor = labels.get(LABEL_CC[0]), labels.get(LABEL_CC[1])
+    names = _nvidia()
+    product = labels.get(names.product)
+    major, minor = labels.get(names.compute_capability[0]), labels.get(names.compute_capability[1])
     mig_profiles: list[str] = []
     if product:
-        product = _PRODUCT_SHARED.sub("", product)
-        mig = _PRODUCT_MIG.search(product)
+        product = names.product_shared.sub("", product)
+        mig = names.product_mig.search(product)
         if mig:
             mig_profiles.append(mig.group(1))
             product = product[: mig.start()]
     for key in sorted(labels):
-        mixed = _MIG_MIXED_COUNT.match(key)
+        mixed = names.mig_mixed_count.match(key)
         if mixed:
             mig_profiles.append(mixed.group(1))
     if not product and not major:
@@ -430,8 +503,8 @@ def _node_gpus(labels: Mapping[str, str], matrix: TargetMatrix | None) -> tuple[
     spec = GpuSpec(
         product=product or None,
         compute_capability=f"{major}.{minor}" if major and minor else None,
-        family=labels.get(LABEL_FAMILY) or None,
-        count=_int(labels.get(LABEL_COUNT, "")) if labels.get(LABEL_COUNT) else None,
+        family=labels.get(names.family) or None,
+        count=_int(labels.get(names.count, "")) if labels.get(names.count) else None,
         mig_profiles=tuple(mig_profiles),
     )
     return (resolve_gpu(spec, matrix)[0],)
@@ -452,16 +525,17 @@ def _pool_for_node(
         return None
     node_name = meta.get("name", "?")
 
-    driver_text = labels.get(LABEL_DRIVER_FULL) or _label_version(labels, LABEL_DRIVER_PARTS) or _label_version(
-        labels, LABEL_DRIVER_PARTS_DEPRECATED
+    names = _nvidia()
+    driver_text = labels.get(names.driver_full) or _label_version(labels, names.driver_parts) or _label_version(
+        labels, names.driver_parts_deprecated
     )
     driver = None
     if driver_text:
         try:
-            driver = parse_driver_version(driver_text, f"node {node_name} label {LABEL_DRIVER_FULL}")
+            driver = parse_driver_version(driver_text, f"node {node_name} label {names.driver_full}")
         except UsageError as exc:
             warnings.append(exc.message)
-    cuda = labels.get(LABEL_CUDA_FULL) or _label_version(labels, LABEL_CUDA_PARTS) or _label_version(labels, LABEL_CUDA_PARTS_DEPRECATED)
+    cuda = labels.get(names.cuda_full) or _label_version(labels, names.cuda_parts) or _label_version(labels, names.cuda_parts_deprecated)
 
     def pick(kind: str) -> _Workload | None:
         running = [w for w in workloads if w.kind == kind and not w.where.startswith("clusterpolicy/") and w.runs_on(labels)]
@@ -473,7 +547,7 @@ def _pool_for_node(
 
     plugin, toolkit = pick("device-plugin"), pick("toolkit")
     strategies: tuple[str, ...] = ()
-    mig_strategy = labels.get(LABEL_MIG_STRATEGY)
+    mig_strategy = labels.get(names.mig_strategy)
     if plugin:
         raw = plugin.setting("--device-list-strategy", "DEVICE_LIST_STRATEGY")
         if raw:
@@ -492,11 +566,11 @@ def _pool_for_node(
         for t in (node.get("spec") or {}).get("taints") or ()
         if t.get("key") and not str(t["key"]).startswith(_TRANSIENT_TAINT_PREFIXES)
     )
-    resources = {k: n for k, v in allocatable.items() if k.startswith("nvidia.com/") and (n := _int(v)) is not None}
+    resources = {k: n for k, v in allocatable.items() if k.startswith(names.resource_prefix) and (n := _int(v)) is not None}
     kept = {
         k: v
         for k, v in labels.items()
-        if (k.startswith(_KEPT_LABEL_PREFIXES) or k in _KEPT_LABELS) and not _VOLATILE_LABELS.match(k)
+        if (names.kept_labels.match(k) or k in _KEPT_LABELS) and not names.volatile_labels.match(k)
     }
     runtime_class = _runtime_class_for(labels, runtime_classes)
     return NodePool(

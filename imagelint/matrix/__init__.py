@@ -1,8 +1,10 @@
 """The versioned NVIDIA compatibility matrix and the NVIDIA_REQUIRE_* evaluator.
 
 ``load_matrix()`` gives the newest shipped matrix (``matrices/<date>.toml``); rules query it
-(``driver_floor``, ``cuda_for_driver``, ``gpu``, ``toolkit_default_runtime_mode`` ...) instead of
-hard-coding NVIDIA facts. ``imagelint.matrix.require`` evaluates NVIDIA_REQUIRE_* exactly as the
+(``driver_floor``, ``cuda_for_driver``, ``gpu``, ``toolkit_default_runtime_mode``,
+``cuda_image_env``, ``device_plugin_naming``, ``ptx_isa``, ``nvidia_name`` ...) instead of
+hard-coding NVIDIA facts; ``imagelint.matrix.shipped`` reads one table of the shipped matrix
+without parsing the rest. ``imagelint.matrix.require`` evaluates NVIDIA_REQUIRE_* exactly as the
 container toolkit does. See docs/matrix.md.
 """
 
@@ -10,7 +12,9 @@ from __future__ import annotations
 
 from imagelint.matrix.loader import apply_overlay, load_matrix, matrix_from_text, shipped_versions
 from imagelint.matrix.model import (
+    CudaImageEnv,
     CudaRelease,
+    DevicePluginNaming,
     DevicePluginRelease,
     DriverBranch,
     DriverFloor,
@@ -20,6 +24,8 @@ from imagelint.matrix.model import (
     Matrix,
     MinorVersionCompat,
     NgcImage,
+    NvidiaName,
+    PtxIsaVersion,
     ToolkitFeature,
     ToolkitRelease,
 )
@@ -35,8 +41,10 @@ from imagelint.matrix.require import (
 from imagelint.matrix.versions import compare_versions, driver_branch
 
 __all__ = [
+    "CudaImageEnv",
     "CudaRelease",
     "Device",
+    "DevicePluginNaming",
     "DevicePluginRelease",
     "DriverBranch",
     "DriverFloor",
@@ -46,6 +54,8 @@ __all__ = [
     "Matrix",
     "MinorVersionCompat",
     "NgcImage",
+    "NvidiaName",
+    "PtxIsaVersion",
     "RequireEnvError",
     "RequireOutcome",
     "ToolkitFeature",

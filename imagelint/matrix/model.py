@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from imagelint.matrix.versions import (
@@ -155,6 +156,107 @@ class GpuOperatorRelease:
     driver_manager: str | None
     source: str
     uncertain: bool
+
+
+@dataclass(frozen=True)
+class CudaImageEnv:
+    """The env an official ``nvidia/cuda`` image sets (base row plus what its flavor chain adds)."""
+
+    version: str
+    arch: str  # the row's arch: amd64 | arm64 | any (both agree)
+    flavor: str  # base | runtime | devel | cudnn-runtime | cudnn-devel
+    os: str | None
+    env: Mapping[str, str]
+    sources: tuple[str, ...]  # the base row's source, then each flavor row's
+    uncertain: bool  # any row on the way is uncertain
+
+
+@dataclass(frozen=True)
+class DevicePluginNaming:
+    """How the k8s-device-plugin names the resources it advertises."""
+
+    prefix: str  # "nvidia.com"
+    full_gpu: str  # "nvidia.com/gpu" (migStrategy none, and non-MIG GPUs under mixed)
+    mig_single: str  # "nvidia.com/gpu": under single, MIG devices keep the plain name
+    mig_mixed: str  # "nvidia.com/mig-{profile}"
+    shared_suffix: str  # ".shared" (sharing with renameByDefault)
+    max_length: int  # 63
+    source: str
+    uncertain: bool
+
+    def mig_resource(self, profile: str) -> str:
+        """``"1g.5gb" -> "nvidia.com/mig-1g.5gb"`` (the mixed strategy's name)."""
+        return self.mig_mixed.replace("{profile}", profile)
+
+    def is_mig_resource(self, name: str) -> bool:
+        head, _, tail = self.mig_mixed.partition("{profile}")
+        return name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail)
+
+    def is_shared(self, name: str) -> bool:
+        return name.endswith(self.shared_suffix)
+
+    def advertised(self, mig_strategy: str | None, mig_profiles: tuple[str, ...] = ()) -> frozenset[str]:
+        """Names a GPU with these MIG profiles gets under a MIG strategy, without renames."""
+        strategy = mig_strategy or "none"
+        if strategy == "mixed" and mig_profiles:
+            return frozenset(self.mig_resource(p) for p in mig_profiles)
+        if strategy == "single" and mig_profiles:
+            return frozenset({self.mig_single})
+        return frozenset({self.full_gpu})
+
+
+@dataclass(frozen=True)
+class PtxIsaVersion:
+    ptx_isa: str  # "8.4"
+    min_cuda: str  # "12.4": the first CUDA (toolkit and driver) that handles it
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class NvidiaName:
+    """Names NVIDIA software or images use (labels, env, image names), from ``nvidia_names``."""
+
+    name: str
+    kind: str
+    values: tuple[str, ...]
+    deprecated: bool
+    source: str
+    uncertain: bool
+
+
+def naming_from_rows(rows: "tuple[Mapping[str, Any], ...] | list[Mapping[str, Any]]") -> DevicePluginNaming | None:
+    """A ``DevicePluginNaming`` from ``device_plugin_resource_names`` rows (None if incomplete)."""
+    by_name = {r["name"]: r for r in rows}
+    needed = ("prefix", "full-gpu", "mig-single", "mig-mixed", "shared-suffix", "max-length")
+    if any(n not in by_name for n in needed) or not by_name["max-length"]["value"].isdigit():
+        return None
+    picked = [by_name[n] for n in needed]
+    return DevicePluginNaming(
+        *(r["value"] for r in picked[:5]), int(by_name["max-length"]["value"]),
+        "; ".join(dict.fromkeys(r["source"] for r in picked)), any(_uncertain(r) for r in picked),
+    )
+
+
+def name_from_row(row: Mapping[str, Any]) -> NvidiaName:
+    return NvidiaName(
+        row["name"], row["kind"], tuple(row["values"]), bool(row.get("deprecated")), row["source"], _uncertain(row)
+    )
+
+
+_ARCH_ALIASES = {"amd64": "amd64", "x86_64": "amd64", "arm64": "arm64", "aarch64": "arm64", "sbsa": "arm64"}
+
+
+def _image_arch(arch: str) -> str | None:
+    """``amd64``, ``x86_64``, ``linux/arm64/v8`` ... -> amd64 | arm64 (None for anything else)."""
+    parts = arch.strip().lower().split("/")
+    if len(parts) > 1 and parts[0] == "linux":
+        parts = parts[1:]
+    return _ARCH_ALIASES.get(parts[0])
+
+
+def _env_map(entries: "list[str] | tuple[str, ...]") -> dict[str, str]:
+    return dict(e.split("=", 1) for e in entries)
 
 
 Rows = Mapping[str, tuple[Mapping[str, Any], ...]]
@@ -421,6 +523,77 @@ class Matrix:
                 )
         return None
 
+    # --- official CUDA images ---------------------------------------------------------------
+    def cuda_image(self, version: str, arch: str = "amd64", flavor: str | None = None) -> CudaImageEnv | None:
+        """The official ``nvidia/cuda:<version>-<flavor>-...`` image's env, exact version only.
+
+        ``arch`` is amd64 or arm64 (``x86_64``/``aarch64``/``linux/arm64`` accepted); ``flavor``
+        None or "base" is the base image, else its chain (devel = runtime + devel's additions).
+        None when the matrix has no row for that exact version/arch, or the flavor is unknown.
+        """
+        wanted_arch = _image_arch(arch)
+        text = _strip_v(version)
+        if wanted_arch is None or not is_numeric_version(text):
+            return None
+        rows = [r for r in self._section("cuda_image_env") if r["version"] == text and r["flavor"] == "base"]
+        base = next((r for r in rows if r["arch"] == wanted_arch), None) or next(
+            (r for r in rows if r["arch"] == "any"), None
+        )
+        if base is None:
+            return None
+        chain = self._flavor_chain(re.sub(r"^cudnn\d*-", "cudnn-", (flavor or "base").strip().lower()))
+        if chain is None:
+            return None
+        env = _env_map(base["env"])
+        for row in chain:
+            env.update(_env_map(row["env"]))
+        return CudaImageEnv(
+            base["version"], base["arch"], flavor or "base", base.get("os"), MappingProxyType(env),
+            (base["source"], *(r["source"] for r in chain)), _uncertain(base) or any(_uncertain(r) for r in chain),
+        )
+
+    def cuda_image_env(self, version: str, arch: str = "amd64", flavor: str | None = None) -> Mapping[str, str] | None:
+        """Just the env of ``cuda_image`` (what the Dockerfile linter merges under a FROM line)."""
+        image = self.cuda_image(version, arch, flavor)
+        return image.env if image is not None else None
+
+    def _flavor_chain(self, flavor: str) -> list[Mapping[str, Any]] | None:
+        """Flavor rows from the first above base down to ``flavor`` (empty for base); None if unknown."""
+        if flavor == "base":
+            return []
+        by_name = {r["flavor"]: r for r in self._section("cuda_image_flavors")}
+        chain: list[Mapping[str, Any]] = []
+        seen: set[str] = set()
+        current: str | None = flavor
+        while current and current != "base":
+            row = by_name.get(current)
+            if row is None or current in seen:  # unknown flavor, or a parent loop in an overlay
+                return None
+            seen.add(current)
+            chain.append(row)
+            current = row.get("parent")
+        return chain[::-1]
+
+    # --- device plugin resource naming --------------------------------------------------------
+    def device_plugin_naming(self) -> DevicePluginNaming | None:
+        return naming_from_rows(self._section("device_plugin_resource_names"))
+
+    # --- PTX ISA ------------------------------------------------------------------------------
+    def ptx_isa(self, version: str) -> PtxIsaVersion | None:
+        """``"8.4" -> PtxIsaVersion("8.4", "12.4", ...)``: the first CUDA that handles that PTX ISA."""
+        text = _strip_v(version)
+        if not is_numeric_version(text):
+            return None
+        for row in self._section("ptx_isa_versions"):
+            if compare_versions(row["ptx_isa"], text) == 0:
+                return PtxIsaVersion(row["ptx_isa"], row["min_cuda"], row["source"], _uncertain(row))
+        return None
+
+    # --- names NVIDIA software and images use -------------------------------------------------
+    def nvidia_name(self, name: str) -> NvidiaName | None:
+        row = next((r for r in self._section("nvidia_names") if r["name"] == name), None)
+        return name_from_row(row) if row is not None else None
+
 
 def _ngc_repo(repository: str) -> str:
     repo = repository.strip().lower()
@@ -431,7 +604,9 @@ def _ngc_repo(repository: str) -> str:
 
 
 __all__ = [
+    "CudaImageEnv",
     "CudaRelease",
+    "DevicePluginNaming",
     "DevicePluginRelease",
     "DriverBranch",
     "DriverFloor",
@@ -441,6 +616,10 @@ __all__ = [
     "Matrix",
     "MinorVersionCompat",
     "NgcImage",
+    "NvidiaName",
+    "PtxIsaVersion",
     "ToolkitFeature",
     "ToolkitRelease",
+    "name_from_row",
+    "naming_from_rows",
 ]

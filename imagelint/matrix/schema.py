@@ -37,6 +37,8 @@ CONFIDENCE_VALUES = ("documented", "uncertain")
 _NUMERIC_VERSION = r"^[0-9]+(\.[0-9]+)*$"
 _TOOL_VERSION = r"^v?[0-9]+(\.[0-9]+)*$"
 _DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_ENV_ENTRY = r"^[A-Za-z_][A-Za-z0-9_]*="
+_MIG_STRATEGIES = ("none", "single", "mixed")
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,48 @@ SECTIONS: dict[str, Section] = {
         framework_version=Field("string"),
         min_driver_branch=Field("integer"),
     ),
+    # Env of the official nvidia/cuda images: one row per version, arch ("any" when amd64 and
+    # arm64 agree) and flavor; ``env`` holds "NAME=value" strings, as an image config does.
+    "cuda_image_env": _section(
+        ("version", "arch", "flavor"),
+        version=Field("string", True, _NUMERIC_VERSION),
+        arch=Field("string", True, enum=("amd64", "arm64", "any")),
+        flavor=Field("string", True),
+        os=Field("string"),
+        env=Field("array:string", True, _ENV_ENTRY),
+    ),
+    # How the image flavors build on each other (runtime FROM base, devel FROM runtime ...)
+    # and what env each adds on top of its parent.
+    "cuda_image_flavors": _section(
+        ("flavor",),
+        flavor=Field("string", True),
+        parent=Field("string"),
+        env=Field("array:string", True, _ENV_ENTRY),
+    ),
+    # k8s-device-plugin resource naming; ``value`` may hold "{profile}" (a MIG profile "1g.5gb").
+    "device_plugin_resource_names": _section(
+        ("name",),
+        name=Field("string", True),
+        value=Field("string", True),
+        mig_strategies=Field("array:string", enum=_MIG_STRATEGIES),
+    ),
+    # PTX ISA version (the ``.version`` directive of PTX) -> the first CUDA release that emits
+    # and loads it; a driver older than that CUDA cannot JIT the PTX.
+    "ptx_isa_versions": _section(
+        ("ptx_isa",),
+        ptx_isa=Field("string", True, _NUMERIC_VERSION),
+        min_cuda=Field("string", True, _NUMERIC_VERSION),
+    ),
+    # Names NVIDIA software and images use (GFD node labels, image env/labels, workload image
+    # names). ``values`` may hold "{profile}"/"{product}" placeholders or "*" globs (kind *-pattern).
+    "nvidia_names": _section(
+        ("name",),
+        name=Field("string", True),
+        kind=Field("string", True, enum=("node-label", "node-label-pattern", "image-env", "image-env-pattern",
+                                         "image-label", "product-suffix", "image-name")),
+        values=Field("array:string", True),
+        deprecated=Field("boolean"),
+    ),
 }
 
 META_FIELDS: dict[str, Field] = {
@@ -226,16 +270,19 @@ def _check_fields(where: str, row: Any, fields: Mapping[str, Field]) -> None:
             raise _RowProblem(f"{where}: {name!r} must be {spec.type.replace('array:', 'an array of ')}")
         if spec.type == "string" and not value.strip():
             raise _RowProblem(f"{where}: {name!r} must not be empty")
-        if spec.pattern and not re.match(spec.pattern, value):
-            raise _RowProblem(f"{where}: {name!r} = {value!r} does not look like {_pattern_hint(spec.pattern)}")
-        if spec.enum and value not in spec.enum:
-            raise _RowProblem(f"{where}: {name!r} must be one of {', '.join(spec.enum)}")
+        # On an array, pattern and enum apply to every item.
+        for item in value if isinstance(value, list) else (value,):
+            if spec.pattern and not re.match(spec.pattern, item):
+                raise _RowProblem(f"{where}: {name!r} = {item!r} does not look like {_pattern_hint(spec.pattern)}")
+            if spec.enum and item not in spec.enum:
+                raise _RowProblem(f"{where}: {name!r} must be one of {', '.join(spec.enum)}")
 
 
 def _pattern_hint(pattern: str) -> str:
-    return {_NUMERIC_VERSION: "a numeric version", _TOOL_VERSION: "a version", _DATE: "a date YYYY-MM-DD"}.get(
-        pattern, f"/{pattern}/"
-    )
+    return {
+        _NUMERIC_VERSION: "a numeric version", _TOOL_VERSION: "a version", _DATE: "a date YYYY-MM-DD",
+        _ENV_ENTRY: "NAME=value",
+    }.get(pattern, f"/{pattern}/")
 
 
 def row_line(text: str, section: str, index: int) -> int | None:
@@ -304,7 +351,9 @@ REQUIRED_SECTIONS = ("cuda_releases", "minor_version_compat", "driver_branches")
 
 def _field_schema(spec: Field) -> dict[str, Any]:
     if spec.type.startswith("array:"):
-        return {"type": "array", "items": {"type": spec.type.split(":", 1)[1]}}
+        items = _field_schema(Field(spec.type.split(":", 1)[1], pattern=spec.pattern, enum=spec.enum))
+        items.pop("minLength", None)  # array items may be empty strings (an env value "A=")
+        return {"type": "array", "items": items}
     out: dict[str, Any] = {"type": spec.type}
     if spec.type == "string":
         out["minLength"] = 1

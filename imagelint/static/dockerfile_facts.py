@@ -48,6 +48,8 @@ _DEFAULT_LIB_DIRS = (
     "/lib64", "/usr/lib64", "/lib", "/usr/lib",
 )
 _CUDA_TAG_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+# nvidia/cuda tags: VERSION-FLAVOR-OS, e.g. 12.4.1-cudnn-devel-ubuntu22.04 -> "cudnn-devel".
+_CUDA_FLAVOR_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
 _NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 
 
@@ -169,7 +171,7 @@ def _is_cuda_repo(repository: str) -> bool:
     return repository in _NVIDIA_CUDA_REPOS
 
 
-def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any) -> tuple[
+def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any, arch: str = "amd64") -> tuple[
     list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
 ]:
     """CUDA evidence and env the base image implies, from the matrix."""
@@ -190,7 +192,8 @@ def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any)
         if m:
             version = m.group(1)
             evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") == 2 else "minor"))
-            implied = _official_image_env(matrix, version)
+            flavor = _CUDA_FLAVOR_RE.match(tag)
+            implied = _official_image_env(matrix, version, arch, re.sub(r"cudnn\d*", "cudnn", flavor.group(1)) if flavor else None)
             if implied is None:
                 notes.append(f"{df.path}:{from_ins.line}: the matrix has no env for official CUDA image {version}; "
                              "NVIDIA_REQUIRE_CUDA of the base image not checked")
@@ -224,11 +227,11 @@ def _first_attr(obj: Any, *names: str) -> Any:
     return None
 
 
-def _official_image_env(matrix: Any, version: str) -> Mapping[str, str] | None:
-    """The env an official nvidia/cuda image of ``version`` sets (amd64), from the matrix."""
+def _official_image_env(matrix: Any, version: str, arch: str, flavor: str | None) -> Mapping[str, str] | None:
+    """The env an official nvidia/cuda image of ``version``/``flavor`` sets on ``arch``, from the matrix."""
     if matrix is None:
         return None
-    found = _call(matrix, "cuda_image_env", version, "amd64")
+    found = _call(matrix, "cuda_image_env", version, arch, flavor)
     if found is None:
         return None
     return dict(getattr(found, "env", found))
@@ -256,7 +259,9 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         stage = stages[stage.parent] if stage.parent is not None and stage.parent < stage.index else None
     chain.reverse()
     root = chain[0]
-    evidence, implied_env, base_notes = _base_implied(root.base, root.from_line, df, matrix)
+    root_platform = _stage_platform(root, df, global_args)
+    arch = root_platform.architecture if root_platform else "amd64"
+    evidence, implied_env, base_notes = _base_implied(root.base, root.from_line, df, matrix, arch)
     notes.extend(base_notes)
     state = _StageState(env=dict(implied_env))
     for st in chain:

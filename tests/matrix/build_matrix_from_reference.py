@@ -220,18 +220,13 @@ def device_plugin() -> tuple[list[dict], list[dict], list[dict]]:
         {"name": "gfd-bundled", "since": "0.15.0", "description": "GPU Feature Discovery ships in the same repo and image", "source": cl + " v0.15.0"},
         {"name": "allocation-policy", "since": "0.20.0", "description": "sharedDevicesAllocationPolicy distributed|packed", "source": cl + " v0.20.0"},
     ]
-    req = d["requirements"]
-    res = d["resource_names"]
+    req = d["requirements"]  # resource naming has its own table: device_plugin_resource_names
     requirements = [
         {"name": "min_driver", "value": "384.81", "source": req["source"], "note": req["driver"]},
         {"name": "min_toolkit", "value": "1.7.0", "source": req["source"], "note": req["toolkit"]},
         {"name": "min_toolkit_tegra", "value": "1.11.0", "source": req["source"]},
         {"name": "min_kubernetes", "value": "1.10", "source": req["source"], "note": req["kubernetes"]},
         {"name": "default_runtime", "value": "nvidia", "source": req["source"], "note": req["runtime"]},
-        {"name": "resource_default", "value": res["default"], "source": "NVIDIA/k8s-device-plugin README.md"},
-        {"name": "resource_mig_mixed", "value": "nvidia.com/mig-<g>g.<mem>gb", "source": "NVIDIA/k8s-device-plugin README.md", "note": res["mig_mixed"]},
-        {"name": "resource_shared_suffix", "value": ".shared", "source": "NVIDIA/k8s-device-plugin api/config/v1", "note": res["shared_rename"]},
-        {"name": "resource_name_max_length", "value": "63", "source": "NVIDIA/k8s-device-plugin api/config/v1/consts.go"},
         {"name": "default_device_list_strategy", "value": "envvar", "source": "NVIDIA/k8s-device-plugin api/config/v1/flags.go"},
         {"name": "toolkit_accept_envvar_unprivileged_default", "value": "true", "source": "NVIDIA/nvidia-container-toolkit api/config/v1/config.go GetDefault"},
         {"name": "toolkit_accept_volume_mounts_default", "value": "false", "source": "NVIDIA/nvidia-container-toolkit api/config/v1/config.go GetDefault"},
@@ -284,6 +279,172 @@ def ngc() -> list[dict]:
     return rows
 
 
+# --- official CUDA image env (cuda-image-env.json) -------------------------------------------------
+CUDA_IMG = "gitlab.com/nvidia/container-images/cuda"
+# Env we carry per image: what the runtime and the rules read. PATH is left out (the Dockerfiles
+# write "...:${PATH}", whose value depends on the OS image underneath).
+IMAGE_ENV_KEYS = (
+    "NVIDIA_REQUIRE_CUDA", "CUDA_VERSION", "NV_CUDA_CUDART_VERSION", "NV_CUDA_COMPAT_PACKAGE",
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LD_LIBRARY_PATH",
+)
+
+
+def _image_env(entry: dict, arch_env: dict) -> list[str]:
+    merged = {**entry["common_env"], **arch_env}
+    if entry["flavor"] == "derived image env":
+        # 13.0.2 comes from a vLLM image built FROM nvidia/cuda: its LD_LIBRARY_PATH is the
+        # derived image's (duplicated entries), not the base image's -> left out.
+        merged.pop("LD_LIBRARY_PATH", None)
+    return [f"{k}={merged[k]}" for k in IMAGE_ENV_KEYS if k in merged]
+
+
+def _image_row_meta(entry: dict) -> tuple[str | None, str | None]:
+    """(confidence, note): only verbatim copies of NVIDIA's own dist/ Dockerfiles are documented."""
+    if entry.get("reconstructed_from_pattern") or not entry.get("verbatim"):
+        return "uncertain", "reconstructed from secondary copies of the image config (not verbatim)"
+    if "FMCL-Docker" not in entry["source"]:
+        note = entry.get("notes") or "verbatim, but copied from a third-party file rather than NVIDIA's dist/"
+        return "uncertain", f"secondary copy: {note}"
+    return None, None
+
+
+def cuda_image_env() -> list[dict]:
+    rows = []
+    for e in load("cuda-image-env.json")["entries"]:
+        confidence, note = _image_row_meta(e)
+        amd64 = _image_env(e, e["amd64"])
+        arm64 = _image_env(e, e["arm64"]) if e["arm64"] else None
+        arches = [("any", amd64)] if arm64 == amd64 else [("amd64", amd64)] + ([("arm64", arm64)] if arm64 else [])
+        for arch, env in arches:
+            row = {"version": e["cuda_image_version"], "arch": arch, "flavor": "base", "os": e["os"], "env": env,
+                   "source": e["source"]}
+            if confidence:
+                row["confidence"] = confidence
+            notes = [note] if note else []
+            if arch == "arm64" and "NVIDIA_REQUIRE_CUDA" not in e["arm64"]:
+                notes.append("the arm64 stage of this snapshot sets no NVIDIA_REQUIRE_CUDA")
+            if notes:
+                row["note"] = "; ".join(notes)
+            rows.append(row)
+    return rows
+
+
+def cuda_image_flavors() -> list[dict]:
+    # dist/<ver>/<os>/runtime/Dockerfile starts FROM the base tag, devel FROM runtime, and the cudnn
+    # variants (runtime/cudnn, devel/cudnn) FROM runtime / devel. Only env the reference records
+    # is added; runtime's NVIDIA_PRODUCT_NAME=CUDA was seen on one image only and stays out.
+    layout = f"{CUDA_IMG} dist/<ver>/<os>/<flavor>/Dockerfile (FROM lines), nvidia-facts.md 8"
+    stubs = "LIBRARY_PATH=/usr/local/cuda/lib64/stubs"
+    return [
+        {"flavor": "base", "env": [], "source": layout},
+        {"flavor": "runtime", "parent": "base", "env": [], "source": layout},
+        {"flavor": "devel", "parent": "runtime", "env": [stubs], "source": layout + "; cuda-image-env.json observations (devel sets LIBRARY_PATH to the link-time libcuda stub)"},
+        {"flavor": "cudnn-runtime", "parent": "runtime", "env": [], "source": layout + " (runtime/cudnn)", "confidence": "uncertain", "note": "cuDNN env (NV_CUDNN_VERSION ...) not in the reference data"},
+        {"flavor": "cudnn-devel", "parent": "devel", "env": [], "source": layout + " (devel/cudnn)", "confidence": "uncertain", "note": "cuDNN env (NV_CUDNN_VERSION ...) not in the reference data"},
+    ]
+
+
+# --- k8s-device-plugin resource naming ---------------------------------------------------------
+def device_plugin_resource_names() -> list[dict]:
+    res = load("device-plugin-releases.json")["resource_names"]
+    readme = "NVIDIA/k8s-device-plugin README.md (Configuration option details: migStrategy)"
+    consts = "NVIDIA/k8s-device-plugin api/config/v1/consts.go"
+    return [
+        {"name": "prefix", "value": "nvidia.com", "source": consts, "note": res["constraints"]},
+        {"name": "full-gpu", "value": res["default"], "mig_strategies": ["none", "mixed"], "source": readme,
+         "note": "whole GPUs; under mixed, GPUs without MIG enabled keep this name"},
+        {"name": "mig-single", "value": "nvidia.com/gpu", "mig_strategies": ["single"], "source": readme, "note": res["mig_single"]},
+        {"name": "mig-mixed", "value": "nvidia.com/mig-{profile}", "mig_strategies": ["mixed"], "source": readme,
+         "note": res["mig_mixed"]},
+        {"name": "shared-suffix", "value": ".shared", "source": "NVIDIA/k8s-device-plugin api/config/v1/sharing.go", "note": res["shared_rename"]},
+        {"name": "max-length", "value": "63", "source": consts, "note": res["constraints"]},
+    ]
+
+
+# --- PTX ISA -> CUDA --------------------------------------------------------------------------------
+# Verified with NVIDIA's own encoding of the PTX ISA release-history table (cuda-python) and the
+# titles of the archived PTX ISA documents (11.0 GA -> 7.0, 12.2.1 -> 8.2, 12.4 -> 8.4, 13.1 -> 9.1).
+# Releases older than CUDA 9.0 are left out (no matrix row reaches that far); 9.2+ are not verified.
+PTX_SOURCE = ("https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes-ptx-release-history, as encoded by "
+              "NVIDIA/cuda-python cuda/bindings/utils/_ptx_utils.py (get_minimal_required_cuda_ver_from_ptx_ver)")
+PTX_ISA = [
+    ("6.0", "9.0"), ("6.1", "9.1"), ("6.2", "9.2"), ("6.3", "10.0"), ("6.4", "10.1"), ("6.5", "10.2"),
+    ("7.0", "11.0"), ("7.1", "11.1"), ("7.2", "11.2"), ("7.3", "11.3"), ("7.4", "11.4"), ("7.5", "11.5"),
+    ("7.6", "11.6"), ("7.7", "11.7"), ("7.8", "11.8"), ("8.0", "12.0"), ("8.1", "12.1"), ("8.2", "12.2"),
+    ("8.3", "12.3"), ("8.4", "12.4"), ("8.5", "12.5"), ("8.6", "12.7"), ("8.7", "12.8"), ("8.8", "12.9"),
+    ("9.0", "13.0"), ("9.1", "13.1"),
+]
+
+
+def ptx_isa_versions() -> list[dict]:
+    rows = []
+    for ptx, cuda in PTX_ISA:
+        row = {"ptx_isa": ptx, "min_cuda": cuda, "source": PTX_SOURCE}
+        if ptx == "8.6":
+            row["note"] = "CUDA 12.6 still emits PTX ISA 8.5; the table names 12.7 (no public 12.7 toolkit is in cuda_releases; R565 drivers report 12.7)"
+        rows.append(row)
+    return rows
+
+
+# --- names NVIDIA software and images use -------------------------------------------------------
+def nvidia_names() -> list[dict]:
+    gfd = load("gfd-labels.json")
+    gfd_src = f"{gfd['source_docs']}; {gfd['source_code']}"
+    known = {label["name"] for label in gfd["labels"]}
+
+    def labels(name: str, values: list[str], deprecated: bool = False) -> dict:
+        missing = [v for v in values if v not in known]
+        assert not missing, f"not in gfd-labels.json: {missing}"
+        row = {"name": name, "kind": "node-label", "values": values, "source": gfd_src}
+        if deprecated:
+            row["deprecated"] = True
+        return row
+
+    product = next(label for label in gfd["labels"] if label["name"] == "nvidia.com/gpu.product")
+    official = f"{CUDA_IMG} dist/*/Dockerfile (nvidia-facts.md 8; cuda-image-env.json)"
+    ngc_env = "verbatim env dump of nvcr.io/nvidia/pytorch:23.10-py3 (nvidia-facts.md 7; ngc-containers.json)"
+    rows = [
+        labels("gfd-driver-version", ["nvidia.com/cuda.driver-version.full"]),
+        labels("gfd-driver-version-parts", ["nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor", "nvidia.com/cuda.driver-version.revision"]),
+        labels("gfd-driver-version-parts-deprecated", ["nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"], True),
+        {**labels("gfd-driver-cuda-version", ["nvidia.com/cuda.runtime-version.full"]), "note": "despite the name: the CUDA version the DRIVER supports"},
+        labels("gfd-driver-cuda-version-parts", ["nvidia.com/cuda.runtime-version.major", "nvidia.com/cuda.runtime-version.minor"]),
+        labels("gfd-driver-cuda-version-parts-deprecated", ["nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor"], True),
+        labels("gfd-gpu-product", ["nvidia.com/gpu.product"]),
+        labels("gfd-gpu-compute-capability", ["nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor"]),
+        labels("gfd-gpu-family", ["nvidia.com/gpu.family"]),
+        labels("gfd-gpu-count", ["nvidia.com/gpu.count"]),
+        labels("gfd-mig-strategy", ["nvidia.com/mig.strategy"]),
+        {"name": "gfd-label-prefix", "kind": "node-label-pattern", "values": ["nvidia.com/*"], "source": gfd_src},
+        {"name": "gfd-gpu-node-labels", "kind": "node-label-pattern", "values": ["nvidia.com/gpu.*", "nvidia.com/cuda.*"],
+         "source": gfd_src, "note": "GFD writes these only on nodes with an NVIDIA GPU (NVML found one)"},
+        {"name": "nfd-nvidia-pci-label", "kind": "node-label-pattern", "values": ["feature.node.kubernetes.io/pci-10de*"],
+         "source": "kubernetes-sigs/node-feature-discovery pci feature labels; 10de = NVIDIA's PCI vendor id"},
+        {"name": "gfd-mig-mixed-count", "kind": "node-label-pattern", "values": [gfd["mig_mixed_pattern"]["label_keys"][0].replace("<X>", "{profile}")],
+         "source": gfd_src, "note": "e.g. " + gfd["mig_mixed_pattern"]["example"]},
+        {"name": "gfd-volatile-labels", "kind": "node-label-pattern",
+         "values": ["nvidia.com/gfd.timestamp", "nvidia.com/gpu.clique", "nvidia.com/mig.config.state",
+                    "nvidia.com/gpu-driver-upgrade-*", "nvidia.com/*.upgrade-*"],
+         "source": gfd_src + "; GPU Operator upgrade/MIG-manager state labels (gfd-labels.json gpu_operator_labels_note)",
+         "confidence": "uncertain", "note": "labels that change over time or per node on the same stack; the GPU Operator names are not verified"},
+        {"name": "gfd-product-shared-suffix", "kind": "product-suffix", "values": ["-SHARED"], "source": gfd_src, "note": product["meaning"]},
+        {"name": "gfd-product-mig-suffix", "kind": "product-suffix", "values": ["-MIG-{profile}"], "source": gfd_src, "note": "MIG single strategy, e.g. A100-SXM4-40GB-MIG-1g.5gb"},
+        {"name": "device-plugin-images", "kind": "image-name", "values": ["k8s-device-plugin"],
+         "source": "NVIDIA/k8s-device-plugin deployments/helm (image nvcr.io/nvidia/k8s-device-plugin); GPU Operator ClusterPolicy devicePlugin.image"},
+        {"name": "toolkit-images", "kind": "image-name", "values": ["container-toolkit", "nvidia-container-toolkit"],
+         "source": "GPU Operator ClusterPolicy toolkit.image (nvcr.io/nvidia/k8s/container-toolkit); NVIDIA/nvidia-container-toolkit image name"},
+        {"name": "cuda-version-labels", "kind": "image-label", "values": ["com.nvidia.cuda.version"], "source": official},
+        {"name": "official-cuda-env", "kind": "image-env", "values": ["NVARCH", "NV_CUDA_CUDART_VERSION", "NV_CUDA_COMPAT_PACKAGE"], "source": official},
+        {"name": "official-cuda-maintainer-label", "kind": "image-label", "values": ["maintainer", "NVIDIA CORPORATION <cudatools@nvidia.com>"],
+         "source": official, "note": "values = [label key, label value]"},
+        {"name": "cudart-package-env", "kind": "image-env", "values": ["NV_CUDA_CUDART_VERSION"], "source": official, "note": "e.g. 12.4.127-1"},
+        {"name": "ngc-driver-env", "kind": "image-env", "values": ["CUDA_DRIVER_VERSION"], "source": ngc_env},
+        {"name": "ngc-product-env", "kind": "image-env", "values": ["NVIDIA_PRODUCT_NAME"], "source": ngc_env},
+        {"name": "ngc-release-env", "kind": "image-env-pattern", "values": ["NVIDIA_{product}_VERSION"], "source": ngc_env, "note": "NVIDIA_PYTORCH_VERSION=23.10"},
+    ]
+    return rows
+
+
 def main(version: str) -> str:
     tk_rel, tk_feat = toolkit()
     dp_rel, dp_feat, dp_req = device_plugin()
@@ -302,6 +463,11 @@ def main(version: str) -> str:
         "device_plugin_requirements": dp_req,
         "gpu_operator_releases": gpu_operator(),
         "ngc_images": ngc(),
+        "cuda_image_env": cuda_image_env(),
+        "cuda_image_flavors": cuda_image_flavors(),
+        "device_plugin_resource_names": device_plugin_resource_names(),
+        "ptx_isa_versions": ptx_isa_versions(),
+        "nvidia_names": nvidia_names(),
     }
     meta = {
         "kind": "imagelint-matrix",

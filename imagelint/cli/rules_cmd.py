@@ -26,8 +26,9 @@ def rules_command(
              "references": list(r.references)} for r in RULES.values()
         ], indent=2))
     elif format == "text":
+        width = max(len(r.name) for r in RULES.values())
         for r in RULES.values():
-            typer.echo(f"{r.id}  {r.name:<30} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
+            typer.echo(f"{r.id}  {r.name:<{width}} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
     else:
         raise fail(UsageError(f"--format must be text, json or markdown, not {format!r}"))
 

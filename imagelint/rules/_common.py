@@ -7,7 +7,7 @@ combines facts and matrix answers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from imagelint.facts.model import CudaVersionEvidence, DriverLibrary, ImageFacts
@@ -66,11 +66,34 @@ class GoverningCuda:
     evidence: CudaVersionEvidence
 
 
-def governing_cuda(facts: ImageFacts) -> GoverningCuda | None:
+def cuda_runtime_evidence(facts: ImageFacts, matrix: Any = None) -> list[CudaVersionEvidence]:
+    """The evidence that states a CUDA *runtime* version.
+
+    NGC images also record the driver they were built against (``CUDA_DRIVER_VERSION``,
+    component ``driver``) and their release (``NVIDIA_PYTORCH_VERSION=23.10``, component
+    ``ngc-pytorch``): neither is a CUDA version. A release is translated through the
+    matrix's NGC table when it knows it, and dropped otherwise.
+    """
+    out: list[CudaVersionEvidence] = []
+    for ev in facts.cuda.versions:
+        component = ev.component or ""
+        if component == "driver":
+            continue
+        if component.startswith("ngc-"):
+            product = component[len("ngc-"):]
+            ngc = matrix.ngc_image(f"nvcr.io/nvidia/{product}", ev.version) if matrix is not None else None
+            if ngc is not None and getattr(ngc, "cuda", None):
+                out.append(replace(ev, version=str(ngc.cuda), precision="patch", component=f"ngc-{product} {ev.version}"))
+            continue
+        out.append(ev)
+    return out
+
+
+def governing_cuda(facts: ImageFacts, matrix: Any = None) -> GoverningCuda | None:
     """The highest CUDA runtime the evidence shows; among equal major.minor, the most
     precise and most direct source (version.json before CUDA_VERSION before a label)."""
     best: tuple[tuple[int, int], int, int, CudaVersionEvidence, str, str] | None = None
-    for ev in facts.cuda.versions:
+    for ev in cuda_runtime_evidence(facts, matrix):
         mm = major_minor(ev.version)
         rv = release_version(ev)
         if mm is None or rv is None:
@@ -84,9 +107,9 @@ def governing_cuda(facts: ImageFacts) -> GoverningCuda | None:
     return GoverningCuda(best[4], best[5], best[3])
 
 
-def distinct_major_minors(facts: ImageFacts) -> dict[str, list[CudaVersionEvidence]]:
+def distinct_major_minors(facts: ImageFacts, matrix: Any = None) -> dict[str, list[CudaVersionEvidence]]:
     out: dict[str, list[CudaVersionEvidence]] = {}
-    for ev in facts.cuda.versions:
+    for ev in cuda_runtime_evidence(facts, matrix):
         mm = major_minor(ev.version)
         if mm:
             out.setdefault(mm, []).append(ev)

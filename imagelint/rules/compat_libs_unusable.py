@@ -33,7 +33,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    cuda = governing_cuda(ctx.facts)
+    cuda = governing_cuda(ctx.facts, ctx.matrix)
     floor = ctx.matrix.driver_floor(cuda.version) if cuda is not None and ctx.matrix is not None else None
     for lib in compat_libcudas(ctx.facts):
         for pool in ctx.pools:

@@ -60,7 +60,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    cuda = governing_cuda(ctx.facts)
+    cuda = governing_cuda(ctx.facts, ctx.matrix)
     if cuda is None or ctx.matrix is None:
         return
     floor = ctx.matrix.driver_floor(cuda.version)

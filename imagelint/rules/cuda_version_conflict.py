@@ -28,10 +28,10 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    by_mm = distinct_major_minors(ctx.facts)
+    by_mm = distinct_major_minors(ctx.facts, ctx.matrix)
     if len(by_mm) < 2:
         return
-    governing = governing_cuda(ctx.facts)
+    governing = governing_cuda(ctx.facts, ctx.matrix)
     assert governing is not None  # there is evidence
     parts = []
     for mm, evs in sorted(by_mm.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))):

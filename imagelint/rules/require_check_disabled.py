@@ -56,7 +56,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             cuda.disable_requires_plural.provenance, severity=INFO,
             remediation="Remove it (or use NVIDIA_DISABLE_REQUIRE if disabling is really intended).",
         )
-    governing = governing_cuda(ctx.facts)
+    governing = governing_cuda(ctx.facts, ctx.matrix)
     if governing is None:
         return
     for setting in cuda.requires:

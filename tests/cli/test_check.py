@@ -277,3 +277,29 @@ def test_check_reads_images_from_config_when_no_reference_given(tmp_path):
     (tmp_path / ".imagelint.toml").write_text("[target]\ndriver = ['550.54.15']\n")
     run = subprocess.run([sys.executable, "-m", "imagelint", "check"], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 2 and "no image to check" in run.stderr
+
+
+def test_ngc_release_and_driver_env_are_not_mistaken_for_cuda_versions(tmp_path):
+    """NGC images set CUDA_DRIVER_VERSION (a driver) and NVIDIA_PYTORCH_VERSION (a YY.MM
+    release): neither is a CUDA runtime version. The release maps to CUDA through the matrix."""
+    import json as _json
+    import subprocess
+    import sys
+
+    from tests.support.imagebuilder import File, ImageSpec, Symlink, write_oci_layout
+
+    env = {
+        "CUDA_VERSION": "12.2.2.009", "CUDA_DRIVER_VERSION": "535.104.05", "NVIDIA_REQUIRE_CUDA": "cuda>=9.0",
+        "NVIDIA_PYTORCH_VERSION": "23.10", "NVIDIA_PRODUCT_NAME": "PyTorch",
+    }
+    layers = [[File("usr/local/cuda-12.2/version.json", b'{"cuda":{"version":"12.2.2"}}'), Symlink("usr/local/cuda", "cuda-12.2")]]
+    layout = write_oci_layout(tmp_path / "ngc", {"23.10": ImageSpec(layers=layers, env=env).build()})
+    run = subprocess.run([sys.executable, "-m", "imagelint", "check", f"oci-dir:{layout}", "--driver", "470.57.02",
+                          "--gpu", "T4", "--format", "json"], capture_output=True, text=True)
+    doc = _json.loads(run.stdout)
+    findings = doc["results"][0]["findings"]
+    il101 = [f for f in findings if f["rule"] == "IL101"]
+    assert il101 and "535.104.05" in il101[0]["message"] and "12.2.2" in il101[0]["message"], il101
+    assert il101[0]["severity"] == "error", "no compat libs: CUDA 12.2 on R470 cannot run"
+    assert not [f for f in findings if f["rule"] == "IL105"], "23.10 and the driver version are not CUDA evidence"
+    assert run.returncode == 1

@@ -6,28 +6,85 @@
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 from imagelint.facts.collect import collect_image_facts
 from imagelint.facts.model import EnvSetting, ImageFacts, Provenance
 from imagelint.sources import SourceOptions, open_images
 
+if TYPE_CHECKING:
+    from imagelint.layers.cache import LayerCache
+    from imagelint.layers.model import CaptureSpec
+
 SCHEMA_VERSION = 1
 
+# How the CLI tells the core which layer cache to use, through SourceOptions.extra
+# (the one options object that reaches inspect_reference from both inspect and check).
+CACHE_DIR_KEY = "cache_dir"
+NO_CACHE_KEY = "no_cache"
 
-def inspect_reference(reference: str, options: SourceOptions, read_layers: bool = True) -> list[ImageFacts]:
-    """Facts for every image the reference selects (one, or one per platform with all_platforms)."""
-    from imagelint.facts.capture import CAPTURE_SPEC
-    from imagelint.layers.reader import read_image_filesystem
 
+def layer_cache_for(options: SourceOptions) -> LayerCache | None:
+    """The layer cache these options ask for: the user cache dir by default, None with no_cache.
+
+    ``options.extra["cache_dir"]`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the
+    XDG cache dir); ``options.extra["no_cache"]`` (any non-empty value) turns the cache off, as
+    does ``IMAGELINT_NO_CACHE=1`` in the environment.
+    """
+    from imagelint.layers.cache import LayerCache, default_cache_dir
+
+    extra = options.extra or {}
+    if extra.get(NO_CACHE_KEY) or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
+        return None
+    directory = extra.get(CACHE_DIR_KEY)
+    return LayerCache(directory if directory else default_cache_dir())
+
+
+def inspect_reference(
+    reference: str,
+    options: SourceOptions,
+    read_layers: bool = True,
+    *,
+    cache: LayerCache | None | bool = True,
+    workers: int | None = None,
+    spec: CaptureSpec | None = None,
+) -> list[ImageFacts]:
+    """Facts for every image the reference selects (one, or one per platform with all_platforms).
+
+    With ``read_layers=False`` only the manifest and config are fetched: no layer is
+    opened. Otherwise every layer is streamed once, ``workers`` at a time, and what
+    was captured from it is kept in the layer cache keyed by layer digest, so the
+    next image on the same base reads only its own layers. ``cache=True`` means
+    "as ``options`` say" (``layer_cache_for``), ``None``/``False`` means no cache, or
+    pass a ``LayerCache``. ``spec`` narrows what is captured (default: ``CAPTURE_SPEC``,
+    everything every fact module needs); the cache keys entries by spec, so a narrower
+    spec never reads a wider one's entries as complete.
+    """
     images = open_images(reference, options)
     platforms = tuple(i.platform for i in images)
+    read = _layer_reader(options, cache, workers, spec) if read_layers else None
     out = []
     for image in images:
-        fs = read_image_filesystem(image, CAPTURE_SPEC) if read_layers else None
+        fs = read(image) if read is not None else None
         facts = collect_image_facts(image, fs)
         out.append(_with_platforms(facts, platforms))
     return out
+
+
+def _layer_reader(options: SourceOptions, cache: LayerCache | None | bool, workers: int | None,
+                  spec: CaptureSpec | None):  # type: ignore[no-untyped-def]
+    from imagelint.facts.capture import CAPTURE_SPEC
+    from imagelint.layers.cache import LayerCache, caching_extractor
+    from imagelint.layers.reader import DEFAULT_WORKERS, extract_layer, read_image_filesystem
+
+    chosen = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
+    extract = caching_extractor(chosen, extract_layer) if chosen is not None else extract_layer
+
+    def read(image):  # type: ignore[no-untyped-def]
+        return read_image_filesystem(image, spec or CAPTURE_SPEC, workers=workers or DEFAULT_WORKERS, extract=extract)
+
+    return read
 
 
 def _with_platforms(facts: ImageFacts, platforms: tuple[Any, ...]) -> ImageFacts:
@@ -43,8 +100,15 @@ def _prov(p: Provenance | None) -> dict[str, Any] | None:
     return p.to_json() if p is not None else None
 
 
+def _shown(name: str, value: str) -> str:
+    """The value to print: secret-looking names (``*_TOKEN``, ``*PASSWORD``...) are redacted, as in reports."""
+    from imagelint.engine import REDACTED, looks_secret
+
+    return REDACTED if looks_secret(name) and value else value
+
+
 def _env(e: EnvSetting | None) -> dict[str, Any] | None:
-    return {"name": e.name, "value": e.value, "provenance": _prov(e.provenance)} if e is not None else None
+    return {"name": e.name, "value": _shown(e.name, e.value), "provenance": _prov(e.provenance)} if e is not None else None
 
 
 def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
@@ -61,7 +125,7 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
         "cmd": list(facts.cmd) if facts.cmd is not None else None,
         "working_dir": facts.working_dir,
         "env": [_env(e) for e in facts.env],
-        "labels": dict(sorted(facts.labels.items())),
+        "labels": {k: _shown(k, v) for k, v in sorted(facts.labels.items())},
         "cuda": {
             "versions": [
                 {"version": v.version, "source": v.source, "precision": v.precision, "component": v.component,

@@ -63,7 +63,8 @@ def main() -> None:
         typer.echo("imagelint: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # never a traceback for users; say what broke in one line
-        typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {str(exc)[:200]}", err=True)
+        detail = " ".join(str(exc).split())[:200]  # one line, whatever the exception text holds
+        typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
         sys.exit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
 
 

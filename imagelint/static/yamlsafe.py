@@ -106,7 +106,12 @@ def load_documents(text: str, path: str) -> list[Any]:
     """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ConfigError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes; not read as YAML", path)
-    loader = _BoundedLoader(text, path)
+    try:
+        loader = _BoundedLoader(text, path)  # the reader refuses control characters up front
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        raise ConfigError(f"invalid YAML: control character {char} is not allowed", path, line) from None
     docs: list[Any] = []
     try:
         while loader.check_data():

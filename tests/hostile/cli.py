@@ -1,0 +1,167 @@
+"""Run the installed ``imagelint`` console script in a child process and measure it.
+
+Peak memory comes from ``os.wait4`` (the child's own ``ru_maxrss``), so a test asserts
+what the process really used; ``rlimit_as`` also caps the child's address space, so
+an unbounded allocation fails the run instead of swapping the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from imagelint.errors import EXIT_UNREADABLE, EXIT_USAGE
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class CliRun:
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_rss_bytes: int
+    seconds: float
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def error_line(self) -> str:
+        """The one ``imagelint: error: ...`` line; fails when stderr is anything else (a traceback...)."""
+        lines = [l for l in self.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1, f"expected one stderr line, got: {self.stderr!r}"
+        assert lines[0].startswith("imagelint: error: "), lines[0]
+        assert "Traceback" not in self.output
+        return lines[0]
+
+
+def imagelint_command() -> list[str]:
+    """The installed console script (what CI and users run)."""
+    found = shutil.which("imagelint")
+    return [found] if found else [sys.executable, "-m", "imagelint"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
+            rlimit_as: int | None = None, timeout: float = 120.0, stdin: bytes | None = None) -> CliRun:
+    return run_command([*imagelint_command(), *args], env=env, cwd=cwd, rlimit_as=rlimit_as, timeout=timeout,
+                       stdin=stdin)
+
+
+def run_command(command: list[str], env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
+                rlimit_as: int | None = None, timeout: float = 120.0, stdin: bytes | None = None) -> CliRun:
+    args = tuple(command[1:])
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env.setdefault("NO_COLOR", "1")
+    full_env.pop("GITHUB_ACTIONS", None)
+
+    def limit() -> None:
+        if rlimit_as is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (rlimit_as, rlimit_as))
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
+        if stdin is not None:
+            inp.write(stdin)
+            inp.seek(0)
+        started = time.monotonic()
+        proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=inp,
+                                env=full_env, cwd=cwd, preexec_fn=limit)
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                raise AssertionError(f"imagelint {' '.join(args)} ran longer than {timeout} s")
+            time.sleep(0.005)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # the child is reaped: tell Popen
+        seconds = time.monotonic() - started
+        out.seek(0)
+        err.seek(0)
+        return CliRun(tuple(args), proc.returncode, out.read().decode(errors="replace"),
+                      err.read().decode(errors="replace"), usage.ru_maxrss * 1024, seconds)
+
+
+def assert_exit(run: CliRun, code: int, *fragments: str) -> str:
+    """Exit ``code`` with one error line containing every fragment; returns the line."""
+    line = run.error_line()
+    assert run.returncode == code, (run.returncode, run.stderr)
+    for fragment in fragments:
+        assert fragment in line, (fragment, line)
+    return line
+
+
+def assert_unreadable(run: CliRun, *fragments: str) -> str:
+    return assert_exit(run, EXIT_UNREADABLE, *fragments)
+
+
+def assert_usage(run: CliRun, *fragments: str) -> str:
+    return assert_exit(run, EXIT_USAGE, *fragments)
+
+
+@dataclass(frozen=True)
+class ApiRun:
+    """``inspect_reference`` in this process, with the CLI's error mapping (exit code, one line)."""
+
+    exit_code: int
+    message: str
+    facts: list
+
+
+def inspect_api(ref: str, insecure: tuple[str, ...] = (), read_layers: bool = True, **options) -> ApiRun:
+    from imagelint.errors import ImagelintError
+    from imagelint.inspect import inspect_reference
+    from imagelint.sources import SourceOptions
+
+    options.setdefault("backoff", 0.001)
+    options.setdefault("extra", {"no_cache": "1"})  # never touch the user's layer cache from tests
+    try:
+        facts = inspect_reference(ref, SourceOptions(insecure_registries=insecure, **options), read_layers=read_layers)
+    except ImagelintError as exc:
+        assert "\n" not in exc.message, exc.message
+        return ApiRun(exc.exit_code, exc.message, [])
+    return ApiRun(0, "", facts)
+
+
+def run_main(*args: str, env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None) -> CliRun:
+    """The console script's ``main()`` in this process: the same code path (typer app, the
+    one-line error safety net, exit codes) without interpreter start-up, for the many
+    small file/flag cases. Memory is not measured here (``peak_rss_bytes`` is 0)."""
+    import contextlib
+    import io
+
+    from imagelint.cli import main
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    started = time.monotonic()
+    try:
+        os.environ.update(env or {})
+        os.environ.setdefault("NO_COLOR", "1")
+        os.environ.pop("GITHUB_ACTIONS", None)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["imagelint", *args]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return CliRun(tuple(args), code, out.getvalue(), err.getvalue(), 0, time.monotonic() - started)

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from imagelint.errors import ClusterError, ConfigError, UsageError
+from imagelint.matrix.loader import is_cluster_matrix_selector  # noqa: F401  (re-exported)
 from imagelint.target import GpuSpec, NodePool, Target, Taint
 from imagelint.targets import (
     TargetMatrix,
@@ -779,11 +780,6 @@ __all__ = ["DEFAULT_TIMEOUT", "pools_from_nodes", "read_configmap", "target_from
 
 
 DEFAULT_MATRIX_CONFIGMAP = "imagelint-matrix"
-
-
-def is_cluster_matrix_selector(selector: str | None) -> bool:
-    """``--matrix cluster`` or ``--matrix cluster:NS/NAME``."""
-    return bool(selector) and (selector == "cluster" or selector.startswith("cluster:"))
 
 
 def parse_cluster_matrix_selector(selector: str) -> tuple[str | None, str]:

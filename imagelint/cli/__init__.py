@@ -36,14 +36,25 @@ def _root(
     """imagelint: fail the pipeline before a GPU image fails on the cluster."""
 
 
-def _register() -> None:
-    # Each module adds its commands to ``app``. Keep this list the one place commands are wired.
-    for optional in ("inspect_cmd", "matrix_cmd", "target_cmd", "check_cmd", "lint_cmd", "rules_cmd", "cache_cmd"):
-        try:
-            __import__(f"imagelint.cli.{optional}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"imagelint.cli.{optional}":
-                raise
+# Command name -> the module that defines it. The one place commands are wired.
+COMMANDS = {
+    "inspect": "inspect_cmd",
+    "check": "check_cmd",
+    "lint": "lint_cmd",
+    "rules": "rules_cmd",
+    "explain": "rules_cmd",
+    "matrix": "matrix_cmd",
+    "target": "target_cmd",
+    "cache": "cache_cmd",
+}
+
+
+def _register(command: str | None = None) -> None:
+    """Import the module of ``command`` only (start-up matters for the pre-commit hook),
+    or every command module when it is unknown (``--help``, a typo: typer lists them)."""
+    modules = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for module in modules:
+        __import__(f"imagelint.cli.{module}")
 
 
 def fail(exc: ImagelintError) -> "typer.Exit":
@@ -53,7 +64,7 @@ def fail(exc: ImagelintError) -> "typer.Exit":
 
 
 def main() -> None:
-    _register()
+    _register(next((a for a in sys.argv[1:] if not a.startswith("-")), None))
     try:
         app(standalone_mode=True)
     except ImagelintError as exc:  # commands normally convert these; this is the safety net

@@ -95,7 +95,7 @@ def config_target_options(target: dict) -> TargetOptions:
 def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target_options: TargetOptions | None = None):
     from imagelint.matrix import load_matrix
 
-    from imagelint.cluster import is_cluster_matrix_selector
+    from imagelint.matrix.loader import is_cluster_matrix_selector
 
     if is_cluster_matrix_selector(selector):
         from imagelint.cluster import matrix_from_cluster
@@ -166,7 +166,7 @@ def prepare_run(
     plan = plan_outputs(list(formats or []), list(outputs or []))
     options = target_options.with_fallback(config_target_options(dict(cfg.target)))
     the_matrix = load_matrix_selected(cfg.matrix, cfg.matrix_overlays, options)
-    from imagelint.cluster import is_cluster_matrix_selector
+    from imagelint.matrix.loader import is_cluster_matrix_selector
 
     from_cluster = is_cluster_matrix_selector(cfg.matrix)
     return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster))

@@ -39,7 +39,7 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         loaded = load_matrix_for(matrix, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
-    from imagelint.cluster import is_cluster_matrix_selector
+    from imagelint.matrix.loader import is_cluster_matrix_selector
 
     target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     typer.echo(describe_target(target))
@@ -56,7 +56,7 @@ def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         loaded = load_matrix_for(matrix, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
-    from imagelint.cluster import is_cluster_matrix_selector
+    from imagelint.matrix.loader import is_cluster_matrix_selector
 
     target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     for warning in target.warnings:

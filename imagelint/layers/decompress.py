@@ -97,6 +97,11 @@ class GuardedStream(io.RawIOBase):
         self._max_bytes = max_bytes
         self._budget = budget
         self.inflated = 0
+        # GzipFile has no readinto of its own: the inherited one reads a new bytes object and
+        # copies it (a 1 MB mmap + page faults + memcpy per read). Its internal BufferedReader
+        # over the C inflater fills our buffer directly; same bytes, same errors.
+        direct = getattr(inner, "_buffer", None) if compression == "gzip" else None
+        self._readinto = direct.readinto if isinstance(direct, io.BufferedReader) else inner.readinto  # type: ignore[attr-defined]
 
     def readable(self) -> bool:
         return True
@@ -105,7 +110,7 @@ class GuardedStream(io.RawIOBase):
         if self._budget is not None and self._budget.is_cancelled(self._layer_index):
             raise LayerCancelled(f"{self._layer_name}: read cancelled")
         try:
-            n = self._inner.readinto(buffer)  # type: ignore[attr-defined]
+            n = self._readinto(buffer)
         except ImagelintError:
             raise
         except _DECODE_ERRORS as exc:

@@ -27,6 +27,7 @@ Only what the CaptureSpec recorded is visible: this is not a full filesystem.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -75,6 +76,24 @@ def _parts(path: str) -> list[str]:
     return out
 
 
+def _literal_prefix(glob: str) -> str:
+    """The part of a glob before its first wildcard (``*``, ``?``, ``[``)."""
+    for i, c in enumerate(glob):
+        if c in "*?[":
+            return glob[:i]
+    return glob
+
+
+def _prefix_range(keys: list[str], values: list[str], prefix: str) -> list[str]:
+    """``values[i]`` for the run of sorted ``keys`` that start with ``prefix``."""
+    out = []
+    i = bisect_left(keys, prefix)
+    while i < len(keys) and keys[i].startswith(prefix):
+        out.append(values[i])
+        i += 1
+    return out
+
+
 def _normalize(path: str) -> str:
     return "/".join(_parts(path))
 
@@ -93,6 +112,7 @@ class ImageFilesystem:
         self._sorted_paths = sorted(self._records)
         self._resolved: dict[str, str | None] = {}
         self._symlinks_by_target: dict[str, list[str]] | None = None
+        self._by_basename: tuple[list[str], list[str]] | None = None  # built on first glob that wants it
         self.warnings: tuple[str, ...] = tuple(warnings)
 
     # -- building ----------------------------------------------------------------------
@@ -266,7 +286,28 @@ class ImageFilesystem:
     def glob(self, pattern: str) -> list[Entry]:
         """Visible entries whose own path (not resolved) matches the CaptureRule glob, sorted by path."""
         regex = compile_glob(pattern)
-        return [self._records[p].entry for p in self._sorted_paths if regex.fullmatch(p)]
+        return [self._records[p].entry for p in self._glob_candidates(pattern) if regex.fullmatch(p)]
+
+    def _glob_candidates(self, pattern: str) -> Iterable[str]:
+        """Sorted paths that can match: a range by the glob's literal prefix, not every path.
+
+        Fact modules glob ~100 patterns over thousands of entries; ``usr/local/cuda*/x`` only
+        needs the ``usr/local/cuda`` range and ``**/libcuda.so*`` only basenames starting
+        ``libcuda.so``. The regex still decides; this only narrows what it is run on.
+        """
+        p = pattern.lstrip("/")
+        literal = _literal_prefix(p)
+        if literal:
+            return _prefix_range(self._sorted_paths, self._sorted_paths, literal)
+        if p.startswith("**/") and "/" not in p[3:] and not p[3:].startswith("**"):
+            base_literal = _literal_prefix(p[3:])
+            if base_literal:
+                if self._by_basename is None:
+                    pairs = sorted((path.rpartition("/")[2], path) for path in self._sorted_paths)
+                    self._by_basename = ([b for b, _ in pairs], [q for _, q in pairs])
+                names, paths = self._by_basename
+                return sorted(_prefix_range(names, paths, base_literal))
+        return self._sorted_paths
 
     def entries(self) -> Iterator[Entry]:
         for p in self._sorted_paths:

@@ -343,9 +343,13 @@ def read_image_filesystem(
         extracts = [copy_context().run(_extract_with_budget, budget, extract, l, spec, limits) for l in layers]
         return ImageFilesystem.from_extracts(extracts)
     with ThreadPoolExecutor(max_workers=min(workers, len(layers)), thread_name_prefix="imagelint-layer") as pool:
-        futures: list[Future[LayerExtract]] = [
-            pool.submit(copy_context().run, _extract_with_budget, budget, extract, l, spec, limits) for l in layers
-        ]
+        # Largest layers first (longest-processing-time order): a 700 MB layer started last
+        # leaves the other worker idle at the end. ``futures`` stays in layer order for merging
+        # and for choosing the error.
+        by_index: dict[int, Future[LayerExtract]] = {}
+        for i in sorted(range(len(layers)), key=lambda i: -(layers[i].size or 0)):
+            by_index[i] = pool.submit(copy_context().run, _extract_with_budget, budget, extract, layers[i], spec, limits)
+        futures = [by_index[i] for i in range(len(layers))]
         try:
             pending = set(futures)
             while pending:

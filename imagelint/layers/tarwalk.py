@@ -155,10 +155,23 @@ class TarWalker:
             n -= step
 
     def _read_exact(self, n: int, what: str) -> bytes:
-        buf = bytearray(n)
-        if self._fill(memoryview(buf)) < n:
+        # read(n) on the buffered stream fills a new bytes object straight from the
+        # decompressor: one copy, where bytearray + readinto + bytes() made two.
+        data = self._read(n)
+        if len(data) < n:  # a raw stream may return short reads
+            parts = [data]
+            got = len(data)
+            while got < n:
+                more = self._read(n - got)
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
+            data = b"".join(parts)
+        self.offset += len(data)
+        if len(data) < n:
             raise self._truncated(what)
-        return bytes(buf)
+        return data
 
     # -- member data -------------------------------------------------------------------
 

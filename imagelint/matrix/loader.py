@@ -85,10 +85,43 @@ def _freeze(doc: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], ...]]:
 
 def matrix_from_text(text: str, origin: str) -> Matrix:
     """A validated ``Matrix`` from TOML text; ``origin`` names it in errors (path, ConfigMap...)."""
-    doc = parse_text(text, origin)
-    validate_document(doc, origin, text, overlay_ok=False)
+    doc = _validated_document(text, origin)
     meta = dict(doc["meta"])
     return Matrix(meta["data_version"], meta["schema_version"], origin, _freeze(doc), meta)
+
+
+def _validated_document(text: str, origin: str) -> Mapping[str, Any]:
+    """Parse and validate, through a small on-disk cache of validated documents.
+
+    Parsing and validating the ~200 KB shipped matrix costs ~0.15 s, which every
+    `imagelint lint` (the pre-commit hook) would pay; the cached JSON loads in a few
+    milliseconds. The key is the text's hash and imagelint's version, entries are
+    checksummed (a torn or foreign entry is a miss), and a cache that cannot be
+    written only makes the next run slower.
+    """
+    import hashlib
+    import json
+
+    from imagelint import __version__
+    from imagelint.layers.cache import LayerCache, default_cache_dir
+
+    key = hashlib.sha256(f"{__version__}\0".encode() + text.encode("utf-8")).hexdigest()
+    cache = LayerCache(default_cache_dir() / "matrix", max_bytes=16 * 1024 * 1024)
+    cached = cache.get(key)
+    if cached is not None:
+        try:
+            doc = json.loads(cached)
+            if isinstance(doc, dict) and isinstance(doc.get("meta"), dict):
+                return doc
+        except ValueError:
+            pass
+    doc = parse_text(text, origin)
+    validate_document(doc, origin, text, overlay_ok=False)
+    try:
+        cache.put(key, json.dumps(doc, separators=(",", ":")).encode())
+    except (TypeError, ValueError):  # a TOML date or time: not JSON, so not cached
+        pass
+    return doc
 
 
 def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
@@ -124,6 +157,11 @@ def _load_file(path: Path, origin: str) -> Matrix:
 @functools.lru_cache(maxsize=8)
 def _load_file_cached(path: str, mtime_ns: int, size: int, origin: str) -> Matrix:
     return matrix_from_text(_read(Path(path)), origin)
+
+
+def is_cluster_matrix_selector(selector: str | None) -> bool:
+    """``--matrix cluster`` or ``--matrix cluster:NS/NAME``: the matrix published in the cluster."""
+    return bool(selector) and (selector == "cluster" or selector.startswith("cluster:"))
 
 
 def _looks_like_path(selector: str) -> bool:

@@ -47,17 +47,30 @@ class SourceOptions:
 Opener = Callable[[ImageReference, SourceOptions], list[Image]]
 
 
-def _openers() -> dict[str, Opener]:
-    # Imported lazily: each source pulls in its own heavy dependencies.
-    from imagelint.sources import archive, daemon, layout, registry
+def _opener(kind: str) -> Opener:
+    # Imported lazily, one source at a time: each pulls in its own heavy dependencies
+    # (requests for registries, the docker package for the daemon).
+    if kind == "registry":
+        from imagelint.sources.registry import open_registry
 
-    return {
-        "registry": registry.open_registry,
-        "docker": daemon.open_daemon,
-        "docker-archive": archive.open_docker_archive,
-        "oci-dir": layout.open_oci_dir,
-        "oci-archive": layout.open_oci_archive,
-    }
+        return open_registry
+    if kind == "docker":
+        from imagelint.sources.daemon import open_daemon
+
+        return open_daemon
+    if kind == "docker-archive":
+        from imagelint.sources.archive import open_docker_archive
+
+        return open_docker_archive
+    if kind == "oci-dir":
+        from imagelint.sources.layout import open_oci_dir
+
+        return open_oci_dir
+    if kind == "oci-archive":
+        from imagelint.sources.layout import open_oci_archive
+
+        return open_oci_archive
+    raise ValueError(f"unknown reference kind {kind!r}")
 
 
 def open_images(reference: str | ImageReference, options: SourceOptions | None = None) -> list[Image]:
@@ -77,9 +90,8 @@ def _check_platform(images: list[Image], options: SourceOptions, where: str) -> 
 
 
 def _open(ref: ImageReference, options: SourceOptions) -> list[Image]:
-    openers = _openers()
     if ref.kind != "auto":
-        return openers[ref.kind](ref, options)
+        return _opener(ref.kind)(ref, options)
     # A bare name: the daemon first when it is reachable and has the image (as trivy does),
     # then the registry. A daemon that is absent or lacks the image is not an error here.
     if options.use_daemon:
@@ -88,7 +100,7 @@ def _open(ref: ImageReference, options: SourceOptions) -> list[Image]:
         found = daemon.try_open_daemon(ref, options)
         if found is not None:
             return found
-    return openers["registry"](ImageReference("registry", ref.value, None, ref.text), options)
+    return _opener("registry")(ImageReference("registry", ref.value, None, ref.text), options)
 
 
 __all__ = ["SourceOptions", "open_images", "SourceError", "DaemonError"]

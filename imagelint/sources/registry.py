@@ -299,14 +299,16 @@ class _BlobStream(io.RawIOBase):
             while chunk := self.read(CHUNK_SIZE):
                 parts.append(chunk)
             return b"".join(parts)
-        out = bytearray()
-        while len(out) < n and not self._eof:
+        n = min(n, CHUNK_SIZE)
+        while n and not self._eof:
             try:
-                # read1: whatever one socket read gives; read(amt) would discard a partial chunk
-                # on a short body, and we want every byte we got before resuming.
+                # One read1: whatever the socket holds, up to n (the decompressor asks for 512 KB),
+                # returned at once. Looping to fill n cost more Python per byte than inflating it,
+                # and read(n) would lose a partial chunk when the connection drops; this way every
+                # byte received counts and a resume asks only for the rest (Range).
                 raw = self._response.raw
                 read = raw.read1 if hasattr(raw, "read1") else raw.read  # urllib3 < 2 has no read1
-                data = read(min(n - len(out), CHUNK_SIZE), decode_content=True)
+                data = read(n, decode_content=True)
             except _BODY_READ_ERRORS as exc:
                 self._resume(type(exc).__name__)
                 continue
@@ -317,8 +319,8 @@ class _BlobStream(io.RawIOBase):
                 self._eof = True
                 break
             self._pos += len(data)
-            out += data
-        return bytes(out)
+            return data
+        return b""
 
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def, override]
         data = self.read(len(buffer))

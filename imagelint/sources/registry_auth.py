@@ -92,15 +92,22 @@ def load_credentials(registry: str, docker_config: str | None = None) -> Credent
     A malformed config is a ConfigError (exit 2); a failing credential helper
     is a RegistryError (exit 3). Neither message carries a secret.
     """
-    import docker.auth
-    import docker.errors
-
     if docker_config is not None:
         path = os.path.join(docker_config, "config.json")
         if not os.path.isfile(path):
             return None
     else:
         path = None  # docker's lookup: $DOCKER_CONFIG, then ~/.docker/config.json, then ~/.dockercfg
+        env = os.environ.get("DOCKER_CONFIG")
+        candidates = ([os.path.join(env, "config.json")] if env else []) + [
+            os.path.expanduser("~/.docker/config.json"),
+            os.path.expanduser("~/.dockercfg"),
+        ]
+        if not any(os.path.isfile(c) for c in candidates):
+            return None  # nothing to read: skip importing the docker package (start-up)
+    import docker.auth
+    import docker.errors
+
     try:
         auth_config = docker.auth.load_config(config_path=path)
     except docker.errors.InvalidConfigFile:

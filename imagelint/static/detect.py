@@ -60,18 +60,16 @@ def kind_by_name(path: str) -> str | None:
 
 def detect_kind(path: str, head: bytes) -> str | None:
     """The kind of ``path`` given its first bytes (a few KB are enough)."""
+    by_name = kind_by_name(path)
+    if by_name in (DOCKERFILE, SCRIPT):
+        return by_name  # decided by name; no need to import the YAML machinery (hook start-up)
     from imagelint.static.kubernetes import looks_like_kubernetes
 
-    by_name = kind_by_name(path)
     text = head.decode("utf-8", "replace")
-    if by_name == DOCKERFILE:
-        return DOCKERFILE
     if by_name == MANIFEST:
         if looks_like_kubernetes(text):
             return MANIFEST
         return APPCONFIG if _DEEPSTREAM_YAML_KEY.search(text) else None
-    if by_name == SCRIPT:
-        return SCRIPT
     if by_name == APPCONFIG:
         return APPCONFIG if _DEEPSTREAM_GROUP.search(text) else None
     # No telling name: sniff the content.

@@ -63,10 +63,24 @@ class CheckRun:
         return all(r.ok for r in self.results)
 
 
-def _default_inspector(reference: str, options: SourceOptions, read_layers: bool) -> list[ImageFacts]:
+def _default_inspector(reference: str, options: SourceOptions, read_layers: bool, gpu_code: bool = True) -> list[ImageFacts]:
     from imagelint.inspect import inspect_reference
 
-    return inspect_reference(reference, options, read_layers=read_layers)
+    if gpu_code:
+        return inspect_reference(reference, options, read_layers=read_layers)
+    from imagelint.facts.capture import CAPTURE_SPEC_WITHOUT_GPU_CODE
+
+    return inspect_reference(reference, options, read_layers=read_layers, spec=CAPTURE_SPEC_WITHOUT_GPU_CODE)
+
+
+def needs_gpu_code(config: Config, target: Target, matrix: Any) -> bool:
+    """The fatbin scan (the costliest capture) pays off only for IL401 against a pool GPU
+    whose compute capability is known; otherwise layers are read without it."""
+    if "IL401" not in {r.id for r in selected_rules(config)}:
+        return False
+    from imagelint.rules._common import pool_gpus
+
+    return any(g.arch for pool in target.pools for g in pool_gpus(pool, matrix))
 
 
 def _platforms_for_pools(facts_list: list[ImageFacts], archs: set[str], options: SourceOptions) -> list[ImageFacts]:
@@ -95,8 +109,14 @@ def run_check(
     fast path). An image that cannot be read (SourceError) becomes an error
     result; a bad reference or option (UsageError) propagates (exit 2).
     """
-    inspect = inspector or _default_inspector
     read = read_layers and needs_layers(selected_rules(config))
+    if inspector is not None:
+        inspect = inspector
+    else:
+        gpu_code = needs_gpu_code(config, target, matrix)
+
+        def inspect(ref: str, opts: SourceOptions, read_layers: bool) -> list[ImageFacts]:
+            return _default_inspector(ref, opts, read_layers, gpu_code)
     pool_archs = {normalize_arch(p.arch) for p in target.pools if p.arch}
     widen = (
         bool(pool_archs)

@@ -64,10 +64,17 @@ def inspect_reference(
     images = open_images(reference, options)
     platforms = tuple(i.platform for i in images)
     read = _layer_reader(options, cache, workers, spec) if read_layers else None
+    from dataclasses import replace
+
+    from imagelint.facts.capture import CAPTURE_SPEC, spec_reads_gpu_code
+
+    gpu_code_read = read is not None and spec_reads_gpu_code(spec or CAPTURE_SPEC)
     out = []
     for image in images:
         fs = read(image) if read is not None else None
         facts = collect_image_facts(image, fs)
+        if not gpu_code_read:
+            facts = replace(facts, gpu_code_read=False)
         out.append(_with_platforms(facts, platforms))
     return out
 
@@ -168,6 +175,11 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
             "followed_files": [_prov(p) for p in facts.gpu.followed_files],
             "needs_capabilities": [{"capability": c, "provenance": _prov(p)} for c, p in facts.gpu.needs_capabilities],
         },
+        "gpu_code": [
+            {"path": "/" + c.path.lstrip("/"), "sass": list(c.sass), "ptx": list(c.ptx), "provenance": _prov(c.provenance)}
+            for c in facts.gpu_code
+        ],
+        "gpu_code_read": facts.gpu_code_read,
         "base": {
             "name": facts.base.name, "digest": facts.base.digest, "layer_count": facts.base.layer_count,
             "provenance": [_prov(p) for p in facts.base.provenance],
@@ -238,6 +250,12 @@ def facts_to_text(facts: ImageFacts) -> str:
         lines.append(f"  needs capability '{c}'  {p.describe()}")
     if facts.gpu.followed_files:
         lines.append("  followed: " + ", ".join(p.describe() for p in facts.gpu.followed_files))
+    if facts.gpu_code:
+        lines.append("")
+        lines.append("Compiled GPU code (fatbin headers)")
+        for c in facts.gpu_code:
+            archs = ", ".join(list(c.sass) + [f"{p} (PTX)" for p in c.ptx]) or "none"
+            lines.append(f"  {archs:<40} {c.provenance.describe()}")
     if facts.warnings:
         lines.append("")
         lines.append("Warnings")

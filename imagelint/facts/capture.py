@@ -17,9 +17,17 @@ from imagelint.layers.model import CaptureRule, CaptureSpec
 _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
 
 
-def build_capture_spec() -> CaptureSpec:
+def build_capture_spec(gpu_code: bool = True) -> CaptureSpec:
+    """The union of every fact module's capture rules.
+
+    ``gpu_code=False`` leaves out the fatbin scan of every shared library: it is the
+    costliest capture (a search through every library byte) and only IL401 needs it,
+    and only against a GPU with a known compute capability.
+    """
     rules: list[CaptureRule] = []
-    for group in (driverlibs.capture_rules(), fatbin.FATBIN_CAPTURE_RULES, cuda.CAPTURE_RULES, loader.CAPTURE_RULES, scripts.CAPTURE_RULES):
+    groups = [driverlibs.capture_rules(), fatbin.FATBIN_CAPTURE_RULES if gpu_code else (), cuda.CAPTURE_RULES,
+              loader.CAPTURE_RULES, scripts.CAPTURE_RULES]
+    for group in groups:
         for rule in group:
             if rule not in rules:
                 rules.append(rule)
@@ -28,3 +36,8 @@ def build_capture_spec() -> CaptureSpec:
 
 
 CAPTURE_SPEC = build_capture_spec()
+CAPTURE_SPEC_WITHOUT_GPU_CODE = build_capture_spec(gpu_code=False)
+
+
+def spec_reads_gpu_code(spec: CaptureSpec) -> bool:
+    return any(r.action == "scan" and r.name in fatbin.SCANNERS for r in spec.rules)

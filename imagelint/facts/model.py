@@ -351,6 +351,7 @@ class ImageFacts:
     complete: bool = True
     warnings: tuple[str, ...] = ()
     workload: WorkloadFacts | None = None  # Kubernetes manifests only
+    gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

@@ -71,6 +71,8 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
+    if not facts.gpu_code_read:
+        return  # libraries were not scanned: no pool GPU with a known compute capability to judge
     code = [c for c in facts.gpu_code if c.sass or c.ptx]
     secondary = ""  # why the env var stands in for the binaries, when it does
     if not code:

@@ -303,3 +303,30 @@ def test_ngc_release_and_driver_env_are_not_mistaken_for_cuda_versions(tmp_path)
     assert il101[0]["severity"] == "error", "no compat libs: CUDA 12.2 on R470 cannot run"
     assert not [f for f in findings if f["rule"] == "IL105"], "23.10 and the driver version are not CUDA evidence"
     assert run.returncode == 1
+
+
+def test_fatbins_are_scanned_only_when_a_pool_gpu_can_be_judged(tmp_path):
+    """The fatbin scan is the costliest capture: check skips it when no pool GPU has a known
+    compute capability, and runs it (IL401 fires) when one does; inspect always shows it."""
+    import json as _json
+    import subprocess
+    import sys
+
+    from tests.facts.fatbin_support import container, entry
+    from tests.support.imagebuilder import File, ImageSpec, write_oci_layout
+
+    lib = b"\x7fELF" + b"\0" * 60 + container(entry(arch=80)) + b"\0" * 64
+    layout = write_oci_layout(tmp_path / "img", {"v": ImageSpec(layers=[[File("opt/app/lib/libk.so", lib)]]).build()})
+
+    def check(*flags):
+        run = subprocess.run([sys.executable, "-m", "imagelint", "check", f"oci-dir:{layout}", "--driver", "550.54.15",
+                              "--format", "json", "--no-cache", *flags], capture_output=True, text=True)
+        return run.returncode, [f for f in _json.loads(run.stdout)["results"][0]["findings"] if f["rule"] == "IL401"]
+
+    code, il401 = check("--gpu", "H100")
+    assert code == 1 and il401 and il401[0]["severity"] == "error" and "sm_80" in il401[0]["message"]
+    code, il401 = check()
+    assert code == 0 and il401 == []
+    shown = subprocess.run([sys.executable, "-m", "imagelint", "inspect", f"oci-dir:{layout}", "--format", "json", "--no-cache"],
+                           capture_output=True, text=True)
+    assert "sm_80" in shown.stdout

@@ -1,42 +1,34 @@
-"""Fixtures for the hostile suite: the real registries (reusing tests/support/registry.py) and a CLI runner."""
+"""The hostile suite runs its own registries (it corrupts stored blobs, so it must not share
+storage with other suites); same servers as tests/conftest.py, separate instances."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support import registry as registry_support
-
-
-def _start_or_skip(tmp_path_factory, kind: str, ca=None):
-    try:
-        return registry_support.start_registry(tmp_path_factory.mktemp(f"hostile-registry-{kind}"), kind, ca=ca)
-    except registry_support.RegistryUnavailable as exc:
-        pytest.skip(f"cannot run docker-registry: {exc}")
+from tests.support.registry import make_ca_or_skip, start_registry_or_skip
 
 
 @pytest.fixture(scope="session")
 def hostile_ca(tmp_path_factory):
-    if registry_support.registry_binary() is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry)")
-    return registry_support.make_ca(tmp_path_factory.mktemp("hostile-ca"))
+    return make_ca_or_skip(tmp_path_factory, "hostile")
 
 
 @pytest.fixture(scope="session")
 def plain_registry(tmp_path_factory):
-    server = _start_or_skip(tmp_path_factory, "plain")
+    server = start_registry_or_skip(tmp_path_factory, "plain", prefix="hostile-registry")
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
 def tls_registry(tmp_path_factory, hostile_ca):
-    server = _start_or_skip(tmp_path_factory, "tls", hostile_ca)
+    server = start_registry_or_skip(tmp_path_factory, "tls", hostile_ca, prefix="hostile-registry")
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
 def token_registry(tmp_path_factory, hostile_ca):
-    server = _start_or_skip(tmp_path_factory, "token", hostile_ca)
+    server = start_registry_or_skip(tmp_path_factory, "token", hostile_ca, prefix="hostile-registry")
     yield server
     server.stop()

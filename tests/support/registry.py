@@ -410,3 +410,21 @@ def _wait_ready(server: RegistryServer, deadline_s: float = 10.0) -> bool:
             pass
         time.sleep(0.05)
     return False
+
+
+def start_registry_or_skip(tmp_path_factory, kind: str, ca: TestCA | None = None, prefix: str = "registry") -> RegistryServer:
+    """For pytest fixtures: start a registry, or skip the test with the reason it cannot run."""
+    import pytest
+
+    try:
+        return start_registry(tmp_path_factory.mktemp(f"{prefix}-{kind}"), kind, ca=ca)
+    except RegistryUnavailable as exc:
+        pytest.skip(f"cannot run docker-registry: {exc}")
+
+
+def make_ca_or_skip(tmp_path_factory, prefix: str = "registry") -> TestCA:
+    import pytest
+
+    if registry_binary() is None:
+        pytest.skip("docker-registry is not installed (apt-get install docker-registry)")
+    return make_ca(tmp_path_factory.mktemp(f"{prefix}-ca"))

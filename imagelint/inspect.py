@@ -19,26 +19,17 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 
-# How the CLI tells the core which layer cache to use, through SourceOptions.extra
-# (the one options object that reaches inspect_reference from both inspect and check).
-CACHE_DIR_KEY = "cache_dir"
-NO_CACHE_KEY = "no_cache"
-
-
 def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     """The layer cache these options ask for: the user cache dir by default, None with no_cache.
 
-    ``options.extra["cache_dir"]`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the
-    XDG cache dir); ``options.extra["no_cache"]`` (any non-empty value) turns the cache off, as
-    does ``IMAGELINT_NO_CACHE=1`` in the environment.
+    ``options.cache_dir`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the XDG
+    cache dir); ``options.no_cache`` turns the cache off, as does ``IMAGELINT_NO_CACHE=1``.
     """
     from imagelint.layers.cache import LayerCache, default_cache_dir
 
-    extra = options.extra or {}
-    if extra.get(NO_CACHE_KEY) or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
+    if options.no_cache or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
         return None
-    directory = extra.get(CACHE_DIR_KEY)
-    return LayerCache(directory if directory else default_cache_dir())
+    return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir())
 
 
 def inspect_reference(
@@ -89,7 +80,8 @@ def _layer_reader(options: SourceOptions, cache: LayerCache | None | bool, worke
     extract = caching_extractor(chosen, extract_layer) if chosen is not None else extract_layer
 
     def read(image):  # type: ignore[no-untyped-def]
-        return read_image_filesystem(image, spec or CAPTURE_SPEC, workers=workers or DEFAULT_WORKERS, extract=extract)
+        return read_image_filesystem(image, spec or CAPTURE_SPEC, options.limits, workers=workers or DEFAULT_WORKERS,
+                                     extract=extract)
 
     return read
 

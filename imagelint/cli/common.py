@@ -59,6 +59,32 @@ NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the layer cache.", rich_help_panel=PANEL)
 ]
 
+MaxImageSizeOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G).", rich_help_panel=PANEL),
+]
+MaxLayerSizeOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G).", rich_help_panel=PANEL),
+]
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(flag: str, text: str) -> int:
+    """``64G``, ``512M``, ``1.5T``, ``4096`` (bytes) → bytes; binary units; UsageError otherwise."""
+    value = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = value[-1:] if value[-1:] in _SIZE_UNITS and value[-1:] else ""
+    number = value[: len(value) - len(unit)]
+    try:
+        size = int(float(number) * _SIZE_UNITS[unit])
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected a size such as 64G, 512M or 4096") from None
+    if size <= 0:
+        raise UsageError(f"{flag} must be positive")
+    return size
+
+
 _FLAG_PARAMS = {
     "platform": PlatformOpt,
     "all_platforms": AllPlatformsOpt,
@@ -68,9 +94,12 @@ _FLAG_PARAMS = {
     "timeout": TimeoutOpt,
     "cache_dir": CacheDirOpt,
     "no_cache": NoCacheOpt,
+    "max_image_size": MaxImageSizeOpt,
+    "max_layer_size": MaxLayerSizeOpt,
 }
 _DEFAULTS: dict[str, Any] = {"platform": None, "all_platforms": False, "ca_cert": None, "insecure_registry": None,
-                             "docker_config": None, "timeout": 30.0, "cache_dir": None, "no_cache": False}
+                             "docker_config": None, "timeout": 30.0, "cache_dir": None, "no_cache": False,
+                             "max_image_size": None, "max_layer_size": None}
 
 
 def source_options_from(
@@ -82,6 +111,8 @@ def source_options_from(
     timeout: float = 30.0,
     cache_dir: str | None = None,
     no_cache: bool = False,
+    max_image_size: str | None = None,
+    max_layer_size: str | None = None,
 ) -> SourceOptions:
     """Flags → SourceOptions. Raises UsageError (exit 2) for values that cannot work."""
     if platform and all_platforms:
@@ -102,19 +133,24 @@ def source_options_from(
         raise UsageError("--cache-dir must name a directory")
     if cache_dir is not None and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise UsageError(f"--cache-dir {cache_dir}: not a directory")
-    # The layer cache travels in ``extra`` (keys from imagelint.inspect) to reach inspect_reference
-    # from both inspect and check; the environment's IMAGELINT_CACHE_DIR applies when no flag is given.
-    extra: dict[str, str] = {}
-    if cache_dir:
-        extra["cache_dir"] = cache_dir
-    if no_cache:
-        extra["no_cache"] = "1"
     kwargs: dict[str, Any] = {}
+    if max_image_size is not None or max_layer_size is not None:
+        from dataclasses import replace
+
+        from imagelint.layers.limits import DEFAULT_LIMITS
+
+        limits = DEFAULT_LIMITS
+        if max_image_size is not None:
+            limits = replace(limits, max_image_inflated_bytes=parse_size("--max-image-size", max_image_size))
+        if max_layer_size is not None:
+            limits = replace(limits, max_layer_inflated_bytes=parse_size("--max-layer-size", max_layer_size))
+        kwargs["limits"] = limits
     if platform:
         kwargs["platform"] = Platform.parse(platform)
         kwargs["platform_explicit"] = True
     return SourceOptions(all_platforms=all_platforms, ca_cert=ca_cert, insecure_registries=tuple(hosts),
-                         docker_config=docker_config, timeout=float(timeout), extra=extra, **kwargs)
+                         docker_config=docker_config, timeout=float(timeout), cache_dir=cache_dir or None,
+                         no_cache=no_cache, **kwargs)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -8,11 +8,12 @@ per platform; otherwise the list has exactly one image.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from imagelint.errors import DaemonError, SourceError
 from imagelint.image import DEFAULT_PLATFORM, Image, Platform
+from imagelint.layers.limits import ReadLimits
 from imagelint.reference import ImageReference, parse_reference
 
 
@@ -41,7 +42,11 @@ class SourceOptions:
     retries: int = 4
     backoff: float = 0.5
     use_daemon: bool = True
-    extra: dict[str, str] = field(default_factory=dict, compare=False)
+    # How layers are read once reached: the layer cache (None = $IMAGELINT_CACHE_DIR, else the
+    # user cache dir), and the safety limits (None = imagelint.layers.limits.DEFAULT_LIMITS).
+    cache_dir: str | None = None
+    no_cache: bool = False
+    limits: ReadLimits | None = None
 
 
 Opener = Callable[[ImageReference, SourceOptions], list[Image]]

@@ -125,7 +125,7 @@ def inspect_api(ref: str, insecure: tuple[str, ...] = (), read_layers: bool = Tr
     from imagelint.sources import SourceOptions
 
     options.setdefault("backoff", 0.001)
-    options.setdefault("extra", {"no_cache": "1"})  # never touch the user's layer cache from tests
+    options.setdefault("no_cache", True)  # never touch the user's layer cache from tests
     try:
         facts = inspect_reference(ref, SourceOptions(insecure_registries=insecure, **options), read_layers=read_layers)
     except ImagelintError as exc:

@@ -38,7 +38,7 @@ def test_second_image_on_the_same_base_fetches_only_its_new_layer(plain_registry
     plain_registry.push(repo, "one", one)
     plain_registry.push(repo, "two", two)
     options = SourceOptions(insecure_registries=(counting_proxy.host,), docker_config=str(tmp_path / "no-docker"),
-                            extra={"cache_dir": str(tmp_path / "cache")})
+                            cache_dir=str(tmp_path / "cache"))
 
     [first] = inspect_reference(f"registry:{counting_proxy.host}/{repo}:one", options)
     assert sorted(_blob_gets(counting_proxy, one)) == sorted(d for d, *_ in one.layers), "cold: every layer once"
@@ -62,7 +62,7 @@ def test_no_cache_reads_every_layer_and_writes_nothing(plain_registry, counting_
     plain_registry.push(repo, "one", one)
     cache_dir = tmp_path / "cache"
     options = SourceOptions(insecure_registries=(counting_proxy.host,), docker_config=str(tmp_path / "no-docker"),
-                            extra={"cache_dir": str(cache_dir), "no_cache": "1"})
+                            cache_dir=str(cache_dir), no_cache=True)
     for _ in range(2):
         counting_proxy.clear()
         inspect_reference(f"registry:{counting_proxy.host}/{repo}:one", options)
@@ -75,8 +75,8 @@ def test_cache_choice_follows_options_and_environment(tmp_path, monkeypatch) -> 
     monkeypatch.delenv("IMAGELINT_NO_CACHE", raising=False)
     default = layer_cache_for(SourceOptions())
     assert isinstance(default, LayerCache) and default.directory == tmp_path / "env"
-    assert layer_cache_for(SourceOptions(extra={"cache_dir": str(tmp_path / "flag")})).directory == tmp_path / "flag"
-    assert layer_cache_for(SourceOptions(extra={"no_cache": "1"})) is None
+    assert layer_cache_for(SourceOptions(cache_dir=str(tmp_path / "flag"))).directory == tmp_path / "flag"
+    assert layer_cache_for(SourceOptions(no_cache=True)) is None
     monkeypatch.setenv("IMAGELINT_NO_CACHE", "1")
     assert layer_cache_for(SourceOptions()) is None
 
@@ -84,6 +84,32 @@ def test_cache_choice_follows_options_and_environment(tmp_path, monkeypatch) -> 
 def test_cli_flags_reach_the_options(tmp_path) -> None:
     from imagelint.cli.common import source_options_from
 
-    assert source_options_from(cache_dir=str(tmp_path / "c")).extra == {"cache_dir": str(tmp_path / "c")}
-    assert source_options_from(no_cache=True).extra == {"no_cache": "1"}
-    assert source_options_from().extra == {}
+    assert source_options_from(cache_dir=str(tmp_path / "c")).cache_dir == str(tmp_path / "c")
+    assert source_options_from(no_cache=True).no_cache is True
+    assert source_options_from().cache_dir is None and source_options_from().no_cache is False
+
+
+def test_size_limits_are_flags(tmp_path) -> None:
+    """--max-layer-size / --max-image-size bound what reading may inflate: a layer that inflates
+    past them stops with exit 3 and one line naming the layer; the defaults read it."""
+    import subprocess
+    import sys
+
+    from imagelint.cli.common import parse_size
+    from tests.support.imagebuilder import File, ImageSpec, write_oci_layout
+
+    assert parse_size("--x", "64G") == 64 << 30 and parse_size("--x", "512MiB") == 512 << 20
+    assert parse_size("--x", "1.5K") == 1536 and parse_size("--x", "4096") == 4096
+    layout = write_oci_layout(tmp_path / "img", {"v": ImageSpec(layers=[[File("zeros.bin", bytes(64 << 20))]]).build()})
+
+    def inspect(*flags):
+        return subprocess.run([sys.executable, "-m", "imagelint", "inspect", f"oci-dir:{layout}", "--no-cache", *flags],
+                              capture_output=True, text=True)
+
+    assert inspect().returncode == 0
+    for flag in ("--max-layer-size", "--max-image-size"):
+        run = inspect(flag, "16M")
+        assert run.returncode == 3, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1 and "layer 0" in run.stderr, run.stderr
+    bad = inspect("--max-layer-size", "lots")
+    assert bad.returncode == 2 and "expected a size" in bad.stderr

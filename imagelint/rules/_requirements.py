@@ -54,3 +54,27 @@ def toolkit_unmet(release: Any, pool: NodePool, matrix: Any) -> list[str]:
     if feature and feature in known and feature not in release.features:
         problems.append(f"{what} has no {pool.runtime_mode} mode (it needs the {feature} feature of a newer toolkit)")
     return problems
+
+
+def component_findings(ctx, finding, label: str, version_of, lookup, unmet):  # type: ignore[no-untyped-def]
+    """IL501/IL502's shared loop: for every pool that names a version of the component
+    (``version_of(pool)``), look the release up in the matrix (``lookup(matrix, version)``)
+    and report each requirement ``unmet(release, pool, matrix)`` yields; an unknown
+    version is an info finding (its requirements could not be checked)."""
+    from imagelint.rules.base import INFO
+
+    if ctx.matrix is None:
+        return
+    for pool in ctx.pools:
+        version = version_of(pool)
+        if not version:
+            continue
+        release = lookup(ctx.matrix, version)
+        if release is None:
+            yield finding(
+                f"{label} {version} on pool {pool.name} is not in the matrix; its requirements could not be checked",
+                None, severity=INFO, pool=pool, remediation="",
+            )
+            continue
+        for problem in unmet(release, pool, ctx.matrix):
+            yield finding(f"pool {pool.name}: {problem}", None, pool=pool)

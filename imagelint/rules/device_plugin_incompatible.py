@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules._requirements import device_plugin_unmet
-from imagelint.rules.base import ERROR, INFO, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules._requirements import component_findings, device_plugin_unmet
+from imagelint.rules.base import ERROR, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 
 ID = "IL501"
 NAME = "device-plugin-incompatible"
@@ -30,17 +30,6 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    if ctx.matrix is None:
-        return
-    for pool in ctx.pools:
-        if not pool.device_plugin:
-            continue
-        release = ctx.matrix.device_plugin(pool.device_plugin)
-        if release is None:
-            yield finding(
-                f"device plugin {pool.device_plugin} on pool {pool.name} is not in the matrix; its requirements "
-                f"could not be checked", None, severity=INFO, pool=pool, remediation="",
-            )
-            continue
-        for problem in device_plugin_unmet(release, pool, ctx.matrix):
-            yield finding(f"pool {pool.name}: {problem}", None, pool=pool)
+    yield from component_findings(
+        ctx, finding, "device plugin", lambda pool: pool.device_plugin, lambda matrix, v: matrix.device_plugin(v), device_plugin_unmet
+    )

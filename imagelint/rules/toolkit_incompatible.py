@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules._requirements import toolkit_unmet
-from imagelint.rules.base import ERROR, INFO, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules._requirements import component_findings, toolkit_unmet
+from imagelint.rules.base import ERROR, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 
 ID = "IL502"
 NAME = "toolkit-incompatible"
@@ -30,17 +30,6 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    if ctx.matrix is None:
-        return
-    for pool in ctx.pools:
-        if not pool.toolkit:
-            continue
-        release = ctx.matrix.toolkit(pool.toolkit)
-        if release is None:
-            yield finding(
-                f"container toolkit {pool.toolkit} on pool {pool.name} is not in the matrix; its requirements "
-                f"could not be checked", None, severity=INFO, pool=pool, remediation="",
-            )
-            continue
-        for problem in toolkit_unmet(release, pool, ctx.matrix):
-            yield finding(f"pool {pool.name}: {problem}", None, pool=pool)
+    yield from component_findings(
+        ctx, finding, "container toolkit", lambda pool: pool.toolkit, lambda matrix, v: matrix.toolkit(v), toolkit_unmet
+    )

@@ -10,7 +10,9 @@ capability. What happens when one is false depends on the toolkit's mode:
   error: unsatisfied condition: cuda>=12.4, please update your driver to a newer
   version, or use an earlier cuda container``.
 * **cdi / jit-cdi** (the default from toolkit 1.18.0): nothing is checked; the
-  container starts and CUDA fails later ("CUDA driver version is insufficient").
+  container starts, and fails later inside CUDA ("CUDA driver version is
+  insufficient for CUDA runtime version") when the driver is really too old for
+  the image's runtime — which IL101 judges, minor-version compatibility included.
 
 The rule evaluates once per GPU model of the pool, with the toolkit mode from
 the pool, else derived from its toolkit version through the matrix, else both.
@@ -83,7 +85,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
 
 def _effect(modes: tuple[str, ...], message: str | None, requirement: str | None) -> str:
     refuses = f"the container refuses to start with '{cli_message(message, requirement)}'"
-    starts = "the requirement is not checked, so the container starts and CUDA fails later"
+    starts = ("the requirement is not checked, so the container starts anyway and fails later inside CUDA "
+              "if the driver is too old for the image's CUDA runtime (IL101 says whether it is)")
     from imagelint.matrix.require import runtime_enforces_requirements
 
     enforcing = [m for m in modes if runtime_enforces_requirements(m)]

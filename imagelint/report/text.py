@@ -50,7 +50,15 @@ def render(run: CheckRun, options: ReportOptions) -> str:
         lines.append(f"note: {notice}")
     s = run.summary
     lines.append(
-        f"{len(run.results)} image(s): {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "
+        f"{_subjects(run.results)}: {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "
         f"{s['suppressed']} suppressed (fail-on {run.config.fail_on})"
     )
     return "\n".join(lines) + "\n"
+
+
+def _subjects(results) -> str:  # type: ignore[no-untyped-def]
+    """``2 image(s)``, ``3 file(s)`` or ``1 image(s), 2 file(s)``: what was checked."""
+    images = sum(1 for r in results if r.kind == "image")
+    files = len(results) - images
+    parts = ([f"{images} image(s)"] if images or not files else []) + ([f"{files} file(s)"] if files else [])
+    return ", ".join(parts)

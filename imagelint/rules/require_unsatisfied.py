@@ -76,11 +76,20 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             on = f"pool {pool.name} (driver {pool.driver}, CUDA {cuda or '?'}" + (f", {gpu.label}" if gpu else "") + ")"
             effect = _effect(modes, outcome.message, outcome.requirement)
             yield finding(
-                f"requirement {outcome.requirement!r} is false on {on}: {effect}",
+                f"requirement {_short(outcome.requirement)!r} is false on {on}: {effect}",
                 where, pool=pool, requirement=outcome.requirement, runtime_modes=list(modes),
                 gpu=gpu.label if gpu else None,
             )
             break  # one finding per pool: the first failing GPU model says enough
+
+
+def _short(requirement: str | None, limit: int = 100) -> str | None:
+    """Official images carry a 60-term requirement; show its first OR term and how many follow
+    (the whole string is in the finding's ``requirement`` field)."""
+    if requirement is None or len(requirement) <= limit:
+        return requirement
+    terms = [t for t in requirement.split(" ") if t]
+    return f"{terms[0]} ... (+{len(terms) - 1} more OR terms)"
 
 
 def _effect(modes: tuple[str, ...], message: str | None, requirement: str | None) -> str:

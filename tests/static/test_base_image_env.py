@@ -52,6 +52,9 @@ def test_from_official_image_yields_its_require_string(matrix) -> None:
 def test_il102_fires_when_the_pool_driver_does_not_satisfy_the_base_image(matrix) -> None:
     # 545 reports CUDA 12.3 and is none of 12.4.1's forward-compat branches (470, 525, 535).
     [finding] = il102(RUNTIME_1241, matrix, "545.23.08")
+    # The 31-term official requirement is shortened in the message, kept whole in the data.
+    assert "cuda>=12.4 ... (+30 more OR terms)" in finding.message and len(finding.message) < 600
+    assert finding.extra["requirement"].count(" ") == 30
     assert "unsatisfied condition: cuda>=12.4" in finding.message
     assert finding.location.line == 1
     # ... and stays quiet where the driver meets it: directly, or through a brand/branch term.

@@ -208,3 +208,35 @@ def test_image_from_a_real_registry(tmp_path: Path, tmp_path_factory: pytest.Tem
         assert (tmp_path / "cache").is_dir(), "IMAGELINT_CACHE_DIR was not used for the layer cache"
     finally:
         server.stop()
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_install_step_builds_a_private_venv_from_the_action_checkout(tmp_path) -> None:
+    """action/install.sh: imagelint from the action's own checkout into its own venv (PyPI for
+    the dependencies only), idempotent within a job, and the installed tool checks an image."""
+    import shutil
+
+    checkout = tmp_path / "action-checkout"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split("\n")
+    for name in filter(None, files):
+        src = ROOT / name
+        if src.is_file() and not name.startswith("tests/"):
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, checkout / name)
+    venv = tmp_path / "venv"
+    env = {**os.environ, "ACTION_PATH": str(checkout), "IMAGELINT_VENV": str(venv)}
+    first = subprocess.run(["bash", str(checkout / "action" / "install.sh")], env=env, capture_output=True, text=True,
+                           timeout=900)
+    if first.returncode != 0 and ("Could not find" in first.stderr or "Network" in first.stderr):
+        pytest.skip(f"package index unreachable: {first.stderr.strip().splitlines()[-1:]}")
+    assert first.returncode == 0, first.stderr
+    assert "imagelint " in first.stdout
+    again = subprocess.run(["bash", str(checkout / "action" / "install.sh")], env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout == "", "a second use in the same job reuses the venv"
+    layout = write_oci_layout(tmp_path / "img", {"v": ImageSpec(layers=[[File("app/config.txt", b"[primary-gie]\ngpu-id=1\n")]],
+                                                              entrypoint=["deepstream-app", "-c", "/app/config.txt"]).build()})
+    run = subprocess.run([str(venv / "bin" / "imagelint"), "check", f"oci-dir:{layout}", "--driver", "550.54.15", "--no-cache"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and "IL302" in run.stdout, run.stderr

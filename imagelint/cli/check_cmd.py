@@ -15,7 +15,20 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
-from imagelint.cli.run_options import emit_reports, prepare_run, report_unreadable
+from imagelint.cli.run_options import (
+    ConfigOpt,
+    FailOnOpt,
+    FormatOpt,
+    IgnoreOpt,
+    MatrixOpt,
+    MatrixOverlayOpt,
+    NoInlineIgnoresOpt,
+    OutputOpt,
+    SelectOpt,
+    emit_reports,
+    prepare_run,
+    report_unreadable,
+)
 from imagelint.cli.target_options import TargetOptions, with_target_options
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.sources import SourceOptions
@@ -28,15 +41,15 @@ def check_command(
     references: Optional[List[str]] = typer.Argument(
         None, help="Images: registry:, docker:, docker-archive:, oci-dir:, oci-archive: or a name (default: `images` in the config)."
     ),
-    matrix: Optional[str] = typer.Option(None, "--matrix", help="Matrix version, file, or 'cluster' (ConfigMap imagelint-matrix; 'cluster:NAMESPACE/NAME' for another)."),
-    matrix_overlay: Optional[List[str]] = typer.Option(None, "--matrix-overlay", help="Overlay file adding/overriding matrix rows."),
-    config: Optional[str] = typer.Option(None, "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml)."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule IDs or prefixes not to run."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="error, warning, info or never (default error)."),
-    format: Optional[List[str]] = typer.Option(None, "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed)."),
-    output: Optional[List[str]] = typer.Option(None, "--output", help="File for the --format given just before."),
-    no_inline_ignores: bool = typer.Option(False, "--no-inline-ignores", help="Refuse io.imagelint.ignore labels in images."),
+    matrix: MatrixOpt = None,
+    matrix_overlay: MatrixOverlayOpt = None,
+    config: ConfigOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    fail_on: FailOnOpt = None,
+    format: FormatOpt = None,
+    output: OutputOpt = None,
+    no_inline_ignores: NoInlineIgnoresOpt = False,
     config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     *,
     source_options: SourceOptions,

@@ -13,7 +13,20 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
-from imagelint.cli.run_options import emit_reports, prepare_run, report_unreadable
+from imagelint.cli.run_options import (
+    ConfigOpt,
+    FailOnOpt,
+    FormatOpt,
+    IgnoreOpt,
+    MatrixOpt,
+    MatrixOverlayOpt,
+    NoInlineIgnoresOpt,
+    OutputOpt,
+    SelectOpt,
+    emit_reports,
+    prepare_run,
+    report_unreadable,
+)
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError
 from imagelint.sources import SourceOptions
@@ -28,15 +41,15 @@ def lint_command(
     image: Optional[List[str]] = typer.Option(
         None, "--image", help="Also check this image against the pools the manifests' scheduling reaches (repeatable)."
     ),
-    config_path: Optional[str] = typer.Option(None, "--config", help="Config file (default: .imagelint.toml or pyproject.toml found upwards)."),
-    matrix_sel: Optional[str] = typer.Option(None, "--matrix", help="Matrix version or file (default: newest shipped)."),
-    matrix_overlay: Optional[List[str]] = typer.Option(None, "--matrix-overlay", help="Matrix overlay file (repeatable)."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Rule IDs or prefixes to run (repeatable, comma-separated)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule IDs or prefixes to skip (repeatable, comma-separated)."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="error, warning, info or never (default: error)."),
-    fmt: Optional[List[str]] = typer.Option(None, "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed)."),
-    output: Optional[List[str]] = typer.Option(None, "--output", help="File for the --format given just before (default: stdout)."),
-    no_inline_ignores: bool = typer.Option(False, "--no-inline-ignores", help="Refuse '# imagelint ignore=' comments and imagelint.io/ignore annotations."),
+    config_path: ConfigOpt = None,
+    matrix_sel: MatrixOpt = None,
+    matrix_overlay: MatrixOverlayOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    fail_on: FailOnOpt = None,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
+    no_inline_ignores: NoInlineIgnoresOpt = False,
     *,
     source_options: SourceOptions,
     target_options: TargetOptions,

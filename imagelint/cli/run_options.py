@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, List, Optional
 
 import typer
 
@@ -17,6 +17,26 @@ from imagelint.errors import UsageError
 from imagelint.targets import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
+
+# The run options check and lint share, declared once so their flags and help cannot drift.
+MatrixOpt = Annotated[Optional[str], typer.Option(
+    "--matrix", help="Matrix version, file, or 'cluster' (ConfigMap imagelint-matrix; 'cluster:NAMESPACE/NAME' for another).")]
+MatrixOverlayOpt = Annotated[Optional[List[str]], typer.Option(
+    "--matrix-overlay", help="Overlay file adding/overriding matrix rows (repeatable).")]
+ConfigOpt = Annotated[Optional[str], typer.Option(
+    "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml, found upwards).")]
+SelectOpt = Annotated[Optional[List[str]], typer.Option(
+    "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
+IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
+    "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
+FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error).")]
+FormatOpt = Annotated[Optional[List[str]], typer.Option(
+    "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
+OutputOpt = Annotated[Optional[List[str]], typer.Option(
+    "--output", help="File for the --format given just before (default: stdout).")]
+NoInlineIgnoresOpt = Annotated[bool, typer.Option(
+    "--no-inline-ignores",
+    help="Refuse inline ignores: io.imagelint.ignore image labels, '# imagelint ignore=' comments, imagelint.io/ignore annotations.")]
 
 
 def split_codes(values: list[str] | None) -> tuple[str, ...] | None:

@@ -33,7 +33,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from imagelint.errors import ClusterError, ConfigError, UsageError
-from imagelint.matrix.loader import is_cluster_matrix_selector  # noqa: F401  (re-exported)
 from imagelint.target import GpuSpec, NodePool, Target, Taint
 from imagelint.targets import (
     TargetMatrix,

@@ -291,6 +291,36 @@ def test_insecure_registry_accepts_unverified_tls(tls_registry, tmp_path):
     assert all(rec.url.startswith("https://") for rec in client.log)  # unverified TLS, not plain HTTP
 
 
+def test_insecure_tls_never_loads_the_system_ca_store(tls_registry, tmp_path, monkeypatch):
+    """Nothing is verified for an insecure registry, so no CA store (~50 ms to load) is read;
+    a verified registry still gets its certificates checked (the test above without the CA fails)."""
+    import ssl
+
+    loads: list[str] = []
+
+    def counting(name):  # type: ignore[no-untyped-def]
+        real = getattr(ssl.SSLContext, name)
+
+        def load(self, *a, **k):  # type: ignore[no-untyped-def]
+            loads.append(name); import traceback; traceback.print_stack(limit=12)
+            return real(self, *a, **k)
+
+        return load
+
+    built = unique_image().build()
+    r = repo()
+    tls_registry.push(r, "1", built)
+    for name in ("load_default_certs", "load_verify_locations"):
+        monkeypatch.setattr(ssl.SSLContext, name, counting(name))
+    config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
+    [image], _ = open_name(f"{tls_registry.host}/{r}:1",
+                           opts(insecure_registries=(tls_registry.host,), docker_config=str(config_dir)))
+    assert image.digest == built.digest and loads == []
+    with pytest.raises(RegistryError):  # the same host, not named insecure: verified, and it fails
+        open_name(f"{tls_registry.host}/{r}:1", opts(docker_config=str(config_dir)))
+    assert loads, "the verified path loads the CA store (the probe can see it)"
+
+
 # --- bearer tokens -------------------------------------------------------------------------------------
 
 

@@ -34,15 +34,18 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any, Mapping
 
 from imagelint.errors import ConfigError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+def _tomllib() -> ModuleType:
+    """tomllib (tomli on Python 3.10), imported on first use: a run without a config file never parses TOML."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 SEVERITY_LEVELS = ("error", "warning", "info")
@@ -125,6 +128,7 @@ def load_config(path: str | os.PathLike | None = None, *, search: bool = True) -
 
 
 def parse_config(text: str, path: str) -> Config:
+    tomllib = _tomllib()
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,4 @@
-"""``imagelint cache info|clean``: the layer-facts cache."""
+"""``imagelint cache info|clean``: the cache of layer extracts and image facts."""
 
 from __future__ import annotations
 
@@ -9,14 +9,17 @@ import typer
 
 from imagelint.cli import app
 
-cache_app = typer.Typer(help="The layer cache: what was read from each layer, keyed by layer digest.", no_args_is_help=True)
+cache_app = typer.Typer(
+    help="The cache: what was read from each layer (keyed by layer digest) and each image's facts.", no_args_is_help=True
+)
 app.add_typer(cache_app, name="cache")
 
 CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
 
 
 def _cache(cache_dir: Optional[str]):  # type: ignore[no-untyped-def]
-    from imagelint.layers.cache import LayerCache, default_cache_dir
+    from imagelint.cachedir import default_cache_dir
+    from imagelint.layers.cache import LayerCache
 
     return LayerCache(cache_dir or default_cache_dir())
 
@@ -26,7 +29,7 @@ def info(
     cache_dir: Optional[str] = CacheDirOpt,
     fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:
-    """Where the cache is, how many layer entries it holds and how big it is."""
+    """Where the cache is, how many entries (layer extracts and image facts) it holds and how big it is."""
     i = _cache(cache_dir).info()
     if fmt == "json":
         typer.echo(json.dumps({"directory": i.directory, "entries": i.entries, "bytes": i.total_bytes, "max_bytes": i.max_bytes}))
@@ -36,6 +39,6 @@ def info(
 
 @cache_app.command("clean")
 def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
-    """Remove every cached layer entry."""
+    """Remove every cached entry (layer extracts and image facts)."""
     removed = _cache(cache_dir).clean()
-    typer.echo(f"removed {removed} cached layer entr{'y' if removed == 1 else 'ies'}")
+    typer.echo(f"removed {removed} cached entr{'y' if removed == 1 else 'ies'}")

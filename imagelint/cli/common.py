@@ -13,6 +13,10 @@ Two ways to use them, as with ``target_options``:
    ``SourceOptions`` in ``source_options``. Bad values exit 2 in one line.
 
 2. The ``Annotated`` aliases below, then ``source_options_from(platform=..., ...)``.
+
+``with_deferred_source_options`` adds the same flags and checks them at once, but hands
+the command a function that builds the ``SourceOptions`` when called: ``lint`` reaches an
+image only for ``--image``, and the pre-commit path should not import ``imagelint.sources``.
 """
 
 from __future__ import annotations
@@ -20,13 +24,18 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from typing import Annotated, Any, Callable, List, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.image import Platform
-from imagelint.sources import SourceOptions
+
+if TYPE_CHECKING:
+    from imagelint.sources import SourceOptions
+
+# What ``with_deferred_source_options`` passes: call it to build the options.
+DeferredSourceOptions = Callable[[], "SourceOptions"]
 
 PANEL = "Image source"
 
@@ -115,6 +124,27 @@ def source_options_from(
     max_layer_size: str | None = None,
 ) -> SourceOptions:
     """Flags → SourceOptions. Raises UsageError (exit 2) for values that cannot work."""
+    from imagelint.sources import SourceOptions
+
+    return SourceOptions(**_source_option_values(
+        platform=platform, all_platforms=all_platforms, ca_cert=ca_cert, insecure_registry=insecure_registry,
+        docker_config=docker_config, timeout=timeout, cache_dir=cache_dir, no_cache=no_cache,
+        max_image_size=max_image_size, max_layer_size=max_layer_size))
+
+
+def _source_option_values(
+    platform: str | None,
+    all_platforms: bool,
+    ca_cert: str | None,
+    insecure_registry: list[str] | None,
+    docker_config: str | None,
+    timeout: float,
+    cache_dir: str | None,
+    no_cache: bool,
+    max_image_size: str | None,
+    max_layer_size: str | None,
+) -> dict[str, Any]:
+    """Checked flags → the keyword arguments of SourceOptions; UsageError for values that cannot work."""
     if platform and all_platforms:
         raise UsageError("--platform and --all-platforms exclude each other")
     if ca_cert is not None and not os.path.isfile(ca_cert):
@@ -148,9 +178,9 @@ def source_options_from(
     if platform:
         kwargs["platform"] = Platform.parse(platform)
         kwargs["platform_explicit"] = True
-    return SourceOptions(all_platforms=all_platforms, ca_cert=ca_cert, insecure_registries=tuple(hosts),
-                         docker_config=docker_config, timeout=float(timeout), cache_dir=cache_dir or None,
-                         no_cache=no_cache, **kwargs)
+    return dict(all_platforms=all_platforms, ca_cert=ca_cert, insecure_registries=tuple(hosts),
+                docker_config=docker_config, timeout=float(timeout), cache_dir=cache_dir or None,
+                no_cache=no_cache, **kwargs)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -158,6 +188,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def with_source_options(func: F) -> F:
     """Add the source flags to a typer command; it receives ``source_options: SourceOptions``."""
+    return _with_source_flags(func, source_options_from)
+
+
+def with_deferred_source_options(func: F) -> F:
+    """As ``with_source_options``, but the command receives ``source_options: DeferredSourceOptions``:
+    the flags are checked at once (bad values exit 2), the SourceOptions built only when called."""
+
+    def deferred(**flags: Any) -> DeferredSourceOptions:
+        _source_option_values(**flags)
+        return functools.partial(source_options_from, **flags)
+
+    return _with_source_flags(func, deferred)
+
+
+def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
     sig = inspect.signature(func, eval_str=True)  # annotations are strings under __future__ annotations
     params = [p for p in sig.parameters.values() if p.name != "source_options"]
     extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=_DEFAULTS[name])
@@ -167,7 +212,7 @@ def with_source_options(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         flags = {name: kwargs.pop(name, _DEFAULTS[name]) for name in _FLAG_PARAMS}
         try:
-            options = source_options_from(**flags)
+            options = build(**flags)
         except ImagelintError as exc:
             from imagelint.cli import fail
 

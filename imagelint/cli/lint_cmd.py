@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 
 from imagelint.cli import app, fail
-from imagelint.cli.common import with_source_options
+from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
 from imagelint.cli.run_options import (
     ConfigOpt,
     FailOnOpt,
@@ -29,13 +29,12 @@ from imagelint.cli.run_options import (
 )
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError
-from imagelint.sources import SourceOptions
 from imagelint.targets import TargetOptions
 
 
 @app.command("lint")
 @with_target_options
-@with_source_options
+@with_deferred_source_options  # only --image reaches an image: the hook never imports imagelint.sources
 def lint_command(
     files: List[str] = typer.Argument(..., help="Dockerfiles, Kubernetes manifests, DeepStream configs, shell scripts."),
     image: Optional[List[str]] = typer.Option(
@@ -51,7 +50,7 @@ def lint_command(
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
     *,
-    source_options: SourceOptions,
+    source_options: DeferredSourceOptions,
     target_options: TargetOptions,
 ) -> None:
     """Lint repository files statically (no network): the same rules, config and exit codes as check."""
@@ -63,7 +62,9 @@ def lint_command(
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=fmt, outputs=output,
             target_options=target_options,
         )
-        run = run_lint(files, setup.target, setup.matrix, setup.config, images=tuple(image or ()), source_options=source_options)
+        images = tuple(image or ())
+        run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
+                       source_options=source_options() if images else None)
         emit_reports(run, setup.plan)
     except ImagelintError as exc:
         raise fail(exc) from None

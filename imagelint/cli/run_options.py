@@ -195,7 +195,6 @@ def prepare_run(
 def emit_reports(run: Any, plan: list[tuple[str, str | None]]) -> None:
     """Render every planned format (stdout or file), then the GitHub step summary when asked for."""
     from imagelint.report import ReportOptions, render
-    from imagelint.report.github import step_summary
 
     color = use_color(sys.stdout, os.environ)
     for fmt, out in plan:
@@ -207,6 +206,8 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]]) -> None:
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if summary_path and (in_actions or any(f == "github" for f, _ in plan)):
+        from imagelint.report.github import step_summary
+
         try:
             with open(summary_path, "a", encoding="utf-8") as fh:
                 fh.write(step_summary(run))

@@ -17,23 +17,16 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from imagelint.layers.model import EXTRACTOR_VERSION, CaptureSpec, LayerExtract
+from imagelint.cachedir import default_cache_dir
+
+if TYPE_CHECKING:  # the model is imported where layers are read; a warm run reads none
+    from imagelint.layers.model import CaptureSpec, LayerExtract
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _MAGIC = b"ILX1"  # file = MAGIC + sha256(payload) + payload
 _SUFFIX = ".ilx"
-
-
-def default_cache_dir() -> Path:
-    """``$IMAGELINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/imagelint``, else ``~/.cache/imagelint``."""
-    env = os.environ.get("IMAGELINT_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "imagelint"
 
 
 @dataclass(frozen=True)
@@ -53,6 +46,8 @@ class LayerCache:
 
     @staticmethod
     def key(layer_digest: str, spec: CaptureSpec) -> str:
+        from imagelint.layers.model import EXTRACTOR_VERSION
+
         h = hashlib.sha256()
         h.update(f"{EXTRACTOR_VERSION}\0{layer_digest}\0{spec.key()}".encode())
         return h.hexdigest()
@@ -152,7 +147,7 @@ class LayerCache:
         return removed
 
 
-Extractor = Callable[..., LayerExtract]
+Extractor = Callable[..., "LayerExtract"]
 
 
 def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
@@ -160,7 +155,7 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
     from imagelint.layers.reader import extract_from_bytes, extract_to_bytes
 
     def cached(layer, spec: CaptureSpec, limits):  # type: ignore[no-untyped-def]
-        if not _content_addressed(layer.digest):
+        if not content_addressed(layer.digest):
             return extract(layer, spec, limits)  # no digest to key on: never cache a guess
         key = LayerCache.key(layer.digest, spec)
         payload = cache.get(key)
@@ -179,7 +174,8 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
     return cached
 
 
-def _content_addressed(digest: str | None) -> bool:
+def content_addressed(digest: str | None) -> bool:
+    """A digest that names content (sha256/sha512 in full): safe to key a cache on."""
     algo, _, hexd = (digest or "").partition(":")
     return algo in ("sha256", "sha512") and len(hexd) in (64, 128) and all(c in "0123456789abcdef" for c in hexd)
 
@@ -190,3 +186,6 @@ def _reindex(x: LayerExtract, index: int) -> LayerExtract:
     from dataclasses import replace
 
     return replace(x, index=index, entries=tuple(replace(e, layer_index=index) for e in x.entries))
+
+
+__all__ = ["CacheInfo", "LayerCache", "caching_extractor", "content_addressed", "default_cache_dir"]

@@ -11,34 +11,62 @@ ignored.
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
+import sys
+import zlib
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from imagelint import __version__
 from imagelint.errors import ConfigError
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 _VERSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.toml$")
 
 
-def _shipped_dir() -> Path:
+def _tomllib() -> ModuleType:
+    """tomllib (tomli on Python 3.10), imported on first use: a warm run loads the JSON cache instead."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
+def _has_versions(directory: Path) -> bool:
     try:
-        packaged = resources.files("imagelint.matrices")
-        path = Path(str(packaged))
-        if path.is_dir() and any(_VERSION_FILE.match(p.name) for p in path.iterdir()):
-            return path
+        return directory.is_dir() and any(_VERSION_FILE.match(p.name) for p in directory.iterdir())
+    except OSError:
+        return False
+
+
+def _shipped_dir() -> Path:
+    # A wheel installs matrices/ as the package imagelint.matrices, a directory beside this one;
+    # a source checkout (or an editable install) has <repo>/matrices. Both are looked at
+    # directly, since importlib.resources costs start-up; it is asked only when neither exists.
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "matrices", package.parent / "matrices"):
+        if _has_versions(candidate):
+            return candidate
+    try:
+        from importlib import resources
+
+        packaged = Path(str(resources.files("imagelint.matrices")))
+        if _has_versions(packaged):
+            return packaged
     except (ModuleNotFoundError, TypeError, OSError):
         pass
-    # Source checkout: <repo>/imagelint/matrix/loader.py -> <repo>/matrices
-    return Path(__file__).resolve().parent.parent.parent / "matrices"
+    return package.parent / "matrices"
+
+
+def shipped_data_file(name: str) -> Path:
+    """A data file shipped beside the matrices (``driver-libraries.toml``); it may not exist."""
+    return _shipped_dir() / name
 
 
 def _shipped_files() -> dict[str, Path]:
@@ -59,6 +87,7 @@ def shipped_versions() -> list[str]:
 
 
 def parse_text(text: str, origin: str) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -95,33 +124,99 @@ def _validated_document(text: str, origin: str) -> Mapping[str, Any]:
 
     Parsing and validating the ~200 KB shipped matrix costs ~0.15 s, which every
     `imagelint lint` (the pre-commit hook) would pay; the cached JSON loads in a few
-    milliseconds. The key is the text's hash and imagelint's version, entries are
-    checksummed (a torn or foreign entry is a miss), and a cache that cannot be
-    written only makes the next run slower.
+    milliseconds. A cache that cannot be written only makes the next run slower.
     """
-    import hashlib
-    import json
-
-    from imagelint import __version__
-    from imagelint.layers.cache import LayerCache, default_cache_dir
-
-    key = hashlib.sha256(f"{__version__}\0".encode() + text.encode("utf-8")).hexdigest()
-    cache = LayerCache(default_cache_dir() / "matrix", max_bytes=16 * 1024 * 1024)
-    cached = cache.get(key)
-    if cached is not None:
-        try:
-            doc = json.loads(cached)
-            if isinstance(doc, dict) and isinstance(doc.get("meta"), dict):
-                return doc
-        except ValueError:
-            pass
+    cached = _cached_document("matrix", text)
+    if cached is not None and isinstance(cached.get("meta"), dict):
+        return cached
     doc = parse_text(text, origin)
     validate_document(doc, origin, text, overlay_ok=False)
+    _store_document("matrix", text, doc)
+    return doc
+
+
+def parse_text_cached(text: str, origin: str) -> dict[str, Any]:
+    """``parse_text`` through the same cache: for the other TOML data shipped with the matrices
+    (``driver-libraries.toml``), which ``imagelint lint`` reads on every run."""
+    cached = _cached_document("toml", text)
+    if cached is not None:
+        return cached
+    doc = parse_text(text, origin)
+    _store_document("toml", text, doc)
+    return doc
+
+
+# --- the parsed-document cache ---------------------------------------------------------
+# One file per (kind, text) under <cache dir>/matrix: MAGIC + crc32(body) + body, where body is
+# JSON holding imagelint's version, the kind ("matrix": parsed and validated; "toml": parsed),
+# the TOML text and the document. A hit needs the same version, kind and the very same text, so a
+# name collision or a foreign, torn or corrupt file is only a miss. Reading one needs neither
+# tomllib, hashlib nor the layer cache (start-up of the hook).
+
+_CACHE_MAGIC = b"ILM1"
+_CACHE_KEEP = 8  # newest entries kept: the shipped matrices and a few of the user's own
+
+
+def matrix_cache_dir() -> Path:
+    """``<cache dir>/matrix`` (``imagelint.cachedir``)."""
+    from imagelint.cachedir import default_cache_dir
+
+    return default_cache_dir() / "matrix"
+
+
+def _entry_path(kind: str, text: str) -> Path:
+    data = text.encode("utf-8")
+    return matrix_cache_dir() / f"{kind}-{zlib.crc32(data):08x}-{len(data):x}.ilm"
+
+
+def _cached_document(kind: str, text: str) -> dict[str, Any] | None:
+    path = _entry_path(kind, text)
     try:
-        cache.put(key, json.dumps(doc, separators=(",", ":")).encode())
-    except (TypeError, ValueError):  # a TOML date or time: not JSON, so not cached
+        data = path.read_bytes()
+    except OSError:
+        return None
+    body = data[8:]
+    if data[:4] != _CACHE_MAGIC or zlib.crc32(body) != int.from_bytes(data[4:8], "big"):
+        return None
+    try:
+        entry = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or (entry.get("imagelint"), entry.get("kind"), entry.get("text")) != (__version__, kind, text):
+        return None
+    doc = entry.get("doc")
+    if not isinstance(doc, dict):
+        return None
+    try:
+        os.utime(path)  # recently used: kept by the eviction below
+    except OSError:
         pass
     return doc
+
+
+def _store_document(kind: str, text: str, doc: dict[str, Any]) -> None:
+    import tempfile  # only on a miss, which parses TOML anyway
+
+    try:
+        body = json.dumps({"imagelint": __version__, "kind": kind, "text": text, "doc": doc}, separators=(",", ":")).encode()
+    except (TypeError, ValueError):  # a TOML date or time: not JSON, so not cached
+        return
+    path = _entry_path(kind, text)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_CACHE_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+            os.replace(tmp, path)  # atomic: parallel runs see the old entry or the new one
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        entries = sorted(path.parent.glob("*.ilm"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in entries[_CACHE_KEEP:]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        return
 
 
 def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
@@ -197,6 +292,7 @@ def load_matrix(selector: str | None = None, overlays: Sequence[str] = ()) -> Ma
 
 def is_matrix_document(text: str) -> bool:
     """True when TOML text declares ``[meta] kind`` of a matrix or overlay (others are not ours)."""
+    tomllib = _tomllib()
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -205,7 +301,8 @@ def is_matrix_document(text: str) -> bool:
     return isinstance(meta, dict) and meta.get("kind") in (KIND_MATRIX, KIND_OVERLAY)
 
 
-__all__ = ["apply_overlay", "is_matrix_document", "load_matrix", "matrix_from_text", "shipped_versions", "validate_file"]
+__all__ = ["apply_overlay", "is_matrix_document", "load_matrix", "matrix_cache_dir", "matrix_from_text", "parse_text_cached",
+           "shipped_data_file", "shipped_versions", "validate_file"]
 
 
 def validate_file(path: str) -> str:

@@ -6,9 +6,9 @@ already redacted secret-looking env values from findings).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Callable
 
 from imagelint.check import CheckRun
 
@@ -21,20 +21,20 @@ class ReportOptions:
 Renderer = Callable[[CheckRun, ReportOptions], str]
 
 
-def _formats() -> Mapping[str, Renderer]:
-    from imagelint.report import github, json, junit, sarif, text
-
-    return MappingProxyType(
-        {"text": text.render, "json": json.render, "sarif": sarif.render, "github": github.render, "junit": junit.render}
-    )
-
-
+# Each format is the module ``imagelint.report.<name>`` with a ``render`` function.
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
+
+
+def _renderer(fmt: str) -> Renderer:
+    # Only the format asked for is imported (junit pulls in xml.etree): start-up matters for the hook.
+    if fmt not in FORMAT_NAMES:
+        raise KeyError(fmt)
+    return importlib.import_module(f"imagelint.report.{fmt}").render
 
 
 def render(fmt: str, run: CheckRun, options: ReportOptions | None = None) -> str:
     """Render ``run`` in format ``fmt`` (one of FORMAT_NAMES)."""
-    return _formats()[fmt](run, options or ReportOptions())
+    return _renderer(fmt)(run, options or ReportOptions())
 
 
 __all__ = ["FORMAT_NAMES", "ReportOptions", "render"]

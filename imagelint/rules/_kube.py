@@ -9,30 +9,44 @@ selector: ``match_pool`` then says ``None`` (unknown) rather than guessing.
 
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Mapping
+import functools
+from typing import TYPE_CHECKING, Mapping
 
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
 from imagelint.target import NodePool, Taint
 
+if TYPE_CHECKING:
+    from fractions import Fraction
+
 # Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
-_SUFFIX = {
-    "": Fraction(1), "m": Fraction(1, 1000), "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
-    "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
-    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50), "Ei": Fraction(2**60),
-}
+
+
+@functools.cache
+def _suffixes() -> dict[str, Fraction]:
+    # fractions (and the decimal module it loads) is imported on first use: only manifests
+    # with GPU quantities need it, and ``imagelint lint Dockerfile`` starts faster without.
+    from fractions import Fraction
+
+    return {
+        "": Fraction(1), "m": Fraction(1, 1000), "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
+        "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
+        "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
+        "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+    }
 
 
 def parse_quantity(text: str | None) -> Fraction | None:
     """``"1"`` → 1, ``"1000m"`` → 1, ``"2Ki"`` → 2048; None when not a quantity."""
+    from fractions import Fraction
+
     if text is None:
         return None
     s = str(text).strip()
-    for suffix in sorted(_SUFFIX, key=len, reverse=True):
+    suffixes = _suffixes()
+    for suffix in sorted(suffixes, key=len, reverse=True):
         if suffix and s.endswith(suffix):
-            number, mult = s[: -len(suffix)], _SUFFIX[suffix]
+            number, mult = s[: -len(suffix)], suffixes[suffix]
             break
     else:
         number, mult = s, Fraction(1)

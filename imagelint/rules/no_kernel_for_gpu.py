@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.facts.fatbin import code_fit, needed_for, parse_compute_capability, parse_torch_arch_list
 from imagelint.facts.model import GpuCodeObject, Provenance
 from imagelint.rules._common import PoolGpu, pool_gpus
 from imagelint.rules.base import (
@@ -79,6 +78,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         torch = facts.env_setting(TORCH_ENV)
         if torch is None:
             return
+        # The arch module is imported only past these returns: most files ``imagelint lint``
+        # reads have no GPU code, and the pre-commit hook should not pay for importing it.
+        from imagelint.facts.gpuarch import parse_torch_arch_list
+
         arch = parse_torch_arch_list(torch.value)
         if not (arch.sass or arch.ptx):
             return
@@ -86,6 +89,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         secondary = (
             "no library in the image has fatbin GPU code" if facts.complete else "the image's layers were not read"
         )
+
+    from imagelint.facts.gpuarch import parse_compute_capability
 
     for pool in ctx.pools:
         gpus = [(g, parse_compute_capability(g.arch)) for g in pool_gpus(pool, ctx.matrix)]
@@ -111,6 +116,8 @@ def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -
 def _check_one(
     obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str
 ) -> Iterator[Finding]:
+    from imagelint.facts.gpuarch import code_fit, needed_for
+
     fit = code_fit(obj.sass, obj.ptx, cc)
     gpu = f"{' / '.join(labels)} ({cc[0]}.{cc[1]})"
     where = _name(obj, secondary)

@@ -26,15 +26,15 @@ _SCRIPT_NAME = re.compile(r"\.(?:sh|bash)$")
 _CONFIG_NAME = re.compile(r"\.(?:txt|cfg|ini|conf)$")
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr)?/bin/(?:env\s+)?(?:ba|da|k|z)?sh\b")
 # DeepStream app config groups and the nvinfer [property] group (nvidia-facts §9).
-_DEEPSTREAM_GROUP = re.compile(
-    r"^\s*\[(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|"
-    r"source\d+|sink\d+|dewarper|pre-process|message-broker|tests)\]\s*$",
-    re.MULTILINE,
+# The two DeepStream patterns stay strings, compiled (and cached by ``re``) on first use:
+# a Dockerfile is decided by its name, and the hook should not compile them at start-up.
+_DEEPSTREAM_GROUP = (
+    r"(?m)^\s*\[(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|"
+    r"source\d+|sink\d+|dewarper|pre-process|message-broker|tests)\]\s*$"
 )
 # DeepStream 6+ also takes YAML app/nvinfer configs: the same groups as top-level keys.
-_DEEPSTREAM_YAML_KEY = re.compile(
-    r"^(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|source\d+|sink\d+):\s*$",
-    re.MULTILINE,
+_DEEPSTREAM_YAML_KEY = (
+    r"(?m)^(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|source\d+|sink\d+):\s*$"
 )
 
 # For .pre-commit-hooks.yaml: names that may hold a kind (content decides for YAML/.txt).
@@ -69,9 +69,9 @@ def detect_kind(path: str, head: bytes) -> str | None:
     if by_name == MANIFEST:
         if looks_like_kubernetes(text):
             return MANIFEST
-        return APPCONFIG if _DEEPSTREAM_YAML_KEY.search(text) else None
+        return APPCONFIG if re.search(_DEEPSTREAM_YAML_KEY, text) else None
     if by_name == APPCONFIG:
-        return APPCONFIG if _DEEPSTREAM_GROUP.search(text) else None
+        return APPCONFIG if re.search(_DEEPSTREAM_GROUP, text) else None
     # No telling name: sniff the content.
     if _SHEBANG.match(head):
         return SCRIPT
@@ -81,6 +81,6 @@ def detect_kind(path: str, head: bytes) -> str | None:
             return DOCKERFILE
     if looks_like_kubernetes(text):
         return MANIFEST
-    if _DEEPSTREAM_GROUP.search(text):
+    if re.search(_DEEPSTREAM_GROUP, text):
         return APPCONFIG
     return None

@@ -12,7 +12,6 @@ import fnmatch
 import functools
 import posixpath
 import re
-from pathlib import Path
 from typing import Iterable
 
 from imagelint.facts.model import DriverLibrary, Provenance
@@ -21,34 +20,34 @@ _VERSION_RE = re.compile(r"\.so\.(\d+(?:\.\d+)+)$")
 _COMPAT_RE = re.compile(r"(^|/)cuda[^/]*/compat(/|$)")
 
 
-def _load_toml(text: str) -> dict:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    return tomllib.loads(text)
-
-
 @functools.lru_cache(maxsize=1)
 def patterns() -> tuple[str, ...]:
     """File-name globs of driver-owned libraries (``libcuda.so*``...)."""
-    text = None
-    try:
-        from importlib.resources import files
+    # Through the matrix loader's cache of parsed TOML: most Dockerfiles COPY something, and
+    # the pre-commit hook should not import and run a TOML parser on every run for this table.
+    from imagelint.matrix.loader import parse_text_cached, shipped_data_file
 
-        text = (files("imagelint.matrices") / "driver-libraries.toml").read_text()
-    except (ModuleNotFoundError, FileNotFoundError, OSError):
-        pass
-    if text is None:  # a source checkout: matrices/ sits beside the package
-        path = Path(__file__).resolve().parents[2] / "matrices" / "driver-libraries.toml"
-        text = path.read_text() if path.exists() else ""
-    rows = _load_toml(text).get("library", []) if text else []
+    path = shipped_data_file("driver-libraries.toml")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    rows = parse_text_cached(text, str(path)).get("library", []) if text else []
     found = tuple(str(r["pattern"]) for r in rows if isinstance(r, dict) and r.get("pattern"))
     return found or ("libcuda.so*",)
 
 
 def is_driver_library(name: str, globs: Iterable[str] | None = None) -> bool:
-    return any(fnmatch.fnmatchcase(name, g) for g in (globs if globs is not None else patterns()))
+    # The literal head is checked first: a COPY of ordinary files then compiles none of the ~30 globs.
+    return any(name.startswith(_literal_head(g)) and fnmatch.fnmatchcase(name, g)
+               for g in (globs if globs is not None else patterns()))
+
+
+@functools.cache
+def _literal_head(glob: str) -> str:
+    """The text before the glob's first wildcard: every name the glob matches starts with it."""
+    cut = min((i for i in (glob.find(c) for c in "*?[") if i >= 0), default=len(glob))
+    return glob[:cut]
 
 
 def library_at(path: str, provenance: Provenance, loader_dirs: Iterable[str]) -> DriverLibrary:

@@ -16,18 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from imagelint.facts.fatbin import (
-    FATBIN_CAPTURE_RULES,
-    SCANNERS,
-    FatbinScanner,
-    GpuTarget,
-    code_fit,
-    gpu_code_facts,
-    needed_for,
-    parse_compute_capability,
-    parse_fatbins,
-    parse_torch_arch_list,
-)
+from imagelint.facts.fatbin import FATBIN_CAPTURE_RULES, SCANNERS, FatbinScanner, gpu_code_facts, parse_fatbins
+from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability, parse_torch_arch_list
 from imagelint.layers.match import compile_glob
 from imagelint.layers.model import CaptureRule, CaptureSpec
 from imagelint.layers.reader import read_image_filesystem

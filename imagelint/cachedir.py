@@ -1,0 +1,20 @@
+"""Where imagelint keeps its cache: one directory for layer extracts, image facts and parsed matrices.
+
+Kept apart from the caches themselves so that finding the directory imports nothing
+(the matrix is read on every ``imagelint lint``, the pre-commit path).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    """``$IMAGELINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/imagelint``, else ``~/.cache/imagelint``."""
+    env = os.environ.get("IMAGELINT_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "imagelint"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from imagelint import __version__
 from imagelint.config import Config
@@ -27,10 +27,12 @@ from imagelint.engine import ImageResult, exit_code_for, needs_layers, run_rules
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
-from imagelint.sources import SourceOptions
 from imagelint.target import Target
 
-Inspector = Callable[[str, SourceOptions, bool], list[ImageFacts]]
+if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does not import the sources
+    from imagelint.sources import SourceOptions
+
+Inspector = Callable[[str, "SourceOptions", bool], list[ImageFacts]]
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,7 @@ class CheckRun:
 def _default_inspector(reference: str, options: SourceOptions, read_layers: bool, gpu_code: bool = True) -> list[ImageFacts]:
     from imagelint.inspect import inspect_reference
 
-    if gpu_code:
-        return inspect_reference(reference, options, read_layers=read_layers)
-    from imagelint.facts.capture import CAPTURE_SPEC_WITHOUT_GPU_CODE
-
-    return inspect_reference(reference, options, read_layers=read_layers, spec=CAPTURE_SPEC_WITHOUT_GPU_CODE)
+    return inspect_reference(reference, options, read_layers=read_layers, gpu_code=gpu_code)
 
 
 def needs_gpu_code(config: Config, target: Target, matrix: Any) -> bool:

@@ -20,30 +20,19 @@ import fnmatch
 import re
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from imagelint.config import Config, IgnoreEntry
 from imagelint.facts.model import ImageFacts
+from imagelint.redact import redact_data, redact_text, secret_values
 from imagelint.rules import RULES, RuleInfo
 from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
 from imagelint.target import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
 _CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
-# Words in env names whose values are secrets (dockle PR #268): those values are redacted from every
-# output. Whole words only, so TOKENIZERS_PARALLELISM or MONKEY_PATCH are not secrets ("CC" in
-# "ACCESS_KEY"-style substring bugs are a known false-positive source in peers).
-_SECRET_WORDS = frozenset({
-    "TOKEN", "TOKENS", "PASSWORD", "PASSWD", "PASS", "SECRET", "SECRETS", "KEY", "APIKEY", "CREDENTIAL",
-    "CREDENTIALS", "CREDS", "PRIVATE", "AUTH", "PAT",
-})
-# Values too common to be a secret worth hiding (and hiding them would garble messages).
-_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null", "yes", "no"})
-REDACTED = "[redacted]"
 
 
-def looks_secret(name: str) -> bool:
-    return any(word in _SECRET_WORDS for word in re.split(r"[^A-Z0-9]+", name.upper()))
 
 
 def validate_code_prefix(code: str) -> str | None:
@@ -130,29 +119,6 @@ def parse_inline_ignores(label: str) -> dict[str, str]:
     return out
 
 
-def secret_values(facts: ImageFacts) -> tuple[str, ...]:
-    values = {e.value for e in facts.env
-              if looks_secret(e.name) and len(e.value) >= 4 and e.value.lower() not in _NOT_SECRET_VALUES}
-    return tuple(sorted(values, key=len, reverse=True))
-
-
-def redact_text(text: str, secrets: Sequence[str]) -> str:
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return text
-
-
-def _redact_any(value: Any, secrets: Sequence[str]) -> Any:
-    if isinstance(value, str):
-        return redact_text(value, secrets)
-    if isinstance(value, (list, tuple)):
-        return [_redact_any(v, secrets) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _redact_any(v, secrets) for k, v in value.items()}
-    return value
-
-
 def redact_finding(f: Finding, secrets: Sequence[str]) -> Finding:
     if not secrets:
         return f
@@ -160,7 +126,7 @@ def redact_finding(f: Finding, secrets: Sequence[str]) -> Finding:
         f,
         message=redact_text(f.message, secrets),
         remediation=redact_text(f.remediation, secrets),
-        extra=MappingProxyType(_redact_any(dict(f.extra), secrets)),
+        extra=MappingProxyType(redact_data(dict(f.extra), secrets)),
     )
 
 

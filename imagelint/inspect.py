@@ -7,17 +7,18 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from imagelint.facts.collect import collect_image_facts
 from imagelint.facts.model import EnvSetting, ImageFacts, Provenance
+from imagelint.layers.cache import LayerCache
 from imagelint.sources import SourceOptions, open_images
 
 if TYPE_CHECKING:
-    from imagelint.layers.cache import LayerCache
+    from imagelint.image import Image
     from imagelint.layers.model import CaptureSpec
 
 SCHEMA_VERSION = 1
+
 
 def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     """The layer cache these options ask for: the user cache dir by default, None with no_cache.
@@ -25,7 +26,7 @@ def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     ``options.cache_dir`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the XDG
     cache dir); ``options.no_cache`` turns the cache off, as does ``IMAGELINT_NO_CACHE=1``.
     """
-    from imagelint.layers.cache import LayerCache, default_cache_dir
+    from imagelint.cachedir import default_cache_dir
 
     if options.no_cache or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
         return None
@@ -40,50 +41,75 @@ def inspect_reference(
     cache: LayerCache | None | bool = True,
     workers: int | None = None,
     spec: CaptureSpec | None = None,
+    gpu_code: bool = True,
 ) -> list[ImageFacts]:
     """Facts for every image the reference selects (one, or one per platform with all_platforms).
 
     With ``read_layers=False`` only the manifest and config are fetched: no layer is
     opened. Otherwise every layer is streamed once, ``workers`` at a time, and what
     was captured from it is kept in the layer cache keyed by layer digest, so the
-    next image on the same base reads only its own layers. ``cache=True`` means
-    "as ``options`` say" (``layer_cache_for``), ``None``/``False`` means no cache, or
-    pass a ``LayerCache``. ``spec`` narrows what is captured (default: ``CAPTURE_SPEC``,
-    everything every fact module needs); the cache keys entries by spec, so a narrower
-    spec never reads a wider one's entries as complete.
+    next image on the same base reads only its own layers; the image's facts are
+    kept too (``imagelint.facts.cache``), so a warm run on the same image reads no
+    layer at all. ``cache=True`` means "as ``options`` say" (``layer_cache_for``),
+    ``None``/``False`` means no cache, or pass a ``LayerCache``. What is captured:
+    ``spec`` if given, else the standard spec, with the fatbin scan of every library
+    only when ``gpu_code`` (the costliest capture; only IL401 needs it). The caches
+    key entries by what was captured, so a narrower capture never serves a wider one.
     """
     images = open_images(reference, options)
     platforms = tuple(i.platform for i in images)
-    read = _layer_reader(options, cache, workers, spec) if read_layers else None
+    if read_layers:
+        store = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
+        facts_of = _facts_reader(options, store, workers, spec, gpu_code)
+    else:
+        facts_of = _config_facts
+    return [_with_platforms(facts_of(image), platforms) for image in images]
+
+
+def _config_facts(image: Image) -> ImageFacts:
+    from imagelint.facts.collect import collect_image_facts
+
+    return collect_image_facts(image, None)
+
+
+def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int | None,
+                  spec: CaptureSpec | None, gpu_code: bool) -> Callable[[Image], ImageFacts]:
+    """image -> facts: from the facts cache, else by reading the layers (through the layer cache)."""
+    capture = spec.key() if spec is not None else ("standard" if gpu_code else "standard-without-gpu-code")
+
+    def facts_of(image: Image) -> ImageFacts:
+        key = None
+        if store is not None:
+            from imagelint.facts.cache import cached_facts, facts_key
+
+            key = facts_key(image, capture, options.limits)
+            found = cached_facts(store, key, image) if key is not None else None
+            if found is not None:
+                return found
+        facts = _read_facts(image, options, store, workers, spec, gpu_code)
+        if store is not None and key is not None:
+            from imagelint.facts.cache import store_facts
+
+            store_facts(store, key, facts)
+        return facts
+
+    return facts_of
+
+
+def _read_facts(image: Image, options: SourceOptions, store: LayerCache | None, workers: int | None,
+                spec: CaptureSpec | None, gpu_code: bool) -> ImageFacts:
     from dataclasses import replace
 
-    from imagelint.facts.capture import CAPTURE_SPEC, spec_reads_gpu_code
-
-    gpu_code_read = read is not None and spec_reads_gpu_code(spec or CAPTURE_SPEC)
-    out = []
-    for image in images:
-        fs = read(image) if read is not None else None
-        facts = collect_image_facts(image, fs)
-        if not gpu_code_read:
-            facts = replace(facts, gpu_code_read=False)
-        out.append(_with_platforms(facts, platforms))
-    return out
-
-
-def _layer_reader(options: SourceOptions, cache: LayerCache | None | bool, workers: int | None,
-                  spec: CaptureSpec | None):  # type: ignore[no-untyped-def]
-    from imagelint.facts.capture import CAPTURE_SPEC
-    from imagelint.layers.cache import LayerCache, caching_extractor
+    from imagelint.facts.capture import CAPTURE_SPEC, CAPTURE_SPEC_WITHOUT_GPU_CODE, spec_reads_gpu_code
+    from imagelint.facts.collect import collect_image_facts
+    from imagelint.layers.cache import caching_extractor
     from imagelint.layers.reader import DEFAULT_WORKERS, extract_layer, read_image_filesystem
 
-    chosen = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
-    extract = caching_extractor(chosen, extract_layer) if chosen is not None else extract_layer
-
-    def read(image):  # type: ignore[no-untyped-def]
-        return read_image_filesystem(image, spec or CAPTURE_SPEC, options.limits, workers=workers or DEFAULT_WORKERS,
-                                     extract=extract)
-
-    return read
+    chosen = spec if spec is not None else (CAPTURE_SPEC if gpu_code else CAPTURE_SPEC_WITHOUT_GPU_CODE)
+    extract = caching_extractor(store, extract_layer) if store is not None else extract_layer
+    fs = read_image_filesystem(image, chosen, options.limits, workers=workers or DEFAULT_WORKERS, extract=extract)
+    facts = collect_image_facts(image, fs)
+    return facts if spec_reads_gpu_code(chosen) else replace(facts, gpu_code_read=False)
 
 
 def _with_platforms(facts: ImageFacts, platforms: tuple[Any, ...]) -> ImageFacts:
@@ -101,7 +127,7 @@ def _prov(p: Provenance | None) -> dict[str, Any] | None:
 
 def _shown(name: str, value: str) -> str:
     """The value to print: secret-looking names (``*_TOKEN``, ``*PASSWORD``...) are redacted, as in reports."""
-    from imagelint.engine import REDACTED, looks_secret
+    from imagelint.redact import REDACTED, looks_secret
 
     return REDACTED if looks_secret(name) and value else value
 

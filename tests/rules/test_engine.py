@@ -92,7 +92,7 @@ def test_exit_codes():
 
 
 def test_secret_names_are_whole_words():
-    from imagelint.engine import looks_secret, secret_values
+    from imagelint.redact import looks_secret, secret_values
 
     assert looks_secret("HF_TOKEN") and looks_secret("DB_PASSWORD") and looks_secret("AWS_SECRET_ACCESS_KEY")
     assert looks_secret("nvidia-api-key")

@@ -277,6 +277,19 @@ class FatbinScanner:
             self._after_skip()
         return b""
 
+    def skippable(self) -> int:
+        """Bytes ahead that would only be counted (a payload, the rest of a long header):
+        the reader may drop them unread and call ``skipped``."""
+        return self._skip if self._state == _SKIP else 0
+
+    def skipped(self, n: int) -> None:
+        """``n`` bytes (at most ``skippable()``) went by unread."""
+        if self._state != _SKIP or not 0 < n <= self._skip:
+            raise ValueError(f"skipped {n} bytes, but only {self.skippable()} were skippable")
+        self._skip -= n
+        if self._skip == 0:
+            self._after_skip()
+
     def _after_skip(self) -> None:
         """After a header or payload: the next entry, or back to searching."""
         if self._room == 0:

@@ -41,7 +41,13 @@ class Entry:
 
 
 class MemberScanner(Protocol):
-    """Consumes one member's content in chunks; ``result()`` must be JSON-serialisable."""
+    """Consumes one member's content in chunks; ``result()`` must be JSON-serialisable.
+
+    A scanner may also have ``skippable() -> int``: how many of the next bytes it would
+    only count (e.g. a payload whose length a header gave). The reader then drops up to
+    that many bytes unread and calls ``skipped(n)`` instead of ``feed``; the result must
+    be the same either way.
+    """
 
     def feed(self, chunk: bytes) -> None: ...
 

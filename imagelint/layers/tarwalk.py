@@ -190,6 +190,19 @@ class TarWalker:
         while self._remaining > 0:
             yield self.read_data(chunk_size)
 
+    @property
+    def remaining_data(self) -> int:
+        """Unread data bytes of the current member."""
+        return self._remaining
+
+    def discard_data(self, n: int) -> None:
+        """Drop the current member's next ``n`` bytes unread (into the reused skip buffer):
+        cheaper than ``read_data``, which must hand back a new bytes object."""
+        n = min(n, self._remaining)
+        if n > 0:
+            self._remaining -= n
+            self._discard(n)
+
     def skip_data(self) -> None:
         """Skip the rest of the current member's data and its padding."""
         n = self._remaining + self._padding

@@ -179,6 +179,65 @@ def test_random_bytes_and_chunkings_agree_with_one_shot_and_never_raise(data, se
     assert s.result() == expected == scan(data)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=_streams(), seed=st.integers(0, 2**32 - 1))
+def test_dropping_what_the_scanner_calls_skippable_changes_nothing(data, seed):
+    """The reader drops payload bytes unread (``skippable``/``skipped``): same result as feeding them."""
+    rng = random.Random(seed)
+    s = FatbinScanner()
+    i = dropped = 0
+    while i < len(data):
+        k = min(s.skippable(), len(data) - i)
+        if k:
+            n = rng.randint(1, k)
+            s.skipped(n)
+            dropped += n
+        else:
+            n = rng.choice([1, 3, 16, 64, 65, 1000])
+            s.feed(data[i : i + n])
+        i += n
+    assert s.result() == parse_fatbins(data)
+
+
+def test_payloads_are_skippable_and_a_wrong_skip_is_refused():
+    payload = b"\x01" * 5000
+    data = container(entry(arch=80, payload=payload), entry(arch=90))
+    s = FatbinScanner()
+    s.feed(data[: 16 + 64])  # container header + first entry header
+    assert s.skippable() == len(payload)
+    with pytest.raises(ValueError):
+        s.skipped(len(payload) + 1)
+    s.skipped(len(payload))
+    assert s.skippable() == 0
+    s.feed(data[16 + 64 + len(payload):])
+    assert s.result() == parse_fatbins(data) and s.result()["sass"] == ["sm_80", "sm_90"]
+
+
+def test_the_reader_drops_fatbin_payloads_unread(tmp_path, monkeypatch):
+    """Through the real layer reader: payload bytes never become Python bytes objects."""
+    from imagelint.layers import tarwalk
+
+    payload = os.urandom(3 << 20)
+    lib = b"\x7fELF" + bytes(60) + container(entry(arch=80, payload=payload), ptx(90)) + os.urandom(1000)
+    image = open_spec(tmp_path, ImageSpec(layers=[[File("usr/lib/libk.so", lib)]]))
+    handed: list[int] = []
+    real = tarwalk.TarWalker.read_data
+
+    def counting(self, limit=None):  # type: ignore[no-untyped-def]
+        data = real(self, limit)
+        handed.append(len(data))
+        return data
+
+    monkeypatch.setattr(tarwalk.TarWalker, "read_data", counting)
+    fs = read_image_filesystem(image, CaptureSpec(FATBIN_CAPTURE_RULES, SCANNERS))
+    [obj] = gpu_code_facts(fs)
+    assert obj.sass == ("sm_80",) and obj.ptx == ("compute_90",)
+    from imagelint.layers.reader import _SCAN_CHUNK
+
+    # At most the chunk in which the payload starts is handed over; the rest is dropped unread.
+    assert sum(handed) < len(lib) - len(payload) + _SCAN_CHUNK < len(lib) // 2, f"{sum(handed)} of {len(lib)} bytes"
+
+
 # --- arch semantics ---------------------------------------------------------------------------
 
 

@@ -39,6 +39,9 @@ def info(
 
 @cache_app.command("clean")
 def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
-    """Remove every cached entry (layer extracts and image facts)."""
-    removed = _cache(cache_dir).clean()
+    """Remove every cached entry (layer extracts, image facts, parsed matrices)."""
+    cache = _cache(cache_dir)
+    from imagelint.matrix.loader import clean_matrix_cache
+
+    removed = cache.clean() + clean_matrix_cache(cache.directory / "matrix")
     typer.echo(f"removed {removed} cached entr{'y' if removed == 1 else 'ies'}")

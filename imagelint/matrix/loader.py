@@ -219,6 +219,26 @@ def _store_document(kind: str, text: str, doc: dict[str, Any]) -> None:
         return
 
 
+def clean_matrix_cache(directory: Path | None = None) -> int:
+    """Remove the parsed-matrix entries under ``directory`` (default ``matrix_cache_dir()``),
+    including the layer-cache-format ``xx/*.ilx`` entries earlier versions wrote there."""
+    root = directory if directory is not None else matrix_cache_dir()
+    removed = 0
+    for pattern in ("*.ilm", "*/*.ilx", ".tmp-*", "*/.tmp-*"):
+        for path in root.glob(pattern):
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+    for sub in root.glob("*/"):
+        try:
+            sub.rmdir()
+        except OSError:
+            pass
+    return removed
+
+
 def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
     """Rows of an overlay replace rows with the same key and add new ones."""
     doc = parse_text(text, origin)
@@ -301,7 +321,7 @@ def is_matrix_document(text: str) -> bool:
     return isinstance(meta, dict) and meta.get("kind") in (KIND_MATRIX, KIND_OVERLAY)
 
 
-__all__ = ["apply_overlay", "is_matrix_document", "load_matrix", "matrix_cache_dir", "matrix_from_text", "parse_text_cached",
+__all__ = ["apply_overlay", "clean_matrix_cache", "is_matrix_document", "load_matrix", "matrix_cache_dir", "matrix_from_text", "parse_text_cached",
            "shipped_data_file", "shipped_versions", "validate_file"]
 
 

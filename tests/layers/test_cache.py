@@ -118,6 +118,10 @@ def test_cache_cli_info_and_clean(tmp_path) -> None:
     out = run("info")
     assert out.returncode == 0, out.stderr
     assert "entries:   3" in out.stdout
+    matrix_dir = tmp_path / "c" / "matrix"
+    (matrix_dir / "ab").mkdir(parents=True)
+    (matrix_dir / "matrix-0123abcd-1f.ilm").write_bytes(b"ILM1....")  # a parsed matrix
+    (matrix_dir / "ab" / ("ab" * 32 + ".ilx")).write_bytes(b"ILX1")  # what older versions wrote there
     out = run("clean")
-    assert out.returncode == 0 and "removed 3" in out.stdout
-    assert LayerCache(tmp_path / "c").info().entries == 0
+    assert out.returncode == 0 and "removed 5" in out.stdout, out.stdout
+    assert LayerCache(tmp_path / "c").info().entries == 0 and not list(matrix_dir.rglob("*.il?"))

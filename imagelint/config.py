@@ -31,21 +31,13 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import Any, Mapping
 
 from imagelint.errors import ConfigError
-
-def _tomllib() -> ModuleType:
-    """tomllib (tomli on Python 3.10), imported on first use: a run without a config file never parses TOML."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    return tomllib
+from imagelint.tomlcompat import tomllib as toml_parser
 
 FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 SEVERITY_LEVELS = ("error", "warning", "info")
@@ -128,7 +120,7 @@ def load_config(path: str | os.PathLike | None = None, *, search: bool = True) -
 
 
 def parse_config(text: str, path: str) -> Config:
-    tomllib = _tomllib()
+    tomllib = toml_parser()
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

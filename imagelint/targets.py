@@ -33,21 +33,14 @@ import dataclasses
 import difflib
 import json
 import re
-import sys
 from dataclasses import dataclass
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from imagelint.errors import ConfigError, UsageError
+from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.target import GpuSpec, NodePool, Target, Taint
 
-def _tomllib() -> ModuleType:
-    """tomllib (tomli on Python 3.10), imported on first use: a run without a target file never parses TOML."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    return tomllib
 
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
@@ -666,7 +659,7 @@ def _type_name(value: Any) -> str:
 
 
 def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Target:
-    tomllib = _tomllib()
+    tomllib = toml_parser()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

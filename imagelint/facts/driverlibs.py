@@ -12,7 +12,6 @@ import fnmatch
 import json
 import posixpath
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -24,11 +23,7 @@ from imagelint.facts.elf import ElfNoteScanner
 from imagelint.facts.loader import LoaderView
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, LoaderFacts, Provenance
 from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from imagelint.tomlcompat import tomllib as toml_parser
 
 MATRIX_FILE = "driver-libraries.toml"
 ELF_NOTES_SCANNER = "elf-notes"
@@ -65,6 +60,7 @@ class DriverLibraryTable:
 
 
 def parse_driver_library_table(text: str, where: str = MATRIX_FILE) -> DriverLibraryTable:
+    tomllib = toml_parser()
     try:
         doc = tomllib.loads(text)
         rows = doc["library"]

@@ -14,28 +14,20 @@ import functools
 import json
 import os
 import re
-import sys
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from imagelint import __version__
 from imagelint.errors import ConfigError
+from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
 
 _VERSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.toml$")
 
 
-def _tomllib() -> ModuleType:
-    """tomllib (tomli on Python 3.10), imported on first use: a warm run loads the JSON cache instead."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    return tomllib
 
 
 def _has_versions(directory: Path) -> bool:
@@ -87,7 +79,7 @@ def shipped_versions() -> list[str]:
 
 
 def parse_text(text: str, origin: str) -> dict[str, Any]:
-    tomllib = _tomllib()
+    tomllib = toml_parser()
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -312,7 +304,7 @@ def load_matrix(selector: str | None = None, overlays: Sequence[str] = ()) -> Ma
 
 def is_matrix_document(text: str) -> bool:
     """True when TOML text declares ``[meta] kind`` of a matrix or overlay (others are not ours)."""
-    tomllib = _tomllib()
+    tomllib = toml_parser()
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError:

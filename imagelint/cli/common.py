@@ -62,10 +62,10 @@ TimeoutOpt = Annotated[
 
 CacheDirOpt = Annotated[
     Optional[str],
-    typer.Option("--cache-dir", help="Layer cache directory (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
+    typer.Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
 ]
 NoCacheOpt = Annotated[
-    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the layer cache.", rich_help_panel=PANEL)
+    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.", rich_help_panel=PANEL)
 ]
 
 MaxImageSizeOpt = Annotated[

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from imagelint.cachedir import default_cache_dir
 
 if TYPE_CHECKING:  # the model is imported where layers are read; a warm run reads none
     from imagelint.layers.model import CaptureSpec, LayerExtract
@@ -188,4 +187,4 @@ def _reindex(x: LayerExtract, index: int) -> LayerExtract:
     return replace(x, index=index, entries=tuple(replace(e, layer_index=index) for e in x.entries))
 
 
-__all__ = ["CacheInfo", "LayerCache", "caching_extractor", "content_addressed", "default_cache_dir"]
+__all__ = ["CacheInfo", "LayerCache", "caching_extractor", "content_addressed"]

@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 
-from imagelint.layers.cache import LayerCache, caching_extractor, default_cache_dir
+from imagelint.cachedir import default_cache_dir
+from imagelint.layers.cache import LayerCache, caching_extractor
 from imagelint.layers.reader import extract_layer, read_image_filesystem
 from tests.layers.helpers import built_image, spec_of
 from tests.support.imagebuilder import File, Symlink

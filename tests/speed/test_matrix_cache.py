@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from imagelint.layers.cache import default_cache_dir
+from imagelint.cachedir import default_cache_dir
 from imagelint.matrix import loader
 from imagelint.static import driverlibs
 

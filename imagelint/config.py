@@ -9,6 +9,8 @@ from its top level). Flags beat the file (the CLI merges them).
 Keys::
 
     images = ["registry:ghcr.io/org/app:latest"]  # what `imagelint check` reads when no REF is given
+    images = [{ ref = "registry:ghcr.io/org/app:latest", dockerfile = "docker/Dockerfile" }]
+                                     # ... and the Dockerfile it was built from (SARIF points image findings there)
     select = ["IL1", "IL301"]        # IDs or prefixes; default: every rule
     ignore = ["IL303"]               # longest matching prefix wins over select
     severity = { IL104 = "error" }   # per-rule severity overrides
@@ -74,6 +76,7 @@ class Config:
     target: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     ignores: tuple[IgnoreEntry, ...] = ()
     path: str | None = None
+    dockerfiles: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # image ref -> Dockerfile
 
     def with_overrides(self, **changes: Any) -> "Config":
         """Flags beat the file: only the values given (not None) replace the file's."""
@@ -181,7 +184,7 @@ class _ConfigReader:
         for key in table:
             if key not in _TOP_KEYS:
                 raise self.fail(f"unknown key {key!r} (expected one of: {', '.join(_TOP_KEYS)})", key)
-        images = self._strings(table, "images")
+        images, dockerfiles = self._images(table.get("images", []))
         select = self._codes(table, "select", validate_code_prefix)
         ignore = self._codes(table, "ignore", validate_code_prefix)
         severity = self._severity(table.get("severity", {}), validate_code_prefix)
@@ -202,7 +205,35 @@ class _ConfigReader:
             images=images, select=select, ignore=ignore, severity=MappingProxyType(severity), fail_on=fail_on,
             matrix=_relative(matrix, base), matrix_overlays=tuple(_relative(o, base) or o for o in overlays),
             inline_ignores=inline, target=MappingProxyType(target), ignores=ignores, path=self.path,
+            dockerfiles=MappingProxyType({ref: os.path.normpath(os.path.join(base, d)) for ref, d in dockerfiles.items()}),
         )
+
+    def _images(self, value: Any) -> tuple[tuple[str, ...], dict[str, str]]:
+        """``images``: references, or ``{ ref = "...", dockerfile = "..." }`` tables, or a mix."""
+        if isinstance(value, (str, dict)):
+            value = [value]
+        if not isinstance(value, list):
+            raise self.fail("images must be a list of references or { ref, dockerfile } tables", "images")
+        refs: list[str] = []
+        dockerfiles: dict[str, str] = {}
+        for entry in value:
+            if isinstance(entry, str):
+                refs.append(entry)
+                continue
+            if not isinstance(entry, dict):
+                raise self.fail("images must be a list of references or { ref, dockerfile } tables", "images")
+            unknown = sorted(set(entry) - {"ref", "dockerfile"})
+            if unknown:
+                raise self.fail(f"images: unknown key {unknown[0]!r} (expected ref, dockerfile)", "images")
+            ref, dockerfile = entry.get("ref"), entry.get("dockerfile")
+            if not isinstance(ref, str) or not ref.strip():
+                raise self.fail("images: each table needs ref = \"REFERENCE\"", "images")
+            if dockerfile is not None and not isinstance(dockerfile, str):
+                raise self.fail("images: dockerfile must be a path (relative to the config file)", "images")
+            refs.append(ref)
+            if dockerfile:
+                dockerfiles[ref] = dockerfile
+        return tuple(refs), dockerfiles
 
     def _strings(self, table: Mapping[str, Any], key: str, section: str = "") -> tuple[str, ...]:
         value = table.get(key, [])

@@ -18,9 +18,9 @@ from __future__ import annotations
 import datetime as _dt
 import fnmatch
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.config import Config, IgnoreEntry
 from imagelint.facts.model import ImageFacts
@@ -30,6 +30,7 @@ from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleConte
 from imagelint.target import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
+SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")
 _CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
 
 
@@ -101,6 +102,9 @@ class ImageResult:
     error: str | None = None             # set when the image could not be read
     error_exit_code: int | None = None
     complete: bool = True
+    # The OCI labels that say where the image was built from (org.opencontainers.image.source /
+    # .revision): SARIF uses them to point image findings at the repository's Dockerfile.
+    source_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def ok(self) -> bool:
@@ -211,6 +215,7 @@ def run_rules(
         skipped_rules=tuple(skipped),
         rules_run=tuple(r.id for r in rules),
         complete=facts.complete,
+        source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
     )
 
 

@@ -22,8 +22,10 @@ from imagelint.cli.run_options import (
     IgnoreOpt,
     MatrixOpt,
     MatrixOverlayOpt,
+    DockerfileOpt,
     NoInlineIgnoresOpt,
     OutputOpt,
+    SarifArtifactOpt,
     SelectOpt,
     emit_reports,
     prepare_run,
@@ -50,6 +52,8 @@ def check_command(
     format: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
+    dockerfile: DockerfileOpt = None,
+    sarif_artifact: SarifArtifactOpt = None,
     config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     *,
     source_options: SourceOptions,
@@ -62,13 +66,14 @@ def check_command(
         setup = prepare_run(
             config_path=config, select=select, ignore=ignore, fail_on=fail_on, matrix=matrix,
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=format, outputs=output,
-            target_options=target_options,
+            target_options=target_options, dockerfiles=dockerfile, sarif_artifact=sarif_artifact,
+            images=list(references) if references else None,
         )
         references = list(references or setup.config.images)
         if not references:
             raise UsageError("no image to check: give a reference, or list `images` in .imagelint.toml")
         run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
-        emit_reports(run, setup.plan)
+        emit_reports(run, setup.plan, setup.sarif_artifacts)
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run)

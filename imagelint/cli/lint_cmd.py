@@ -20,8 +20,10 @@ from imagelint.cli.run_options import (
     IgnoreOpt,
     MatrixOpt,
     MatrixOverlayOpt,
+    DockerfileOpt,
     NoInlineIgnoresOpt,
     OutputOpt,
+    SarifArtifactOpt,
     SelectOpt,
     emit_reports,
     prepare_run,
@@ -49,6 +51,8 @@ def lint_command(
     fmt: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
+    dockerfile: DockerfileOpt = None,
+    sarif_artifact: SarifArtifactOpt = None,
     *,
     source_options: DeferredSourceOptions,
     target_options: TargetOptions,
@@ -60,12 +64,13 @@ def lint_command(
         setup = prepare_run(
             config_path=config_path, select=select, ignore=ignore, fail_on=fail_on, matrix=matrix_sel,
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=fmt, outputs=output,
-            target_options=target_options,
+            target_options=target_options, dockerfiles=dockerfile, sarif_artifact=sarif_artifact,
+            images=list(image or ()),
         )
         images = tuple(image or ())
         run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
                        source_options=source_options() if images else None)
-        emit_reports(run, setup.plan)
+        emit_reports(run, setup.plan, setup.sarif_artifacts)
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run)

@@ -34,6 +34,12 @@ FormatOpt = Annotated[Optional[List[str]], typer.Option(
     "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
 OutputOpt = Annotated[Optional[List[str]], typer.Option(
     "--output", help="File for the --format given just before (default: stdout).")]
+DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
+    "--dockerfile", metavar="[REF=]PATH",
+    help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
+SarifArtifactOpt = Annotated[Optional[str], typer.Option(
+    "--sarif-artifact", metavar="PATH",
+    help="Repository file SARIF points image findings at when their Dockerfile is not known (default: the config file).")]
 NoInlineIgnoresOpt = Annotated[bool, typer.Option(
     "--no-inline-ignores",
     help="Refuse inline ignores: io.imagelint.ignore image labels, '# imagelint ignore=' comments, imagelint.io/ignore annotations.")]
@@ -148,6 +154,7 @@ class RunSetup:
     plan: list[tuple[str, str | None]]
     matrix: Any
     target: Any
+    sarif_artifacts: Any = None  # imagelint.report.sarif.SarifArtifacts when a SARIF report is planned
 
 
 def prepare_run(
@@ -162,6 +169,9 @@ def prepare_run(
     formats: list[str] | None,
     outputs: list[str] | None,
     target_options: TargetOptions,
+    dockerfiles: list[str] | None = None,
+    sarif_artifact: str | None = None,
+    images: list[str] | None = None,
 ) -> RunSetup:
     """Flags + config file → RunSetup. Flags beat config. Raises ImagelintError (exit 2/3)."""
     from imagelint.config import load_config
@@ -184,21 +194,85 @@ def prepare_run(
         inline_ignores=False if no_inline_ignores else None,
     )
     plan = plan_outputs(list(formats or []), list(outputs or []))
+    artifacts = None
+    if any(fmt == "sarif" for fmt, _ in plan):
+        artifacts = sarif_artifacts_from(cfg, dockerfiles or [], sarif_artifact, images)
+    elif dockerfiles or sarif_artifact:
+        raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif")
     options = target_options.with_fallback(config_target_options(dict(cfg.target)))
     the_matrix = load_matrix_selected(cfg.matrix, cfg.matrix_overlays, options)
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     from_cluster = is_cluster_matrix_selector(cfg.matrix)
-    return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster))
+    return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster), artifacts)
 
 
-def emit_reports(run: Any, plan: list[tuple[str, str | None]]) -> None:
+def workflow_file(root: str, environ: Any) -> str | None:
+    """Under GitHub Actions, the workflow file that runs imagelint (from ``GITHUB_WORKFLOW_REF``,
+    ``OWNER/REPO/.github/workflows/ci.yml@refs/heads/main``): a repository file that always exists there."""
+    from imagelint.report.sarif import repository_path
+
+    ref = environ.get("GITHUB_WORKFLOW_REF", "")
+    repo = environ.get("GITHUB_REPOSITORY", "")
+    path = ref.rsplit("@", 1)[0]
+    if not repo or not path.startswith(repo + "/"):
+        return None
+    candidate = os.path.join(root, path[len(repo) + 1:])
+    return candidate if os.path.isfile(candidate) and repository_path(candidate, root) else None
+
+
+def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str | None, images: list[str] | None) -> Any:
+    """--dockerfile/--sarif-artifact + config → where SARIF points image findings.
+
+    ``images``: the references to be read (None: the config's ``images``). Every file must
+    exist inside the repository; every image must have its Dockerfile or an anchor
+    (``--sarif-artifact``, else the config file, else under GitHub Actions the workflow file),
+    checked before any image is read.
+    """
+    from imagelint.report.sarif import SarifArtifacts, repository_path, repository_root
+
+    root = repository_root()
+
+    def repo_file(flag: str, path: str) -> str:
+        if not os.path.isfile(path):
+            raise UsageError(f"{flag} {path}: no such file")
+        if repository_path(path, root) is None:
+            raise UsageError(f"{flag} {path}: not inside the repository ({root}); code scanning shows repository files only")
+        return os.path.abspath(path)
+
+    per_image: dict[str, str] = {}
+    for ref, path in dict(cfg.dockerfiles).items():
+        if not os.path.isfile(path):
+            raise UsageError(f"{cfg.path}: images: dockerfile {path} of {ref}: no such file")
+        per_image[ref] = path
+    every: str | None = None
+    for value in dockerfiles:
+        ref, eq, path = value.rpartition("=")
+        if eq and ref:
+            per_image[ref] = repo_file("--dockerfile", path)
+        else:
+            every = repo_file("--dockerfile", path)
+    anchor = repo_file("--sarif-artifact", sarif_artifact) if sarif_artifact else None
+    if anchor is None and cfg.path and repository_path(cfg.path, root) is not None:
+        anchor = os.path.abspath(cfg.path)
+    if anchor is None:
+        anchor = workflow_file(root, os.environ)
+    if anchor is None and every is None:
+        missing = [ref for ref in (cfg.images if images is None else images) if ref not in per_image]
+        if missing:
+            raise UsageError(
+                f"--format sarif: code scanning needs a repository file for every finding, and {missing[0]} has none: "
+                "give --dockerfile PATH (the Dockerfile it was built from) or --sarif-artifact PATH, or add .imagelint.toml")
+    return SarifArtifacts(root=root, anchor=anchor, dockerfiles=per_image, dockerfile=every)
+
+
+def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: Any = None) -> None:
     """Render every planned format (stdout or file), then the GitHub step summary when asked for."""
     from imagelint.report import ReportOptions, render
 
     color = use_color(sys.stdout, os.environ)
     for fmt, out in plan:
-        text = render(fmt, run, ReportOptions(color=color and out is None and fmt == "text"))
+        text = render(fmt, run, ReportOptions(color=color and out is None and fmt == "text", sarif_artifacts=sarif_artifacts))
         if out is None:
             typer.echo(text, nl=False)
         else:

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from imagelint.check import CheckRun
+
+if TYPE_CHECKING:
+    from imagelint.report.sarif import SarifArtifacts
 
 
 @dataclass(frozen=True)
 class ReportOptions:
     color: bool = False
+    # Where SARIF points image findings (None: the working directory's repository, the config file).
+    sarif_artifacts: "SarifArtifacts | None" = None
 
 
 Renderer = Callable[[CheckRun, ReportOptions], str]

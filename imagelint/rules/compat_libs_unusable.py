@@ -26,6 +26,7 @@ NAME = "compat-libs-unusable"
 SEVERITY = WARNING
 TITLE = "Forward-compat libraries will not be used on a pool"
 NEEDS = (NEEDS_FILES, NEEDS_TARGET)
+TAGS = ("gpu", "cuda", "driver-compatibility")
 REFERENCES = ("https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",)
 REMEDIATION = "Target data-centre GPUs on a supported driver branch, or build for the host driver's CUDA."
 

@@ -146,12 +146,13 @@ def test_clean_official_images_have_no_error_on_a_supporting_driver(layouts, nam
 def test_unreadable_image_exits_3_and_still_writes_sarif_and_json(layouts, tmp_path):
     sarif, js = tmp_path / "out.sarif", tmp_path / "out.json"
     r = script("check", layouts["cuda124"], f"oci-dir:{tmp_path / 'missing'}", "--driver", "470.57.02",
-                  "--format", "sarif", "--output", str(sarif), "--format", f"json={js}")
+                  "--format", "sarif", "--output", str(sarif), "--format", f"json={js}", "--sarif-artifact", "README.md", cwd=ROOT)
     assert r.returncode == 3 and "imagelint: error:" in r.stderr
     doc = json.loads(sarif.read_text())
     jsonschema.Draft4Validator(json.loads((ROOT / "tests/data/sarif-schema-2.1.0.json").read_text())).validate(doc)
-    assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is False
-    assert any(x["ruleId"] == "IL101" for x in doc["runs"][0]["results"])  # the readable image's findings are kept
+    readable, unreadable = doc["runs"]  # one run per image
+    assert unreadable["invocations"][0]["executionSuccessful"] is False
+    assert any(x["ruleId"] == "IL101" for x in readable["results"])  # the readable image's findings are kept
     report = json.loads(js.read_text())
     jsonschema.Draft202012Validator(json.loads((ROOT / "docs/report-schema.json").read_text())).validate(report)
     assert report["exit_code"] == 3
@@ -159,7 +160,8 @@ def test_unreadable_image_exits_3_and_still_writes_sarif_and_json(layouts, tmp_p
 
 def test_format_output_pairs_follow_the_command_line(layouts, tmp_path):
     sarif = tmp_path / "x.sarif"
-    r = script("check", layouts["cuda124"], "--driver", "550.54.15", "--format", "text", "--format", "sarif", "--output", str(sarif))
+    r = script("check", layouts["cuda124"], "--driver", "550.54.15", "--format", "text", "--format", "sarif", "--output", str(sarif),
+               "--sarif-artifact", "README.md", cwd=ROOT)
     assert r.returncode == 0 and r.stdout.startswith("oci-dir:") and json.loads(sarif.read_text())["version"] == "2.1.0"
     two = imagelint("check", layouts["cuda124"], "--format", "text", "--format", "json")
     assert two.returncode == 2 and "only one --format can go to stdout" in two.stderr

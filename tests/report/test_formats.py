@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from imagelint.report import FORMAT_NAMES, ReportOptions, render
 from imagelint.report.github import escape_data, escape_property, step_summary
+from imagelint.report.sarif import SarifArtifacts
 
 from tests.report.conftest import make_run
 from tests.rules.helpers import facts, run
 
 SECRET = "hunter2-secret"
+ROOT = Path(__file__).resolve().parents[2]
+# SARIF points image findings at a repository file: this checkout's README stands in for a Dockerfile.
+SARIF_OPTIONS = ReportOptions(sarif_artifacts=SarifArtifacts(root=str(ROOT), anchor=str(ROOT / "README.md")))
 
 
 def test_json_validates_and_counts(busy_run, report_schema):
@@ -40,25 +45,26 @@ def test_json_schema_rejects_a_broken_report(busy_run, report_schema):
 
 
 def test_sarif_valid_with_findings_and_unreadable_image(busy_run, sarif_schema):
-    doc = json.loads(render("sarif", busy_run))
+    doc = json.loads(render("sarif", busy_run, SARIF_OPTIONS))
     jsonschema.Draft4Validator(sarif_schema).validate(doc)
-    [r] = doc["runs"]
-    inv = r["invocations"][0]
-    assert inv["executionSuccessful"] is False
+    r, unreadable = doc["runs"]  # one run per image
+    inv = unreadable["invocations"][0]
+    assert inv["executionSuccessful"] is False and r["invocations"][0]["executionSuccessful"] is True
     assert any("connection refused" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
     rules = r["tool"]["driver"]["rules"]
     assert {x["id"] for x in rules} >= {"IL101", "IL302"} and all(x["help"]["text"] for x in rules)
     res = next(x for x in r["results"] if x["ruleId"] == "IL302")
     assert rules[res["ruleIndex"]]["id"] == "IL302"
-    loc = res["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"] == "app/config.txt" and loc["region"]["startLine"] == 3
+    loc = res["locations"][0]
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "README.md"  # image paths are not repository files
+    assert loc["logicalLocations"][0]["name"].startswith("/app/config.txt:3") and res["properties"]["imagePath"] == "/app/config.txt"
     supp = next(x for x in r["results"] if x["ruleId"] == "IL104")
     assert supp["suppressions"][0]["justification"].startswith("known")
 
 
 def test_sarif_valid_with_no_findings(sarif_schema):
     clean = make_run([run(facts({}))])
-    doc = json.loads(render("sarif", clean))
+    doc = json.loads(render("sarif", clean, SARIF_OPTIONS))
     jsonschema.Draft4Validator(sarif_schema).validate(doc)
     assert doc["runs"][0]["results"] == [] and doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
 
@@ -126,5 +132,5 @@ def test_text_lists_rules_that_need_a_target():
 
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_no_secret_in_any_format(busy_run, fmt):
-    assert SECRET not in render(fmt, busy_run)
+    assert SECRET not in render(fmt, busy_run, SARIF_OPTIONS)
     assert SECRET not in step_summary(busy_run)

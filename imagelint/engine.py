@@ -105,6 +105,7 @@ class ImageResult:
     # The OCI labels that say where the image was built from (org.opencontainers.image.source /
     # .revision): SARIF uses them to point image findings at the repository's Dockerfile.
     source_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    path: str | None = None  # lint: the repository file the result is about (one manifest holds many objects)
 
     @property
     def ok(self) -> bool:

@@ -73,5 +73,5 @@ def lint_command(
         emit_reports(run, setup.plan, setup.sarif_artifacts)
     except ImagelintError as exc:
         raise fail(exc) from None
-    report_unreadable(run)
+    report_unreadable(run, setup.plan)
     raise typer.Exit(run.exit_code)

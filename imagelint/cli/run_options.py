@@ -271,8 +271,10 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
     from imagelint.report import ReportOptions, render
 
     color = use_color(sys.stdout, os.environ)
+    on_stderr = unreadable_on_stderr(plan)
     for fmt, out in plan:
-        text = render(fmt, run, ReportOptions(color=color and out is None and fmt == "text", sarif_artifacts=sarif_artifacts))
+        text = render(fmt, run, ReportOptions(color=color and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
+                                              errors_on_stderr=on_stderr and out is None))
         if out is None:
             typer.echo(text, nl=False)
         else:
@@ -289,8 +291,17 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
             raise UsageError(f"cannot write the step summary: {exc.strerror or exc}") from None
 
 
-def report_unreadable(run: Any) -> None:
-    """One line on stderr per image that could not be read."""
+def unreadable_on_stderr(plan: list[tuple[str, str | None]]) -> bool:
+    """Unreadable images get their one-line error on stderr, except under ``--format github`` on
+    stdout: its ``::error`` annotation is that line (an unreadable image is printed once)."""
+    return not any(fmt == "github" and out is None for fmt, out in plan)
+
+
+def report_unreadable(run: Any, plan: list[tuple[str, str | None]]) -> None:
+    """One line on stderr per image that could not be read (see ``unreadable_on_stderr``)."""
+    if not unreadable_on_stderr(plan):
+        return
     for r in run.results:
         if r.error:
-            typer.echo(f"imagelint: error: {r.subject}: {r.error}", err=True)
+            detail = r.error if r.error.startswith(r.subject) else f"{r.subject}: {r.error}"
+            typer.echo(f"imagelint: error: {detail}", err=True)

@@ -21,6 +21,9 @@ class ReportOptions:
     color: bool = False
     # Where SARIF points image findings (None: the working directory's repository, the config file).
     sarif_artifacts: "SarifArtifacts | None" = None
+    # The CLI prints each unreadable image's error on stderr: a report on stdout then names the
+    # image as unreadable without repeating the message (printed once, in the same terminal).
+    errors_on_stderr: bool = False
 
 
 Renderer = Callable[[CheckRun, ReportOptions], str]

@@ -18,6 +18,30 @@ def image_label(result: ImageResult) -> str:
     return " ".join(parts)
 
 
+def subjects_line(run: Any) -> str:
+    """What was looked at, counted once each: ``4 file(s) (1 skipped), 2 image(s) (1 unreadable)``.
+
+    A manifest with three objects is one file; an image read for two platforms is one image;
+    ``lint`` always counts its files, ``check`` its images, each the other only when there were some.
+    """
+    images = list(dict.fromkeys(r.subject for r in run.results if r.kind == "image"))
+    unreadable = len({r.subject for r in run.results if r.kind == "image" and r.error})
+    skipped = len(getattr(run, "files_skipped", ()))
+    files = len({r.path or r.subject for r in run.results if r.kind != "image"}) + skipped
+    lint = getattr(run, "command", "check") == "lint"
+    parts = []
+    if lint or files:
+        parts.append(f"{files} file(s)" + (f" ({skipped} skipped)" if skipped else ""))
+    if not lint or images:
+        parts.append(f"{len(images)} image(s)" + (f" ({unreadable} unreadable)" if unreadable else ""))
+    return ", ".join(parts)
+
+
+def counts_line(run: Any) -> str:
+    s = run.summary
+    return f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}

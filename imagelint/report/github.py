@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from imagelint.check import CheckRun
 from imagelint.report import ReportOptions
-from imagelint.report._common import image_label
+from imagelint.report._common import counts_line, image_label, subjects_line
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -43,8 +43,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             message = f"{r.subject}{pool}: {f.message}{where}"
             lines.append(f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}")
         lines.append("::endgroup::")
-    s = run.summary
-    counts = f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
+    counts = f"{subjects_line(run)}: {counts_line(run)}"
     lines.append(f"::notice title=imagelint::{escape_data(counts)}")
     return "\n".join(lines) + "\n"
 
@@ -55,11 +54,10 @@ def _cell(text: str) -> str:
 
 def step_summary(run: CheckRun) -> str:
     """A Markdown section for ``$GITHUB_STEP_SUMMARY``."""
-    s = run.summary
     out = [
         "## imagelint",
         "",
-        f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed",
+        f"{subjects_line(run)}: {counts_line(run)}",
         "",
         "| Image | Severity | Rule | Pool | Message | Location |",
         "|---|---|---|---|---|---|",

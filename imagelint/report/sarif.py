@@ -270,7 +270,8 @@ class _Writer:
         if loc is not None and loc.kind in REPOSITORY_KINDS and loc.source:
             path, line = loc.source, loc.line
         elif result.kind != "image":
-            path, line = result.subject, (loc.line if loc is not None and loc.source in (None, result.subject) else None)
+            path = result.path or result.subject
+            line = loc.line if loc is not None and loc.source in (None, path) else None
         else:
             path, how = self.image_artifact(result)
             line = _dockerfile_line(path, loc, self.lines) if path and how.startswith("dockerfile") else None
@@ -291,9 +292,11 @@ class _Writer:
                 parts += [loc.kind, loc.key or "", loc.path or "", str(loc.line or "") if loc.kind == "file" else ""]
         else:
             rel = repository_path(path, self.artifacts.root) or path
+            parts_subject = [result.subject]
             text = _line_text(path, line, self.lines) if line else None
             # The line's text, not its number: an edit above the finding keeps the alert.
-            parts = [rel, " ".join(text.split()) if text is not None else str(line or ""), loc.key or "" if loc else ""]
+            parts = [rel, *parts_subject, " ".join(text.split()) if text is not None else str(line or ""),
+                     loc.key or "" if loc else ""]
         parts += [f.rule, f.pool or ""]
         return hashlib.sha256("\0".join(parts).encode("utf-8", "replace")).hexdigest()[:32]
 

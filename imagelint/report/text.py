@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from imagelint.check import CheckRun
 from imagelint.report import ReportOptions
-from imagelint.report._common import SEVERITY_ORDER, image_label
+from imagelint.report._common import SEVERITY_ORDER, counts_line, image_label, subjects_line
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m"}
 _RESET = "\033[0m"
@@ -18,7 +18,8 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     for result in run.results:
         lines.append(c("bold", image_label(result)))
         if result.error:
-            lines.append(f"  {c('error', 'unreadable')}: {result.error}")
+            detail = "the error is on stderr" if options.errors_on_stderr else result.error
+            lines.append(f"  {c('error', 'unreadable')}: {detail}")
             lines.append("")
             continue
         if not result.findings:
@@ -48,17 +49,5 @@ def render(run: CheckRun, options: ReportOptions) -> str:
         lines.append("")
     for notice in run.notices:
         lines.append(f"note: {notice}")
-    s = run.summary
-    lines.append(
-        f"{_subjects(run.results)}: {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "
-        f"{s['suppressed']} suppressed (fail-on {run.config.fail_on})"
-    )
+    lines.append(f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})")
     return "\n".join(lines) + "\n"
-
-
-def _subjects(results) -> str:  # type: ignore[no-untyped-def]
-    """``2 image(s)``, ``3 file(s)`` or ``1 image(s), 2 file(s)``: what was checked."""
-    images = sum(1 for r in results if r.kind == "image")
-    files = len(results) - images
-    parts = ([f"{images} image(s)"] if images or not files else []) + ([f"{files} file(s)"] if files else [])
-    return ", ".join(parts)

@@ -314,3 +314,15 @@ def test_the_sarif_sdk_validator_with_githubs_ingestion_rules(checkout, busy_run
     broken["runs"][0]["results"][0]["locations"] = [{"logicalLocations": [{"name": "env X"}]}]
     (checkout / "broken.sarif").write_text(json.dumps(broken))
     assert any(p.startswith("GH1001") for p in tool.problems(checkout / "broken.sarif", workdir=tmp_path_factory.mktemp("m2")))
+
+
+def test_a_manifest_object_without_a_located_finding_points_at_its_file(repo):
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "pods.yaml").write_text("apiVersion: v1\nkind: Pod\n")
+    f = Finding("IL602", "gpu-resource-unknown", "error", "unknown resource", None)
+    r = ImageResult("k8s/pods.yaml:1 Pod/p container c", kind="manifest", findings=(f,), rules_run=("IL602",),
+                    path=str(repo / "k8s" / "pods.yaml"))
+    doc, text = sarif(make_run([r]), artifacts(repo))
+    assert_github_accepts(doc, repo, text)
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "k8s/pods.yaml"
+    assert doc["runs"][0]["automationDetails"]["id"].startswith("imagelint/files/")

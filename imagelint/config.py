@@ -16,7 +16,7 @@ Keys::
     severity = { IL104 = "error" }   # per-rule severity overrides
     fail-on = "error"                # error | warning | info | never
     matrix = "2026-11-29"            # matrix version, file, or "cluster"
-    matrix-overlays = ["extra.toml"]
+    matrix-overlay = ["extra.toml"]   # (``matrix-overlays``, the old spelling, still works with a note)
     inline-ignores = true            # honour io.imagelint.ignore labels
     [target]                         # mirrors the target flags
     driver = ["535.104.05"]  gpu = ["H100"]  brand = "..."  compute-capability = "9.0"
@@ -48,7 +48,9 @@ TARGET_KEYS = {
     "driver": "list", "gpu": "list", "brand": "str", "compute-capability": "str", "arch": "str",
     "toolkit": "str", "device-plugin": "str", "runtime-mode": "str", "file": "str",
 }
-_TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays", "inline-ignores", "target", "ignores")
+_TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlay", "inline-ignores", "target", "ignores")
+# Old spellings still read, each with a deprecation note: old key -> the one spelling.
+_OLD_KEYS = {"matrix-overlays": "matrix-overlay"}
 _IGNORE_KEYS = ("rule", "image", "reason", "expires")
 
 
@@ -77,6 +79,7 @@ class Config:
     ignores: tuple[IgnoreEntry, ...] = ()
     path: str | None = None
     dockerfiles: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # image ref -> Dockerfile
+    notices: tuple[str, ...] = ()  # deprecation notes (old spellings), for the CLI to print
 
     def with_overrides(self, **changes: Any) -> "Config":
         """Flags beat the file: only the values given (not None) replace the file's."""
@@ -181,6 +184,15 @@ class _ConfigReader:
     def read(self, table: Mapping[str, Any]) -> Config:
         from imagelint.engine import validate_code_prefix
 
+        notices = []
+        table = dict(table)
+        for old, new in _OLD_KEYS.items():
+            if old in table:
+                if new in table:
+                    raise self.fail(f"{old} and {new} are one setting; keep {new}", old)
+                line = self.line_of(old)
+                notices.append(f"{self.path}{f':{line}' if line else ''}: {old!r} is deprecated; write {new!r}")
+                table[new] = table.pop(old)
         for key in table:
             if key not in _TOP_KEYS:
                 raise self.fail(f"unknown key {key!r} (expected one of: {', '.join(_TOP_KEYS)})", key)
@@ -194,7 +206,7 @@ class _ConfigReader:
         matrix = table.get("matrix")
         if matrix is not None and not isinstance(matrix, str):
             raise self.fail("matrix must be a string (a version, a file path, or 'cluster')", "matrix")
-        overlays = self._strings(table, "matrix-overlays")
+        overlays = self._strings(table, "matrix-overlay")
         inline = table.get("inline-ignores", True)
         if not isinstance(inline, bool):
             raise self.fail("inline-ignores must be true or false", "inline-ignores")
@@ -206,6 +218,7 @@ class _ConfigReader:
             matrix=_relative(matrix, base), matrix_overlays=tuple(_relative(o, base) or o for o in overlays),
             inline_ignores=inline, target=MappingProxyType(target), ignores=ignores, path=self.path,
             dockerfiles=MappingProxyType({ref: os.path.normpath(os.path.join(base, d)) for ref, d in dockerfiles.items()}),
+            notices=tuple(notices),
         )
 
     def _images(self, value: Any) -> tuple[tuple[str, ...], dict[str, str]]:

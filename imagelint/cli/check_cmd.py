@@ -15,16 +15,20 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
+from imagelint.cli.choices import choose
 from imagelint.cli.run_options import (
+    COLOR_MODES,
     ConfigOpt,
     FailOnOpt,
     FormatOpt,
     IgnoreOpt,
     MatrixOpt,
     MatrixOverlayOpt,
+    ColorOpt,
     DockerfileOpt,
     NoInlineIgnoresOpt,
     OutputOpt,
+    QuietOpt,
     SarifArtifactOpt,
     SelectOpt,
     emit_reports,
@@ -54,6 +58,8 @@ def check_command(
     no_inline_ignores: NoInlineIgnoresOpt = False,
     dockerfile: DockerfileOpt = None,
     sarif_artifact: SarifArtifactOpt = None,
+    color: ColorOpt = "auto",
+    quiet: QuietOpt = False,
     config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     *,
     source_options: SourceOptions,
@@ -63,6 +69,7 @@ def check_command(
     from imagelint.check import run_check
 
     try:
+        color = choose(color, COLOR_MODES, "--color")
         setup = prepare_run(
             config_path=config, select=select, ignore=ignore, fail_on=fail_on, matrix=matrix,
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=format, outputs=output,
@@ -73,7 +80,7 @@ def check_command(
         if not references:
             raise UsageError("no image to check: give a reference, or list `images` in .imagelint.toml")
         run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
-        emit_reports(run, setup.plan, setup.sarif_artifacts)
+        emit_reports(run, setup.plan, setup.sarif_artifacts, color=color, quiet=quiet)
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run, setup.plan)

@@ -27,8 +27,9 @@ def inspect_command(
     from imagelint.inspect import facts_to_json, facts_to_text, inspect_reference
 
     try:
-        if output_format not in FORMATS:
-            raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
+        from imagelint.cli.choices import choose
+
+        output_format = choose(output_format, FORMATS, "--format")
         facts = inspect_reference(ref, source_options, read_layers=not config_only)
     except ImagelintError as exc:
         raise fail(exc) from None

@@ -13,10 +13,14 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
+from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
 from imagelint.targets import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
+COLOR_MODES = ("auto", "always", "never")
+# --output FILE without --format: the format its extension names (anything else: text).
+FORMAT_BY_EXTENSION = {".sarif": "sarif", ".json": "json", ".xml": "junit", ".txt": "text", ".log": "text"}
 
 # The run options check and lint share, declared once so their flags and help cannot drift.
 MatrixOpt = Annotated[Optional[str], typer.Option(
@@ -29,11 +33,18 @@ SelectOpt = Annotated[Optional[List[str]], typer.Option(
     "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
 IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
     "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
-FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error).")]
+FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error; any case).")]
 FormatOpt = Annotated[Optional[List[str]], typer.Option(
     "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
 OutputOpt = Annotated[Optional[List[str]], typer.Option(
-    "--output", help="File for the --format given just before (default: stdout).")]
+    "--output", "-o",
+    help="File for the --format given just before (default: stdout); alone, the format follows the extension "
+         "(.sarif, .json, .xml = junit, else text).")]
+ColorOpt = Annotated[str, typer.Option(
+    "--color", metavar="auto|always|never",
+    help="Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.")]
+QuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Text report: findings only (no clean images, notes or summary line).")]
 DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
     "--dockerfile", metavar="[REF=]PATH",
     help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
@@ -79,9 +90,9 @@ def plan_outputs(formats: list[str], outputs: list[str], argv: list[str] | None 
     from imagelint.report import FORMAT_NAMES
 
     plan: list[tuple[str, str | None]]
-    if not formats:
-        if outputs:
-            raise UsageError("--output needs a --format before it")
+    if not formats and outputs:
+        plan = [(format_for_output(out), out) for out in outputs]
+    elif not formats:
         default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
         plan = [(default, None)]
     else:
@@ -96,12 +107,19 @@ def plan_outputs(formats: list[str], outputs: list[str], argv: list[str] | None 
     for fmt, out in plan:
         if "=" in fmt and out is None:
             fmt, out = fmt.split("=", 1)
-        if fmt not in FORMAT_NAMES:
-            raise UsageError(f"unknown --format {fmt!r} (expected one of: {', '.join(FORMAT_NAMES)})")
+        fmt = choose(fmt, FORMAT_NAMES, "--format")
         resolved.append((fmt, out or None))
     if sum(1 for _, o in resolved if o is None) > 1:
         raise UsageError("only one --format can go to stdout; give the others an --output FILE")
     return resolved
+
+
+def format_for_output(path: str) -> str:
+    """The report format an output file's name asks for (``report.sarif`` → sarif …; else text)."""
+    name = path.lower()
+    if name.endswith(".sarif.json"):
+        return "sarif"
+    return FORMAT_BY_EXTENSION.get(os.path.splitext(name)[1], "text")
 
 
 def config_target_options(target: dict) -> TargetOptions:
@@ -132,10 +150,14 @@ def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target
     return load_matrix(selector, overlays)
 
 
-def use_color(stream, environ) -> bool:
-    """Colour only for people: a terminal, and never when NO_COLOR is set (no-color.org)."""
+def use_color(stream, environ, mode: str = "auto") -> bool:
+    """``--color``: always, never, or auto = colour only for people: a terminal, and not when
+    NO_COLOR is set to a non-empty value (no-color.org; an explicit ``--color always`` wins)."""
+    mode = choose(mode, COLOR_MODES, "--color")
+    if mode != "auto":
+        return mode == "always"
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and "NO_COLOR" not in environ
+    return bool(isatty and isatty()) and not environ.get("NO_COLOR")
 
 
 def write_output(path: str, text: str) -> None:
@@ -179,12 +201,14 @@ def prepare_run(
     from imagelint.targets import build_target
 
     cfg = load_config(config_path)
+    for note in cfg.notices:
+        typer.echo(f"imagelint: note: {note}", err=True)
     for code in (split_codes(select) or ()) + (split_codes(ignore) or ()):
         problem = validate_code_prefix(code)
         if problem:
             raise UsageError(f"--select/--ignore: {problem}")
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    if fail_on is not None:
+        fail_on = choose(fail_on, FAIL_ON, "--fail-on")
     cfg = cfg.with_overrides(
         select=split_codes(select),
         ignore=split_codes(ignore),
@@ -266,17 +290,18 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
     return SarifArtifacts(root=root, anchor=anchor, dockerfiles=per_image, dockerfile=every)
 
 
-def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: Any = None) -> None:
+def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: Any = None, *,
+                 color: str = "auto", quiet: bool = False) -> None:
     """Render every planned format (stdout or file), then the GitHub step summary when asked for."""
     from imagelint.report import ReportOptions, render
 
-    color = use_color(sys.stdout, os.environ)
+    colored = use_color(sys.stdout, os.environ, color)
     on_stderr = unreadable_on_stderr(plan)
     for fmt, out in plan:
-        text = render(fmt, run, ReportOptions(color=color and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                              errors_on_stderr=on_stderr and out is None))
+        text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
+                                              errors_on_stderr=on_stderr and out is None, quiet=quiet))
         if out is None:
-            typer.echo(text, nl=False)
+            typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
         else:
             write_output(out, text)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -24,6 +24,7 @@ class ReportOptions:
     # The CLI prints each unreadable image's error on stderr: a report on stdout then names the
     # image as unreadable without repeating the message (printed once, in the same terminal).
     errors_on_stderr: bool = False
+    quiet: bool = False  # text: findings only
 
 
 Renderer = Callable[[CheckRun, ReportOptions], str]

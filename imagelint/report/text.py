@@ -16,6 +16,8 @@ def render(run: CheckRun, options: ReportOptions) -> str:
 
     lines: list[str] = []
     for result in run.results:
+        if options.quiet and not result.findings and not result.error:
+            continue
         lines.append(c("bold", image_label(result)))
         if result.error:
             detail = "the error is on stderr" if options.errors_on_stderr else result.error
@@ -36,6 +38,9 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                     lines.append(f"      {c('dim', 'at')} {f.location.describe()}")
                 if f.remediation:
                     lines.append(f"      {c('dim', 'fix')} {f.remediation}")
+        if options.quiet:
+            lines.append("")
+            continue
         if result.suppressed:
             lines.append(f"  suppressed ({len(result.suppressed)})")
             for s in result.suppressed:
@@ -47,6 +52,8 @@ def render(run: CheckRun, options: ReportOptions) -> str:
         if result.skipped_rules:
             lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
         lines.append("")
+    if options.quiet:
+        return "\n".join(lines).rstrip("\n") + ("\n" if lines else "")
     for notice in run.notices:
         lines.append(f"note: {notice}")
     lines.append(f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})")

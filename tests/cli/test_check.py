@@ -202,7 +202,7 @@ def test_config_file_select_severity_and_errors(layouts, tmp_path):
     assert imagelint("check", layouts["gpuid"], "--fail-on", "error", cwd=tmp_path).returncode == 0
     (tmp_path / ".imagelint.toml").write_text('select = ["IL3"]\nfail_on = "warning"\n')
     bad = script("check", layouts["gpuid"], cwd=tmp_path)
-    assert bad.returncode == 2 and bad.stderr.strip().endswith("unknown key 'fail_on' (expected one of: images, select, ignore, severity, fail-on, matrix, matrix-overlays, inline-ignores, target, ignores)")
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("unknown key 'fail_on' (expected one of: images, select, ignore, severity, fail-on, matrix, matrix-overlay, inline-ignores, target, ignores)")
     assert ".imagelint.toml:2:" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -241,8 +241,12 @@ def test_colour_only_on_a_terminal_without_no_color():
     from imagelint.cli.run_options import use_color
 
     assert use_color(_Terminal(), {}) is True
-    assert use_color(_Terminal(), {"NO_COLOR": ""}) is False
+    assert use_color(_Terminal(), {"NO_COLOR": "1"}) is False
+    assert use_color(_Terminal(), {"NO_COLOR": ""}) is True  # no-color.org: "present and not an empty string"
     assert use_color(open(os.devnull, "w"), {}) is False
+    assert use_color(open(os.devnull, "w"), {}, "always") is True
+    assert use_color(_Terminal(), {"NO_COLOR": "1"}, "ALWAYS") is True  # an explicit flag wins
+    assert use_color(_Terminal(), {}, "never") is False
 
 
 def test_config_only_rules_do_not_read_layers(layouts, monkeypatch):

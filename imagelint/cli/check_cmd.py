@@ -66,7 +66,7 @@ def check_command(
     target_options: TargetOptions,
 ) -> None:
     """Check images against the node pools they will run on; exit 1 on findings at/above --fail-on."""
-    from imagelint.check import run_check
+    from imagelint.core.check import run_check
 
     try:
         color = choose(color, COLOR_MODES, "--color")

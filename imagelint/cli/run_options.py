@@ -15,7 +15,7 @@ import typer
 
 from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
-from imagelint.targets import TargetOptions
+from imagelint.target.options import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
 COLOR_MODES = ("auto", "always", "never")
@@ -196,9 +196,8 @@ def prepare_run(
     images: list[str] | None = None,
 ) -> RunSetup:
     """Flags + config file → RunSetup. Flags beat config. Raises ImagelintError (exit 2/3)."""
-    from imagelint.config import load_config
-    from imagelint.engine import validate_code_prefix
-    from imagelint.targets import build_target
+    from imagelint.core.config import load_config, validate_code_prefix
+    from imagelint.target.options import build_target
 
     cfg = load_config(config_path)
     for note in cfg.notices:
@@ -234,7 +233,7 @@ def prepare_run(
 def workflow_file(root: str, environ: Any) -> str | None:
     """Under GitHub Actions, the workflow file that runs imagelint (from ``GITHUB_WORKFLOW_REF``,
     ``OWNER/REPO/.github/workflows/ci.yml@refs/heads/main``): a repository file that always exists there."""
-    from imagelint.report.sarif import repository_path
+    from imagelint.report.artifacts import repository_path
 
     ref = environ.get("GITHUB_WORKFLOW_REF", "")
     repo = environ.get("GITHUB_REPOSITORY", "")
@@ -253,7 +252,7 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
     (``--sarif-artifact``, else the config file, else under GitHub Actions the workflow file),
     checked before any image is read.
     """
-    from imagelint.report.sarif import SarifArtifacts, repository_path, repository_root
+    from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
 
     root = repository_root()
 

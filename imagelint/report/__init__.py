@@ -10,10 +10,10 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 
 if TYPE_CHECKING:
-    from imagelint.report.sarif import SarifArtifacts
+    from imagelint.report.artifacts import SarifArtifacts
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,14 @@ import json
 import os
 import re
 import urllib.parse
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from imagelint.check import CheckRun
-from imagelint.engine import ImageResult, SuppressedFinding
+from imagelint.core.check import CheckRun
+from imagelint.core.engine import ImageResult, SuppressedFinding
 from imagelint.errors import UsageError
 from imagelint.facts.model import Provenance
 from imagelint.report import ReportOptions
+from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
 from imagelint.rules import RULES, RuleInfo
 from imagelint.rules.base import SEVERITY_RANK, Finding
 
@@ -74,49 +74,6 @@ _BLOB_PATH = re.compile(r"^/[^/]+/[^/]+(?:/-)?/blob/[^/]+/(.+)$")
 
 class SarifLimitError(UsageError):
     """SARIF that code scanning would refuse: over GitHub's limits, or no repository file to point at (exit 2)."""
-
-
-@dataclass(frozen=True)
-class SarifArtifacts:
-    """Where SARIF points findings that are not in a repository file.
-
-    ``root``: the repository root (absolute). ``anchor``: the fallback file
-    (absolute) — ``--sarif-artifact``, else the config file. ``dockerfiles``:
-    image reference → its Dockerfile; ``dockerfile``: for every other image.
-    """
-
-    root: str
-    anchor: str | None = None
-    dockerfiles: Mapping[str, str] = field(default_factory=dict)
-    dockerfile: str | None = None
-
-
-def repository_root(start: str | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """``GITHUB_WORKSPACE`` when the working directory is inside it, else the nearest
-    directory holding ``.git``, else the working directory."""
-    env = os.environ if environ is None else environ
-    here = os.path.realpath(start or os.getcwd())
-    workspace = env.get("GITHUB_WORKSPACE")
-    if workspace:
-        ws = os.path.realpath(workspace)
-        if here == ws or here.startswith(ws.rstrip(os.sep) + os.sep):
-            return ws
-    d = here
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return here
-        d = parent
-
-
-def repository_path(path: str, root: str) -> str | None:
-    """``path`` relative to ``root`` in POSIX form, or None when it is outside the repository."""
-    rel = os.path.relpath(os.path.realpath(path), root)
-    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
-        return None
-    return rel.replace(os.sep, "/")
 
 
 def _uri(rel: str) -> str:

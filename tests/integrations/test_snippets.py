@@ -195,10 +195,8 @@ def test_the_quick_start_as_written(workspace):
 
 
 def _parse_config(text: str, path: str):
-    try:
-        from imagelint.core.config import parse_config  # after the layout change
-    except ImportError:
-        from imagelint.config import parse_config
+    from imagelint.core.config import parse_config
+
     return parse_config(text, path)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from imagelint.config import Config
-from imagelint.engine import ImageResult
+from imagelint.core.config import Config
+from imagelint.core.engine import ImageResult
 from imagelint.report import ReportOptions, render
 from imagelint.report.sarif import (
     FINGERPRINT_KEY,

@@ -125,7 +125,8 @@ def format_for_output(path: str) -> str:
 def config_target_options(target: dict) -> TargetOptions:
     return TargetOptions(
         drivers=tuple(target.get("driver", ())),
-        gpus=tuple(target.get("gpu", ())),
+        gpus=tuple(target.get("gpus", ())),
+        pools=tuple(target.get("pool", ())),
         compute_capability=target.get("compute-capability"),
         brand=target.get("brand"),
         arch=target.get("arch"),

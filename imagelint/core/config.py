@@ -19,7 +19,7 @@ Keys::
     matrix-overlay = ["extra.toml"]   # (``matrix-overlays``, the old spelling, still works with a note)
     inline-ignores = true            # honour io.imagelint.ignore labels
     [target]                         # mirrors the target flags
-    driver = ["535.104.05"]  gpu = ["H100"]  brand = "..."  compute-capability = "9.0"
+    driver = ["535.104.05"]  gpus = ["H100"]  pool = ["driver=550.54.15,gpu=H100"]  brand = "..."  compute-capability = "9.0"
     arch = "amd64"  toolkit = "1.17.0"  device-plugin = "0.17.0"  runtime-mode = "legacy"
     file = "target.toml"
     [[ignores]]
@@ -50,12 +50,13 @@ FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 SEVERITY_LEVELS = ("error", "warning", "info")
 CONFIG_FILE = ".imagelint.toml"
 TARGET_KEYS = {
-    "driver": "list", "gpu": "list", "brand": "str", "compute-capability": "str", "arch": "str",
+    "driver": "list", "gpus": "list", "pool": "list", "brand": "str", "compute-capability": "str", "arch": "str",
     "toolkit": "str", "device-plugin": "str", "runtime-mode": "str", "file": "str",
 }
 _TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlay", "inline-ignores", "target", "ignores")
 # Old spellings still read, each with a deprecation note: old key -> the one spelling.
 _OLD_KEYS = {"matrix-overlays": "matrix-overlay"}
+_OLD_TARGET_KEYS = {"gpu": "gpus"}  # target files say gpus; [target] said gpu
 _IGNORE_KEYS = ("rule", "image", "reason", "expires")
 _CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
 
@@ -147,6 +148,7 @@ def parse_config(text: str, path: str) -> Config:
 
 class _ConfigReader:
     def __init__(self, text: str, path: str, prefix: str) -> None:
+        self.notices: list[str] = []
         self.lines = text.splitlines()
         self.path = path
         self.prefix = prefix
@@ -188,7 +190,7 @@ class _ConfigReader:
     # --- reading -------------------------------------------------------------------------------
 
     def read(self, table: Mapping[str, Any]) -> Config:
-        notices = []
+        notices = self.notices
         table = dict(table)
         for old, new in _OLD_KEYS.items():
             if old in table:
@@ -287,6 +289,15 @@ class _ConfigReader:
         if not isinstance(value, dict):
             raise self.fail("target must be a table", "target")
         out: dict[str, Any] = {}
+        value = dict(value)
+        for old, new in _OLD_TARGET_KEYS.items():
+            if old in value:
+                if new in value:
+                    raise self.fail(f"target.{old} and target.{new} are one setting; keep {new}", old, "target")
+                line = self.line_of(old, "target")
+                self.notices.append(f"{self.path}{f':{line}' if line else ''}: target.{old} is deprecated; write target.{new} "
+                                    "(as in target files)")
+                value[new] = value.pop(old)
         for key, v in value.items():
             kind = TARGET_KEYS.get(key)
             if kind is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
-from imagelint.facts.model import EnvSetting, ImageFacts, Provenance
+from imagelint.facts.model import EnvSetting, ImageFacts, LoaderPathEntry, Provenance
 from imagelint.layers.cache import LayerCache
 from imagelint.sources import SourceOptions, open_images
 
@@ -136,6 +136,11 @@ def _env(e: EnvSetting | None) -> dict[str, Any] | None:
     return {"name": e.name, "value": _shown(e.name, e.value), "provenance": _prov(e.provenance)} if e is not None else None
 
 
+def _loader_entry(e: LoaderPathEntry) -> dict[str, Any]:
+    return {"directory": "/" + e.directory, "origin": e.origin, "provenance": _prov(e.provenance),
+            "resolved": "/" + e.resolved if e.resolved is not None else None}
+
+
 def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
     """A JSON-ready dict; its shape is ``docs/inspect-schema.json``."""
     return {
@@ -165,7 +170,8 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
         "driver_libraries": [
             {
                 "name": d.name, "path": "/" + d.path, "role": d.role, "version": d.version,
-                "on_loader_path": d.on_loader_path, "is_symlink": d.is_symlink, "provenance": _prov(d.provenance),
+                "on_loader_path": d.on_loader_path, "loader_path_dirs": ["/" + x for x in d.loader_path_dirs],
+                "is_symlink": d.is_symlink, "provenance": _prov(d.provenance),
                 "fwd_compat": None if d.fwd_compat is None else {
                     "cuda_version": d.fwd_compat.cuda_version, "driver_branches": list(d.fwd_compat.driver_branches),
                     "devices": list(d.fwd_compat.devices), "raw": d.fwd_compat.raw,
@@ -175,11 +181,10 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
         ],
         "loader": {
             "directories": ["/" + d for d in facts.loader.directories],
-            "ld_library_path": [{"directory": "/" + e.directory, "origin": e.origin, "provenance": _prov(e.provenance)}
-                                for e in facts.loader.ld_library_path],
-            "ld_so_conf": [{"directory": "/" + e.directory, "origin": e.origin, "provenance": _prov(e.provenance)}
-                           for e in facts.loader.ld_so_conf],
+            "ld_library_path": [_loader_entry(e) for e in facts.loader.ld_library_path],
+            "ld_so_conf": [_loader_entry(e) for e in facts.loader.ld_so_conf],
             "defaults": ["/" + d for d in facts.loader.defaults],
+            "resolved_directories": ["/" + d for d in facts.loader.resolved_directories],
         },
         "gpu": {
             "visible_devices": _env(facts.gpu.visible_devices),

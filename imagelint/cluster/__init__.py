@@ -30,7 +30,8 @@ Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / Reso
            for pod in listing.items: ...  # plain JSON mappings: untrusted, check every type
 
    ``list_objects`` follows ``continue`` tokens (``LIST_PAGE_SIZE`` a page, at most
-   ``MAX_LIST_PAGES`` pages); ``get_object(resource, name, namespace, optional=...)`` reads one
+   ``MAX_LIST_PAGES`` pages; no answer is read past ``MAX_RESPONSE_BYTES``, or the
+   ``max_bytes`` a call gives: pass a small one for logs); ``get_object(resource, name, namespace, optional=...)`` reads one
    object; ``conn.request(step, call, *args, optional=...)`` / ``request_bytes`` run any other
    typed-client call (``CoreV1Api.read_namespaced_pod_log``) with the same timeouts and error
    mapping. Without ``optional``, any failure is a ``ClusterError`` (exit 3) naming the server

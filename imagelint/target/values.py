@@ -190,3 +190,26 @@ def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> str | None:
     if not driver or matrix is None:
         return None
     return matrix.cuda_for_driver(driver)
+
+
+__all__ = [
+    "ARCHES",
+    "COMPUTE_CAPABILITY_RE",
+    "CUDA_VERSION_RE",
+    "DEVICE_LIST_STRATEGIES",
+    "MIG_STRATEGIES",
+    "RUNTIME_MODES",
+    "TAINT_EFFECTS",
+    "GpuProductLike",
+    "TargetMatrix",
+    "cuda_for",
+    "gpus_from_flags",
+    "parse_arch",
+    "parse_choice",
+    "parse_compute_capability",
+    "parse_driver_version",
+    "parse_release_version",
+    "parse_runtime_mode",
+    "resolve_gpu",
+    "unknown_gpu_message",
+]

@@ -54,6 +54,19 @@ def test_paging_is_bounded(fakekube, kubeconfig, monkeypatch):
     assert len(fakekube.requests) == 2
 
 
+def test_an_answer_over_the_size_bound_is_not_read(fakekube, kubeconfig, monkeypatch):
+    with connect(None, str(kubeconfig)) as conn:
+        body = conn.request_bytes("reading nodes", NODES.list_call(conn.api_client, None))
+        assert 1000 < len(body) and conn.request("reading nodes", NODES.list_call(conn.api_client, None), max_bytes=len(body))
+        with pytest.raises(ClusterError, match=r"reading nodes: the answer is larger than 1000 bytes; stopped reading"):
+            conn.request_bytes("reading nodes", NODES.list_call(conn.api_client, None), max_bytes=1000)
+        monkeypatch.setattr(connection_module, "MAX_RESPONSE_BYTES", 1000)
+        with pytest.raises(ClusterError, match=r"listing nodes: the answer is larger than 1000 bytes"):
+            conn.list_objects(NODES)
+        # The connection is still usable after an answer was cut off.
+        assert conn.get_object(CONFIG_MAPS, "imagelint-matrix").checked
+
+
 def test_optional_reads_are_not_checked_on_403_and_404(fakekube, kubeconfig):
     fakekube.forbidden.add("/apis/apps/v1/daemonsets")
     dra_slices = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")

@@ -132,9 +132,11 @@ class Connection:
                 if token:
                     kwargs["_continue"] = token
                 body = self.request(step, call, optional=optional, **kwargs)
-                page = body.get("items") if isinstance(body, Mapping) else None
-                items.extend(i for i in page or () if isinstance(i, Mapping))
-                token = ((body.get("metadata") or {}) if isinstance(body, Mapping) else {}).get("continue")
+                if not isinstance(body, Mapping) or not isinstance(body.get("items") or [], list):
+                    raise self.error(step, "the answer is not a list of objects")
+                items.extend(i for i in body.get("items") or () if isinstance(i, Mapping))
+                metadata = body.get("metadata")
+                token = metadata.get("continue") if isinstance(metadata, Mapping) else None
                 if not token:
                     return Listing(items=tuple(items))
                 if not isinstance(token, str) or token in seen:

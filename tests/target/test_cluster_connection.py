@@ -94,3 +94,25 @@ def test_importing_the_cluster_package_does_not_import_the_kubernetes_client():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        (b"[1, 2]", None),
+        (b'{"items": "nodes"}', None),
+        (b'{"items": 3}', None),
+        (b'{"items": [], "metadata": ["x"]}', ()),
+        (b'{"items": [1, {"metadata": {"name": "a"}}, "x"]}', ({"metadata": {"name": "a"}},)),
+        (b"not json", "the answer is not JSON"),
+    ],
+)
+def test_a_malformed_list_answer_is_one_error_line_or_skipped(fakekube, kubeconfig, answer, kept):
+    fakekube.raw["/api/v1/nodes"] = answer
+    with connect(None, str(kubeconfig)) as conn:
+        if isinstance(kept, tuple):
+            assert conn.list_objects(NODES).items == kept  # non-objects among the items are skipped
+        else:
+            with pytest.raises(ClusterError, match=f"listing nodes: {kept or 'the answer is not a list of objects'}"):
+                conn.list_objects(NODES)

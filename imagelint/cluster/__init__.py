@@ -37,6 +37,9 @@ Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / Reso
    mapping. Without ``optional``, any failure is a ``ClusterError`` (exit 3) naming the server
    and the step; ``conn.error(step, reason)`` makes one for what a reader finds wrong itself.
 3. Turn objects into frozen dataclasses in the reader; rules and reports never see raw objects.
+   Objects are untrusted: read each one inside ``try: ... except resources.MALFORMED`` and leave
+   one that does not fit the API out with a warning (``operator.py``, ``nodes.py`` do), so a
+   strange object never becomes a traceback or stops the run.
 
 The ``kubernetes`` package is imported only inside calls (start-up speed:
 ``tests/speed/test_startup.py``), so importing this package is cheap.

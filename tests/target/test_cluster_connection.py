@@ -116,3 +116,29 @@ def test_a_malformed_list_answer_is_one_error_line_or_skipped(fakekube, kubeconf
         else:
             with pytest.raises(ClusterError, match=f"listing nodes: {kept or 'the answer is not a list of objects'}"):
                 conn.list_objects(NODES)
+
+
+def test_malformed_objects_are_left_out_with_a_warning(fakekube, kubeconfig, matrix):
+    """Each reader skips an object that does not fit the API (cluster objects are untrusted) and says so;
+    the well-formed objects still make the target."""
+    import json
+
+    state = fakekube.state
+    bad = {
+        "/api/v1/nodes": [*state.nodes, {"metadata": "x"}],
+        "/apis/apps/v1/daemonsets": [*state.daemonsets, {"metadata": {"namespace": "x", "name": "bad"}, "spec": {"template": {"spec": {
+            "containers": [{"image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "args": "x"}]}}}}],
+        "/apis/node.k8s.io/v1/runtimeclasses": [*state.runtimeclasses, {"metadata": {"name": "odd"}, "handler": "nvidia-x",
+                                                                        "scheduling": {"nodeSelector": ["a"]}}],
+        "/apis/nvidia.com/v1/clusterpolicies": [*state.clusterpolicies, {"metadata": {"name": "cp2"}, "spec": {"mig": "single"}}],
+    }
+    whole = target_from_cluster(None, str(kubeconfig), matrix)
+    fakekube.raw = {path: json.dumps({"items": items}).encode() for path, items in bad.items()}
+    target = target_from_cluster(None, str(kubeconfig), matrix)
+    assert target.pools == whole.pools and target.runtime_classes == whole.runtime_classes
+    assert set(target.warnings) == {
+        "node ?: not an object imagelint understands (AttributeError); ignored",
+        "DaemonSet x/bad: not an object imagelint understands (ValueError); ignored",
+        "RuntimeClass odd: not an object imagelint understands; ignored",
+        "ClusterPolicy cp2: not an object imagelint understands (AttributeError); ignored",
+    }

@@ -188,6 +188,12 @@ class _Judge:
         loads = f"{by} puts the forward-compat libcuda {lib.version} ({use.path}) first on the loader path"
         without = self._host_only(sc, None)
         off = self._compat_off_fix(by)
+        listed = tuple(lib.fwd_compat.driver_branches) if lib.fwd_compat and lib.fwd_compat.driver_branches else (
+            tuple(fc.host_branches) + tuple(fc.not_needed_branches) if fc is not None else ())
+        older = lib.version is not None and compare(lib.version, self.host.version) <= 0
+        same_branch = major(lib.version or "") == self.host.branch
+        if older and same_branch:
+            return self._host_only(sc, f"the compat libcuda {lib.version} is from the host's own branch, which already runs it")
         if eligible is False:
             return Case(
                 FAILS, f"{loads}, and {why_gpu}: forward compatibility works only on data-centre GPUs, so CUDA "
@@ -202,12 +208,6 @@ class _Judge:
                 compat=use, condition=sc.label, missing=("the pool's GPU model",),
                 fixes=("name the pool's GPU (--gpu T4, or gpus in the target file)",), driver_cuda=compat_cuda,
             )
-        listed = tuple(lib.fwd_compat.driver_branches) if lib.fwd_compat and lib.fwd_compat.driver_branches else (
-            tuple(fc.host_branches) + tuple(fc.not_needed_branches) if fc is not None else ())
-        older = lib.version is not None and compare(lib.version, self.host.version) <= 0
-        same_branch = major(lib.version or "") == self.host.branch
-        if older and same_branch:
-            return self._host_only(sc, f"the compat libcuda {lib.version} is from the host's own branch, which already runs it")
         bad_branch = (fc is not None and self.host.branch in fc.incompatible_branches) or (listed and self.host.branch not in listed)
         if older or bad_branch:
             why = (f"it is older than the host driver {self.host.label}" if older else

@@ -120,5 +120,9 @@ def merge_cases(cases: list[Case], situations: list[Any] | None = None, describe
                 first.condition if all(getattr(sc, "era", None) is None for sc in every) else "")
         else:
             condition = " or ".join(dict.fromkeys(c.condition for c, _ in members if c.condition))
-        out.append(Case(**{**first.__dict__, "condition": condition}))
+        reason = first.reason
+        bys = list(dict.fromkeys(c.compat.by for c, _ in members if c.compat is not None))
+        if first.compat is not None and len(bys) > 1:
+            reason = reason.replace(first.compat.by, "the container runtime (" + "; ".join(bys) + ")", 1)
+        out.append(Case(**{**first.__dict__, "condition": condition, "reason": reason}))
     return tuple(sorted(out, key=lambda c: _RANK.get(c.outcome, 9)))

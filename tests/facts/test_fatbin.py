@@ -376,6 +376,54 @@ def test_code_fit_and_needed_for():
     assert GpuTarget.parse("sm_9") is None and str(GpuTarget.parse("compute_120f")) == "compute_120f"
 
 
+def _jit(isa: str, cuda: str, newest: str = "9.1"):
+    from imagelint.facts.gpuarch import JitLimit
+
+    return JitLimit(isa, cuda, matrix_newest=newest)
+
+
+@pytest.mark.parametrize(
+    "sass, ptx_isa, cc, jit, outcome",
+    [
+        (["sm_80"], {}, (8, 9), _jit("8.2", "12.2"), "sass"),  # same major, higher minor
+        (["sm_80"], {}, (9, 0), _jit("8.2", "12.2"), "no-kernel"),  # SASS never crosses a major
+        (["sm_90a"], {}, (9, 0), None, "sass"),
+        (["sm_100f"], {}, (10, 3), None, "sass"),  # family: B300 runs B200's family code
+        (["sm_120f"], {}, (12, 1), None, "sass"),  # GB10 runs RTX 50's family code
+        (["sm_120f"], {}, (10, 0), None, "no-kernel"),
+        ([], {"compute_90a": "8.4"}, (10, 0), _jit("9.0", "13.0"), "no-kernel"),  # "a" PTX is not portable
+        ([], {"compute_100f": "8.8"}, (10, 3), _jit("9.0", "13.0"), "jit"),
+        ([], {"compute_80": "8.4"}, (12, 0), _jit("8.7", "12.8"), "jit"),  # plain PTX JITs to any newer GPU
+        ([], {"compute_80": "9.0"}, (9, 0), _jit("8.2", "12.2"), "ptx-too-new"),
+        ([], {"compute_80": "9.0", "compute_75": "8.0"}, (9, 0), _jit("8.2", "12.2"), "jit"),  # one old PTX will do
+        ([], {"compute_80": "9.5"}, (9, 0), _jit("9.1", "13.4"), "jit-unknown-driver"),  # both past the matrix
+        ([], {"compute_80": "9.5"}, (9, 0), _jit("9.0", "13.0"), "ptx-too-new"),  # the driver is known older
+        ([], {"compute_80": "9.0"}, (9, 0), None, "jit-unknown-driver"),
+    ],
+)
+def test_judge_kernels(sass, ptx_isa, cc, jit, outcome):
+    from imagelint.facts.gpuarch import ERR_NO_KERNEL, ERR_PTX_TOO_NEW, judge_kernels
+
+    v = judge_kernels(sass, list(ptx_isa), cc, jit, ptx_isa.items())
+    assert v.outcome == outcome, v.reason
+    assert v.error == {"no-kernel": ERR_NO_KERNEL, "ptx-too-new": ERR_PTX_TOO_NEW}.get(outcome)
+    assert v.runs is (outcome in ("sass", "jit", "jit-unknown-driver"))
+
+
+def test_jit_limits_from_the_matrix():
+    from imagelint.facts.gpuarch import jit_limit_for_cuda, jit_limit_for_driver
+    from tests.rules.helpers import matrix
+
+    m = matrix()
+    got = {d: (j.cuda, j.ptx_isa) for d in ("450.80.02", "535.104.05", "535", "550.54.14", "565.57.01",
+                                              "570.86.10", "580.65.06") if (j := jit_limit_for_driver(m, d))}
+    assert got == {"450.80.02": ("11.0", "7.0"), "535.104.05": ("12.2", "8.2"), "535": ("12.2", "8.2"),
+                   "550.54.14": ("12.4", "8.4"), "565.57.01": ("12.7", "8.6"), "570.86.10": ("12.8", "8.7"),
+                   "580.65.06": ("13.0", "9.0")}
+    assert jit_limit_for_cuda(m, "12.6").ptx_isa == "8.5"  # 12.6 writes no new ISA
+    assert jit_limit_for_cuda(m, "12") is None and jit_limit_for_driver(m, None) is None
+
+
 def test_torch_arch_list():
     a = parse_torch_arch_list("5.2 6.0;7.0 8.0 8.6 9.0a 9.0+PTX Ampere")
     assert a.sass == ("sm_52", "sm_60", "sm_70", "sm_80", "sm_86", "sm_90a", "sm_90")

@@ -100,8 +100,11 @@ class CudaVersionEvidence:
     ``12.4.127`` for a libcudart build). ``precision`` is ``patch`` when the
     version names an exact toolkit release (version.json, version.txt,
     CUDA_VERSION) and ``minor`` otherwise (a component build number such as
-    libcudart's 12.4.127 only establishes 12.4). ``component`` names what the
-    version belongs to when not the toolkit (``cudart``, ``torch``...).
+    libcudart's 12.4.127 only establishes 12.4), and ``major`` when only the
+    major is known (``version`` "12", from a SONAME-only ``libcudart.so.12`` or
+    ``libcudart.so.11.0``): judges must then assume the oldest minor of that
+    major. ``component`` names what the version belongs to when not the toolkit
+    (``cudart``, ``torch``...).
     """
 
     version: str

@@ -372,13 +372,19 @@ class Matrix:
         return None
 
     def driver_branch_info(self, driver: str) -> DriverBranch | None:
-        """The branch row for a driver version (exact branch, else the closest older branch)."""
+        """The branch row for a driver version (exact branch, else the closest older branch).
+
+        None for a branch newer than every branch the matrix knows: what such a driver
+        reports is not known, and mapping it to the newest known branch would pass silently."""
         try:
-            branch = driver_branch(driver)
+            branch = driver_branch(driver.strip().lstrip("Rr"))
         except VersionSyntaxError:
             return None
+        rows = self._section("driver_branches")
+        if rows and branch > max(row["branch"] for row in rows):
+            return None
         best: Mapping[str, Any] | None = None
-        for row in self._section("driver_branches"):
+        for row in rows:
             if row["branch"] <= branch and (best is None or row["branch"] > best["branch"]):
                 best = row
         if best is None:
@@ -389,6 +395,18 @@ class Matrix:
         """The CUDA version a driver reports (``"12.2"`` for ``535.104.05``), by branch."""
         info = self.driver_branch_info(driver)
         return info.max_cuda if info else None
+
+    def newest_driver_branch(self) -> int | None:
+        return max((row["branch"] for row in self._section("driver_branches")), default=None)
+
+    def newest_cuda_release(self) -> str | None:
+        """The highest CUDA version the matrix knows (any release kind)."""
+        versions = [row["version"] for row in self._section("cuda_releases")]
+        best = None
+        for v in versions:
+            if best is None or compare_versions(v, best) > 0:
+                best = v
+        return best
 
     def driver_lifecycle(self, branch: int) -> Mapping[str, Any] | None:
         for row in self._section("driver_lifecycle"):

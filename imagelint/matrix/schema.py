@@ -96,6 +96,14 @@ SECTIONS: dict[str, Section] = {
         branch=Field("integer", True),
         designation=Field("string", True),
         eol=Field("string", True),
+        eol_date=Field("string", pattern=_DATE),
+    ),
+    "driver_gpu_support": _section(
+        ("architecture",),
+        architecture=Field("string", True),
+        compute_capabilities=Field("array:string", True),
+        first_branch=Field("integer"),
+        last_branch=Field("integer"),
     ),
     "forward_compat": _section(
         ("package",),

@@ -100,8 +100,11 @@ class CudaVersionEvidence:
     ``12.4.127`` for a libcudart build). ``precision`` is ``patch`` when the
     version names an exact toolkit release (version.json, version.txt,
     CUDA_VERSION) and ``minor`` otherwise (a component build number such as
-    libcudart's 12.4.127 only establishes 12.4). ``component`` names what the
-    version belongs to when not the toolkit (``cudart``, ``torch``...).
+    libcudart's 12.4.127 only establishes 12.4), and ``major`` when only the
+    major is known (``version`` "12", from a SONAME-only ``libcudart.so.12`` or
+    ``libcudart.so.11.0``): judges must then assume the oldest minor of that
+    major. ``component`` names what the version belongs to when not the toolkit
+    (``cudart``, ``torch``...).
     """
 
     version: str
@@ -239,12 +242,25 @@ class GpuFacts:
 
 @dataclass(frozen=True)
 class GpuCodeObject:
-    """The GPU architectures compiled into one library (from its fatbin headers)."""
+    """The GPU architectures compiled into one library (from the fatbins the CUDA runtime
+    loads: its ``.nv_fatbin`` section), or named by a build setting (``evidence``)."""
 
     path: str
     sass: tuple[str, ...]  # e.g. ("sm_80", "sm_90a")
     ptx: tuple[str, ...]   # e.g. ("compute_90",)
     provenance: Provenance
+    # The PTX ISA version of each PTX target (the newest when several): (("compute_90", "9.0"),)
+    ptx_isa: tuple[tuple[str, str], ...] = ()
+    # "fatbin" (read from the library), or the setting that names the architectures:
+    # "env TORCH_CUDA_ARCH_LIST", "Dockerfile RUN" ...
+    evidence: str = "fatbin"
+    # Code in fatbins the runtime does not load, as "section: target": ("__nv_relfatbin: compute_90",)
+    not_loaded: tuple[str, ...] = ()
+    # Containers counted as loaded though their ELF section could not be read (no section table)
+    unplaced_containers: int = 0
+
+    def isa_of(self, ptx_target: str) -> str | None:
+        return dict(self.ptx_isa).get(ptx_target)
 
 
 # --- base image ----------------------------------------------------------------------

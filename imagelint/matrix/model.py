@@ -607,6 +607,30 @@ class Matrix:
                 return PtxIsaVersion(row["ptx_isa"], row["min_cuda"], row["source"], _uncertain(row))
         return None
 
+    def newest_ptx_isa_for_cuda(self, cuda_version: str) -> PtxIsaVersion | None:
+        """The newest PTX ISA that CUDA ``cuda_version``'s compiler handles: a driver reporting
+        that CUDA version JIT-compiles PTX up to it (``"12.2"`` -> 8.2); None when unknown."""
+        wanted = _cuda_parts(cuda_version)
+        if wanted is None or "." not in wanted:
+            return None  # a major alone ("12") does not say which ISA
+        mm = major_minor(wanted)
+        best: Mapping[str, Any] | None = None
+        for row in self._section("ptx_isa_versions"):
+            if compare_versions(row["min_cuda"], mm) <= 0 and (
+                best is None or compare_versions(row["ptx_isa"], best["ptx_isa"]) > 0
+            ):
+                best = row
+        if best is None:
+            return None
+        return PtxIsaVersion(best["ptx_isa"], best["min_cuda"], best["source"], _uncertain(best))
+
+    def newest_known_ptx_isa(self) -> PtxIsaVersion | None:
+        """The newest PTX ISA the matrix knows (an ISA beyond it is newer than the matrix)."""
+        rows = self._section("ptx_isa_versions")
+        best = max(rows, key=lambda r: tuple(int(p) for p in r["ptx_isa"].split(".")), default=None)
+        return None if best is None else PtxIsaVersion(best["ptx_isa"], best["min_cuda"], best["source"],
+                                                       _uncertain(best))
+
     # --- names NVIDIA software and images use -------------------------------------------------
     def nvidia_name(self, name: str) -> NvidiaName | None:
         row = next((r for r in self._section("nvidia_names") if r["name"] == name), None)

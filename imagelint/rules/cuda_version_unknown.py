@@ -3,7 +3,9 @@
 The image bundles CUDA or driver libraries, or compiled GPU code, yet nothing
 (``version.json``, ``version.txt``, ``libcudart.so.X.Y.Z``, a CUDA pip wheel,
 ``torch/version.py``, ``CUDA_VERSION``) says which CUDA runtime it uses, so the
-driver floor cannot be checked.
+driver floor cannot be checked. Also reported when the only evidence is a
+libcudart named by its SONAME (``libcudart.so.12``, ``libcudart.so.11.0``, as
+pip wheels ship it): the major is known, the minor is not.
 
 Remediation: set ``CUDA_VERSION`` (or a ``com.nvidia.cuda.version`` label) to
 the CUDA release the image is built with.
@@ -28,6 +30,17 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
+    major_only = [v for v in facts.cuda.versions if v.precision == "major"]
+    if major_only and len(major_only) == len(facts.cuda.versions):
+        # Only SONAME-named libcudart files (libcudart.so.12): the major is known, its minor --
+        # and so the driver floor within that major -- is not.
+        ev = major_only[0]
+        yield finding(
+            f"only the CUDA major is known: {ev.version}.x, from {ev.provenance.describe()} (a libcudart named by "
+            f"its SONAME); the minor, and so the driver floor within CUDA {ev.version}, cannot be checked",
+            ev.provenance,
+        )
+        return
     if facts.cuda.versions or not facts.complete:
         return
     evidence = [lib.provenance for lib in facts.driver_libraries] + [code.provenance for code in facts.gpu_code]

@@ -7,9 +7,18 @@ or else PTX the driver JIT-compiles (``compute_XY`` for any GPU of compute
 capability >= X.Y). With neither, every launch fails with "no kernel image is
 available for execution on the device" (``cudaErrorNoKernelImageForDevice``).
 The architectures come from the fatbin headers inside the image's libraries,
-never from their names. A library that fits only through PTX JIT is reported
-as info: the first launch compiles every kernel (minutes for large libraries)
-and needs a driver that supports the PTX ISA version it was built with.
+never from their names, and only from the fatbins the CUDA runtime loads (the
+``.nv_fatbin`` section): the ``__nv_relfatbin`` copies of a relocatable-device-code
+build (``nvcc -rdc=true``) are for the device linker and never run, and a fatbin
+array in ``.rodata`` is the library's own business. A library that fits only
+through PTX JIT is reported as info: the first launch compiles every kernel
+(minutes for large libraries). The JIT works only when the driver's compiler
+knows the PTX's ISA version (each CUDA release writes its own: 12.4 writes 8.4,
+13.0 writes 9.0; a driver handles the ISA of the CUDA version it reports, from
+the matrix's ``ptx_isa_versions``); PTX newer than that is an error, "the
+provided PTX was compiled with an unsupported toolchain"
+(``cudaErrorUnsupportedPtxVersion``). Minor-version compatibility does not help
+here: a CUDA 12.4 PTX-only library does not run on a 535 (CUDA 12.2) driver.
 
 When no library could be read but the image sets ``TORCH_CUDA_ARCH_LIST``
 (the architectures PyTorch was built for), that list is used as secondary
@@ -24,6 +33,8 @@ base image) that includes the GPU's architecture.
 Anti-pattern::
 
     nvcc -gencode arch=compute_80,code=sm_80 -shared -o libk.so k.cu   # A100 only; H100: no kernel
+    # CUDA 13 nvcc, PTX only: runs by JIT on R580+, "unsupported toolchain" on R535/R570
+    nvcc -gencode arch=compute_80,code=compute_80 -shared -o libk.so k.cu
 
 Best practice::
 
@@ -100,7 +111,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             continue
         for cc, labels in _by_compute_capability(known).items():
             for obj in code:
-                yield from _check_one(obj, pool, cc, labels, secondary)
+                yield from _check_one(obj, pool, cc, labels, secondary, ctx.matrix)
     if not ctx.pools:
         yield _no_target_gpu(code, None, secondary)
 
@@ -114,32 +125,78 @@ def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -
 
 
 def _check_one(
-    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str
+    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: object
 ) -> Iterator[Finding]:
-    from imagelint.facts.gpuarch import code_fit, needed_for
+    from imagelint.facts import gpuarch
 
-    fit = code_fit(obj.sass, obj.ptx, cc)
+    verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, gpuarch.jit_limit_for_driver(matrix, pool.driver),
+                                    obj.ptx_isa)
     gpu = f"{' / '.join(labels)} ({cc[0]}.{cc[1]})"
     where = _name(obj, secondary)
     extra = dict(
         library=obj.path, sass=list(obj.sass), ptx=list(obj.ptx), compute_capability=f"{cc[0]}.{cc[1]}",
-        evidence="TORCH_CUDA_ARCH_LIST" if secondary else "fatbin",
+        evidence="TORCH_CUDA_ARCH_LIST" if secondary else obj.evidence, outcome=verdict.outcome,
+        ptx_isa=dict(obj.ptx_isa),
     )
     note = f" (secondary evidence: the image's TORCH_CUDA_ARCH_LIST; {secondary})" if secondary else ""
-    if not fit.runs:
+    note += _placement_note(obj)
+    jit = verdict.jit
+    if verdict.outcome == gpuarch.NO_KERNEL:
         yield finding(
-            f"pool {pool.name}: {where} has no kernel for {gpu}: has {_has(obj)}; needs {needed_for(cc)} "
-            f"-> 'no kernel image is available for execution on the device'{note}",
+            f"pool {pool.name}: {where} has no kernel for {gpu}: has {_has(obj)}; needs {gpuarch.needed_for(cc)} "
+            f"-> '{gpuarch.ERR_NO_KERNEL}'{note}",
             obj.provenance, pool=pool, severity=WARNING if secondary else None, **extra,
         )
-    elif fit.needs_jit:
+    elif verdict.outcome == gpuarch.PTX_TOO_NEW:
+        assert jit is not None
+        yield finding(
+            f"pool {pool.name}: {where} has no SASS for {gpu} and its PTX {', '.join(verdict.ptx)} is PTX ISA "
+            f"{verdict.ptx_isa}, newer than driver {pool.driver}'s JIT compiler handles (CUDA {jit.cuda}: PTX ISA up "
+            f"to {jit.ptx_isa}) -> '{gpuarch.ERR_PTX_TOO_NEW}'{_uncertain(jit)}{note}",
+            obj.provenance, pool=pool, severity=WARNING if secondary or jit.uncertain else None,
+            remediation=(f"Upgrade the pool's driver to one that reports CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} "
+                         "or newer, or use a build of the library with SASS for the GPU (code=sm_XY)."),
+            **extra,
+        )
+    elif verdict.outcome in (gpuarch.JIT_RUNS, gpuarch.JIT_UNJUDGED):
+        if verdict.outcome == gpuarch.JIT_RUNS:
+            assert jit is not None
+            driver = f"driver {pool.driver} (CUDA {jit.cuda}) JIT-compiles PTX ISA up to {jit.ptx_isa}"
+        elif jit is None:
+            driver = "the pool's driver is not known: it must JIT-compile " + (
+                f"PTX ISA {verdict.ptx_isa} (CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} or newer)"
+                if verdict.ptx_isa else "the PTX ISA version it was built with")
+        else:
+            driver = verdict.reason.split("; ", 1)[-1]
         yield finding(
             f"pool {pool.name}: {where} has no SASS for {gpu} and runs only by JIT-compiling PTX "
-            f"{', '.join(fit.ptx)} at first launch (slow for large libraries; needs a driver that supports "
-            f"the PTX ISA version it was built with){note}",
+            f"{', '.join(verdict.ptx)}{f' (ISA {verdict.ptx_isa})' if verdict.ptx_isa else ''} at first launch "
+            f"(slow for large libraries; {driver}){note}",
             obj.provenance, pool=pool, severity=INFO, remediation="Add SASS for the GPU (code=sm_XY) to avoid JIT.",
             **extra,
         )
+
+
+def _uncertain(jit: object) -> str:
+    return " (the matrix row for this PTX ISA is marked uncertain)" if getattr(jit, "uncertain", False) else ""
+
+
+def _cuda_for_isa(matrix: object, isa: str | None) -> str:
+    row = matrix.ptx_isa(isa) if isa and matrix is not None else None  # type: ignore[attr-defined]
+    return row.min_cuda if row is not None else f"for PTX ISA {isa}"
+
+
+def _placement_note(obj: GpuCodeObject) -> str:
+    """Say what was left out or could not be placed, so a surprising verdict can be checked."""
+    out = ""
+    relocatable = [t.split(": ", 1)[1] for t in obj.not_loaded if t.startswith("__nv_relfatbin: ")]
+    if relocatable:
+        out += (f"; not counted: {', '.join(relocatable)} in __nv_relfatbin (relocatable device code for the "
+                "device linker; the CUDA runtime never loads it)")
+    if obj.unplaced_containers:
+        out += (f"; {obj.unplaced_containers} fatbin container(s) counted without knowing their ELF section "
+                "(no readable section table): relocatable code may be among them")
+    return out
 
 
 def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: str) -> Finding:

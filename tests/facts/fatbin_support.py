@@ -105,10 +105,11 @@ def cuobjdump() -> Path:
     return _pip_target("cuobjdump13", (CUOBJDUMP_PACKAGE,)) / "nvidia" / "cu13" / "bin" / "cuobjdump"
 
 
-def compile_library(gencodes: tuple[str, ...]) -> Path:
-    """``libk.so`` built from KERNEL with these ``-gencode`` values (cached by source and flags)."""
+def compile_library(gencodes: tuple[str, ...], extra: tuple[str, ...] = ()) -> Path:
+    """``libk.so`` built from KERNEL with these ``-gencode`` values and ``extra`` nvcc flags
+    (``-rdc=true``), cached by source and flags."""
     root = nvcc_root()
-    key = hashlib.sha256(KERNEL + "\0".join(gencodes).encode()).hexdigest()[:16]
+    key = hashlib.sha256(KERNEL + "\0".join((*gencodes, *extra)).encode()).hexdigest()[:16]
     out = CACHE / "fatbin-libs" / key / "libk.so"
     if out.is_file():
         return out
@@ -116,7 +117,7 @@ def compile_library(gencodes: tuple[str, ...]) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     (work / "k.cu").write_bytes(KERNEL)
-    args = [str(root / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-L", str(root / "lib")]
+    args = [str(root / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-L", str(root / "lib"), *extra]
     for g in gencodes:
         args += ["-gencode", g]
     # The wheel's nvcc finds its own include/ and nvvm; PATH keeps the host's /usr/local/cuda out.
@@ -146,3 +147,44 @@ def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:
         elif line.startswith("PTX file"):
             ptx_.add(arch.replace("sm_", "compute_"))
     return sass, ptx_
+
+
+# --- synthetic ELF files holding fatbins in named sections ----------------------------------
+
+
+def elf_with_sections(sections: list[tuple[str, bytes]], *, strtab_after: int = 0, section_table: bool = True,
+                      elf32: bool = False) -> bytes:
+    """An inert little-endian ELF: a file header, the ``sections`` back to back (8-aligned), a
+    ``.shstrtab``, then ``strtab_after`` bytes of a ``.strtab`` (lld writes it after ``.shstrtab``,
+    so the names are far from the section table), then the section header table at the end,
+    as linkers write it. Without ``section_table`` the header says there is none (``sstrip``)."""
+    ehsize, shentsize = (52, 40) if elf32 else (64, 64)
+    names = [n for n, _ in sections] + [".shstrtab"] + ([".strtab"] if strtab_after else [])
+    shstr = b"\x00" + b"".join(n.encode() + b"\x00" for n in names)
+    body, rows, off = bytearray(), [], ehsize
+
+    def place(name: str, data: bytes, sh_type: int = 1, flags: int = 2) -> None:
+        nonlocal off
+        pad = -off % 8
+        body.extend(b"\x00" * pad)
+        off += pad
+        rows.append((shstr.index(b"\x00" + name.encode() + b"\x00") + 1, sh_type, flags, off, len(data)))
+        body.extend(data)
+        off += len(data)
+
+    for name, data in sections:
+        place(name, data)
+    place(".shstrtab", shstr, 3, 0)
+    if strtab_after:
+        place(".strtab", b"\x00" + b"s" * (strtab_after - 1), 3, 0)
+    body.extend(b"\x00" * (-off % 8))
+    off += -off % 8
+    fmt = "<IIIIIIIIII" if elf32 else "<IIQQQQIIQQ"
+    table = struct.pack(fmt, *([0] * 10)) + b"".join(
+        struct.pack(fmt, n, t, f, 0, o, s, 0, 0, 8, 0) for n, t, f, o, s in rows)
+    shnum = len(rows) + 1
+    shoff = off if section_table else 0
+    ident = b"\x7fELF" + bytes([1 if elf32 else 2, 1, 1, 0]) + b"\x00" * 8
+    hdr = struct.pack("<HHIIIIIHHHHHH" if elf32 else "<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, ehsize, 0, 0,
+                      shentsize, shnum if section_table else 0, len(sections) + 1 if section_table else 0)
+    return ident + hdr + bytes(body) + (table if section_table else b"")

@@ -71,8 +71,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             else:
                 level = WARNING
                 head = f"forward-compat libcuda {lib.version} is not used on {words.pool_label(verdict)}, where the image needs it"
+            # Only the situations this library decides; the rest of the verdict is IL101's.
+            shown = broken or (unused if level != INFO else verdict.cases)
             yield finding(
-                f"{head}: {words.verdict_text(verdict)}{words.verdict_tail(verdict)}",
+                f"{head}: {words.verdict_text(verdict, shown)}{words.verdict_tail(verdict)}",
                 lib.provenance, severity=level, pool=pool,
                 remediation=words.fixes(verdict) or ("" if level == INFO else REMEDIATION),
                 compat_version=lib.version, **words.extra(verdict),

@@ -163,7 +163,7 @@ def test_compat_present_on_geforce_depends_on_the_runtime_and_says_so():
     assert by_condition["in legacy mode with toolkit >= 1.17.4, < 1.17.5; in cdi mode with toolkit >= 1.12.0, < 1.17.5"] == (
         "minor-version-compat", None)
     assert ("fails", "compat-not-supported-on-device") in by_condition.values()
-    assert "depends on the pool's runtime mode" in il101.message
+    assert "depends on the runtime" in il101.message
     assert "libnvidia-container" in il101.message and "enable-cuda-compat hook" in il101.message
 
 
@@ -198,3 +198,22 @@ def test_a_false_requirement_in_legacy_mode_is_il102s_and_il101_does_not_say_it_
     cdi = run(image, target(pool(driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
     [il101] = of(cdi, "IL101")
     assert il101.extra["outcome"] == "minor-version-compat"
+
+
+def test_workstation_gpu_is_not_a_forward_compatibility_target():
+    result = run(_image("12.4.1", "on-path"), target(pool(driver="535.104.05", gpus=("RTX A6000",))), select="IL1")
+    [il101] = of(result, "IL101")
+    assert il101.extra["outcome"] == "fails" and "workstation GPU" in il101.message and "804" in il101.message
+
+
+def test_the_concrete_fixes_the_matrix_knows_are_in_the_finding():
+    """Data-centre pool, CUDA 12.4 without compat libraries on R535: driver floor, the newest CUDA
+    the driver runs natively, and the cuda-compat package for the image's CUDA."""
+    result = run(_image("12.4.1", "absent"), target(pool(driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
+    [il101] = of(result, "IL101")
+    assert il101.extra["outcome"] == "minor-version-compat"
+    assert ">= 550.54.15" in il101.remediation
+    assert "rebuild on CUDA 12.2.2" in il101.remediation
+    assert "install cuda-compat-12-4" in il101.remediation
+    geforce = run(_image("12.4.1", "absent"), target(pool(driver="535.104.05", gpus=("RTX 3090",), runtime_mode="cdi", toolkit="1.18.0")))
+    assert "cuda-compat" not in of(geforce, "IL101")[0].remediation  # never offered where it cannot work

@@ -27,7 +27,6 @@ from imagelint.compat.evidence import (
     compat_on_loader_path,
     governing_cuda,
     major,
-    major_minor,
 )
 from imagelint.compat.pool import (
     DriverFacts,
@@ -346,4 +345,4 @@ def _would(case: Case) -> str:
     return "could not be judged either"
 
 
-__all__ = ["judge_pool", "major_minor"]
+__all__ = ["judge_pool"]

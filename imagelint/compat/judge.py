@@ -163,6 +163,8 @@ class _Judge:
                 return self._with_compat(sc, self.lib, "the image itself (its loader path: LD_LIBRARY_PATH / ld.so.conf)")
             assert self.host is not None
             inj = runtime_injection(sc, self.lib, self.host, self.matrix)
+            if inj.uncertain:
+                self.uncertain.append(inj.uncertain)
             if inj.injects:
                 return self._with_compat(sc, self.lib, inj.who)
             skipped = inj.why

@@ -12,7 +12,8 @@
 * container-toolkit release notes: legacy mode mounted compat libraries before 1.17.4,
   1.17.4 stopped, the enable-cuda-compat hook does it in every mode from 1.17.5 (when the
   compat driver's branch is newer than the host's; from 1.19.0 only for branches the ELF
-  note lists). jit-cdi exists from 1.18.0.
+  note lists), except legacy mode from 1.17.7, whose cuda-compat-mode=ldconfig default lets
+  libnvidia-container decide by major. jit-cdi exists from 1.18.0.
 
 Every cell runs the real rules on synthesized facts: IL101 and IL107 must report the
 expected outcome (``extra["outcome"]``), with IL101's severity following it, and no two
@@ -44,7 +45,7 @@ COMPAT = {
 # Host branches NVIDIA's forward-compatibility table marks incompatible (X) for the package.
 INCOMPATIBLE = {"12.4.1": {570, 580, 590}, "13.0.0": {590}, "11.8.0": set()}
 GPUS = {"datacenter": "T4", "geforce": "RTX 3090"}
-TOOLKITS = ("1.17.3", "1.18.0")  # before / after the compat hook (1.17.5); 1.18.0 also has jit-cdi
+TOOLKITS = ("1.17.3", "1.18.0", "1.19.0")  # before / after the compat hook (1.17.5); jit-cdi from 1.18.0; ELF note 1.19.0
 MODES = ("legacy", "cdi", "jit-cdi")
 
 
@@ -59,7 +60,8 @@ def expected(cuda: str, driver: str, gpu: str, compat: str, mode: str, toolkit: 
     loaded = compat == "on-path"
     if compat == "present":
         runtime_loads = (mode == "legacy" and v(toolkit) < v("1.17.4")) or v(toolkit) >= v("1.17.5")
-        if v(toolkit) >= v("1.19.0") and note:
+        legacy_ldconfig = mode == "legacy" and v(toolkit) >= v("1.17.7")  # libnvidia-container decides by major
+        if v(toolkit) >= v("1.19.0") and note and not legacy_ldconfig:
             newer = branch in note and v(compat_version) > v(driver)
         else:
             newer = int(compat_version.split(".")[0]) > branch

@@ -6,8 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from imagelint.check import run_check
-from imagelint.config import Config
+from imagelint.core.check import run_check
+from imagelint.core.config import Config
 from imagelint.facts.model import CudaVersionEvidence
 from imagelint.report import ReportOptions
 from imagelint.report import json as json_report

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from imagelint.facts.fatbin import FATBIN_CAPTURE_RULES, SCANNERS, FatbinScanner, gpu_code_facts, parse_fatbins
-from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability, parse_torch_arch_list
+from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability
 from imagelint.layers.match import compile_glob
 from imagelint.layers.model import CaptureRule, CaptureSpec
 from imagelint.layers.reader import read_image_filesystem
@@ -422,12 +422,6 @@ def test_jit_limits_from_the_matrix():
                    "580.65.06": ("13.0", "9.0")}
     assert jit_limit_for_cuda(m, "12.6").ptx_isa == "8.5"  # 12.6 writes no new ISA
     assert jit_limit_for_cuda(m, "12") is None and jit_limit_for_driver(m, None) is None
-
-
-def test_torch_arch_list():
-    a = parse_torch_arch_list("5.2 6.0;7.0 8.0 8.6 9.0a 9.0+PTX Ampere")
-    assert a.sass == ("sm_52", "sm_60", "sm_70", "sm_80", "sm_86", "sm_90a", "sm_90")
-    assert a.ptx == ("compute_90",) and a.unknown == ("Ampere",)
 
 
 # --- which members are scanned, and gpu_code_facts over a real image read -------------------

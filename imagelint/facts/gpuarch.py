@@ -1,7 +1,7 @@
 """Which compiled GPU code runs on which GPU: SASS and PTX targets against a compute capability.
 
 The targets come from fatbin headers (``imagelint.facts.fatbin``) or, as secondary
-evidence, from PyTorch's ``TORCH_CUDA_ARCH_LIST``.
+evidence, from build settings that name architectures (``imagelint.facts.archlist``).
 
 Compatibility (CUDA Programming Guide, "Compute Capabilities"; nvidia-facts.md §9):
 SASS ``sm_XY`` runs on compute capability X.Z when the major matches and Z >= Y;
@@ -215,35 +215,3 @@ def needed_for(cc: tuple[int, int]) -> str:
     major, minor = cc
     sass = f"sm_{major}{minor}" if minor == 0 else f"sm_{major}0..sm_{major}{minor}"
     return f"{sass} SASS or PTX <= compute_{major}{minor}"
-
-
-# --- PyTorch's arch list (secondary evidence) ---------------------------------------------
-
-_TORCH_ENTRY = re.compile(r"^(\d{1,2})\.(\d)([af]?)(\+PTX)?$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class TorchArchList:
-    """``TORCH_CUDA_ARCH_LIST`` as targets: ``8.0 8.6 9.0+PTX`` -> sm_80, sm_86, sm_90 + compute_90."""
-
-    sass: tuple[str, ...]
-    ptx: tuple[str, ...]
-    unknown: tuple[str, ...]  # names such as "Ampere" that PyTorch expands itself
-
-
-def parse_torch_arch_list(value: str) -> TorchArchList:
-    sass: list[str] = []
-    ptx: list[str] = []
-    unknown: list[str] = []
-    for item in re.split(r"[\s;,]+", value.strip()):
-        if not item:
-            continue
-        m = _TORCH_ENTRY.match(item)
-        if m is None:
-            unknown.append(item)
-            continue
-        arch = f"{int(m.group(1))}{m.group(2)}{m.group(3).lower()}"
-        sass.append(f"sm_{arch}")
-        if m.group(4):
-            ptx.append(f"compute_{arch}")
-    return TorchArchList(tuple(dict.fromkeys(sass)), tuple(dict.fromkeys(ptx)), tuple(unknown))

@@ -263,6 +263,16 @@ class GpuCodeObject:
         return dict(self.ptx_isa).get(ptx_target)
 
 
+@dataclass(frozen=True)
+class ArchListSetting:
+    """A build setting that names GPU architectures (``imagelint.facts.archlist``), as written:
+    secondary evidence of the GPU code an image has, where no fatbin says it."""
+
+    setting: str  # TORCH_CUDA_ARCH_LIST, CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, CUDAARCHS, nvcc
+    value: str  # "8.0 8.6+PTX", "80;86-real", "-gencode arch=compute_80,code=sm_80"
+    provenance: Provenance
+
+
 # --- base image ----------------------------------------------------------------------
 
 
@@ -368,6 +378,8 @@ class ImageFacts:
     warnings: tuple[str, ...] = ()
     workload: WorkloadFacts | None = None  # Kubernetes manifests only
     gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
+    # Build settings naming GPU architectures (env, Dockerfile ENV/ARG/RUN, build history, scripts)
+    arch_lists: tuple[ArchListSetting, ...] = ()
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

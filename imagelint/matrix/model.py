@@ -649,6 +649,13 @@ class Matrix:
         return None if best is None else PtxIsaVersion(best["ptx_isa"], best["min_cuda"], best["source"],
                                                        _uncertain(best))
 
+    # --- architecture names in build settings -------------------------------------------------
+    def gpu_arch_names(self, tool: str = "pytorch") -> tuple[tuple[str, str], ...]:
+        """(name, expansion) pairs a build tool expands in its arch list, combined names first
+        ("Ampere+Tegra" before "Ampere": PyTorch replaces them as text, in this order)."""
+        rows = [(r["name"], r["expands_to"]) for r in self._section("gpu_arch_names") if r["tool"] == tool]
+        return tuple(sorted(rows, key=lambda r: ("+" not in r[0], rows.index(r))))
+
     # --- names NVIDIA software and images use -------------------------------------------------
     def nvidia_name(self, name: str) -> NvidiaName | None:
         row = next((r for r in self._section("nvidia_names") if r["name"] == name), None)

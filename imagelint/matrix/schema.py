@@ -217,6 +217,15 @@ SECTIONS: dict[str, Section] = {
         ptx_isa=Field("string", True, _NUMERIC_VERSION),
         min_cuda=Field("string", True, _NUMERIC_VERSION),
     ),
+    # Architecture names a build tool expands in its arch list (PyTorch's TORCH_CUDA_ARCH_LIST:
+    # "Ampere" -> "8.0;8.6+PTX"). ``expands_to`` is in the tool's own syntax; IL401 reads a
+    # named list as secondary evidence of an image's GPU code.
+    "gpu_arch_names": _section(
+        ("tool", "name"),
+        tool=Field("string", True, enum=("pytorch",)),
+        name=Field("string", True),
+        expands_to=Field("string", True),
+    ),
     # Names NVIDIA software and images use (GFD node labels, image env/labels, workload image
     # names). ``values`` may hold "{profile}"/"{product}" placeholders or "*" globs (kind *-pattern).
     "nvidia_names": _section(

@@ -23,9 +23,14 @@ The JIT is the libcuda the compatibility model (IL101's verdict) loads: the host
 or the image's forward-compat libcuda where the runtime or the image puts it on the
 loader path; when CUDA itself does not initialise on the pool, the finding says so.
 
-When no library could be read but the image sets ``TORCH_CUDA_ARCH_LIST``
-(the architectures PyTorch was built for), that list is used as secondary
-evidence, and said so. Without a target GPU compute capability the rule
+When no library could be read (a Dockerfile, an image whose layers were not
+read, or one with no fatbin), the build settings that name architectures are
+used as secondary evidence, and said so (warning, not error):
+``TORCH_CUDA_ARCH_LIST`` (``"8.0 8.6+PTX"``; names such as ``Ampere`` expand as
+PyTorch expands them, from the matrix), ``CUDA_ARCH_LIST``,
+``CMAKE_CUDA_ARCHITECTURES`` / ``CUDAARCHS`` (``"80;86-real"``), and nvcc's
+``-gencode``/``-arch`` flags, in env, Dockerfile ``ENV``/``ARG``/``RUN`` lines
+(every stage), the image's build history and its shell scripts. Without a target GPU compute capability the rule
 reports (info) what the image was compiled for.
 
 Remediation: rebuild the library with SASS for the pool's GPU (``-gencode
@@ -77,7 +82,9 @@ REMEDIATION = (
     "Rebuild the library with SASS for the GPU's architecture (-gencode arch=compute_XY,code=sm_XY) "
     "plus PTX for the newest one (code=compute_XY), or use a build that includes it."
 )
-TORCH_ENV = "TORCH_CUDA_ARCH_LIST"
+# Env names that carry an arch list (the same as imagelint.facts.archlist.ENV_SETTINGS, which
+# is not imported at module level to keep ``imagelint lint`` start-up light).
+ARCH_ENV = ("TORCH_CUDA_ARCH_LIST", "CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
@@ -87,22 +94,16 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if not facts.gpu_code_read:
         return  # libraries were not scanned: no pool GPU with a known compute capability to judge
     code = [c for c in facts.gpu_code if c.sass or c.ptx]
-    secondary = ""  # why the env var stands in for the binaries, when it does
+    secondary = ""  # why build settings stand in for the binaries, when they do
     if not code:
-        torch = facts.env_setting(TORCH_ENV)
-        if torch is None:
+        code = _from_arch_lists(ctx)
+        if not code:
             return
-        # The arch module is imported only past these returns: most files ``imagelint lint``
-        # reads have no GPU code, and the pre-commit hook should not pay for importing it.
-        from imagelint.facts.gpuarch import parse_torch_arch_list
-
-        arch = parse_torch_arch_list(torch.value)
-        if not (arch.sass or arch.ptx):
-            return
-        code = [GpuCodeObject(f"env {TORCH_ENV}", arch.sass, arch.ptx, torch.provenance)]
-        secondary = (
-            "no library in the image has fatbin GPU code" if facts.complete else "the image's layers were not read"
-        )
+        if facts.kind == "dockerfile":
+            secondary = "a Dockerfile holds no binaries to read"
+        else:
+            secondary = ("no library in the image has fatbin GPU code" if facts.complete
+                         else "the image's layers were not read")
 
     from imagelint.facts.gpuarch import parse_compute_capability
 
@@ -119,6 +120,28 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 yield from _check_one(obj, pool, cc, labels, secondary, ctx.matrix, jit, jit_note)
     if not ctx.pools:
         yield _no_target_gpu(code, None, secondary)
+
+
+def _from_arch_lists(ctx: RuleContext) -> list[GpuCodeObject]:
+    """One pseudo code object per build setting that names architectures (secondary evidence).
+
+    The arch modules are imported only here: most files ``imagelint lint`` reads have no
+    GPU code, and the pre-commit hook should not pay for importing them."""
+    if not ctx.facts.arch_lists and not any(e.name in ARCH_ENV for e in ctx.facts.env):
+        return []
+    from imagelint.facts.archlist import arch_targets, settings_in_env, unique_settings
+
+    # The env's own settings first (what the image states), then Dockerfile lines, history, scripts.
+    settings = unique_settings([*settings_in_env(ctx.facts.env), *ctx.facts.arch_lists])
+
+    names = ctx.matrix.gpu_arch_names() if ctx.matrix is not None else ()
+    out = []
+    for setting in settings:
+        t = arch_targets(setting, names)
+        if t.sass or t.ptx:
+            out.append(GpuCodeObject(f"{setting.setting}={setting.value}", t.sass, t.ptx, setting.provenance,
+                                     evidence=setting.setting))
+    return out
 
 
 def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -> dict[tuple[int, int], list[str]]:
@@ -173,10 +196,11 @@ def _check_one(
     where = _name(obj, secondary)
     extra = dict(
         library=obj.path, sass=list(obj.sass), ptx=list(obj.ptx), compute_capability=f"{cc[0]}.{cc[1]}",
-        evidence="TORCH_CUDA_ARCH_LIST" if secondary else obj.evidence, outcome=verdict.outcome,
+        evidence=obj.evidence, outcome=verdict.outcome,
         ptx_isa=dict(obj.ptx_isa),
     )
-    note = f" (secondary evidence: the image's TORCH_CUDA_ARCH_LIST; {secondary})" if secondary else ""
+    note = f" (secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()}; {secondary})" \
+        if secondary else ""
     note += _placement_note(obj) + (jit_note if verdict.outcome != gpuarch.SASS_RUNS else "")
     jit = verdict.jit
     if verdict.outcome == gpuarch.NO_KERNEL:
@@ -242,7 +266,7 @@ def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: 
     ptx = sorted({p for c in code for p in c.ptx})
     has = ", ".join(sass + ptx)
     if secondary:
-        subject = "TORCH_CUDA_ARCH_LIST (secondary evidence)"
+        subject = f"{', '.join(sorted({c.evidence for c in code}))} (secondary evidence)"
     else:
         subject = f"{len(code)} {'library' if len(code) == 1 else 'libraries'} with GPU code"
     scope = f"pool {pool.name}: " if pool is not None else ""
@@ -255,7 +279,7 @@ def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: 
 
 def _name(obj: GpuCodeObject, secondary: str) -> str:
     if secondary:
-        return "PyTorch (TORCH_CUDA_ARCH_LIST)"
+        return f"the code built with {obj.path}"
     p: Provenance = obj.provenance
     layer = f" (layer {p.layer_index})" if p.layer_index is not None else ""
     return f"/{obj.path}{layer}"

@@ -134,19 +134,58 @@ def compile_library(gencodes: tuple[str, ...], extra: tuple[str, ...] = ()) -> P
     return out
 
 
-def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:
-    """(SASS, PTX) target names cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``)."""
-    proc = subprocess.run([str(cuobjdump()), "--list-elf", "--list-ptx", str(path)], capture_output=True,
-                          text=True, timeout=60)
-    sass, ptx_ = set(), set()
-    for line in proc.stdout.splitlines():
+# Architectures to ask cuobjdump about one by one when it refuses a whole file: cuobjdump 13
+# stops with "Support for 'sm_35' has been removed" on CUDA 11 libraries that carry Kepler code.
+ORACLE_ARCHES = tuple(f"sm_{a}" for a in (35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100,
+                                            101, 103, 110, 120, 121)) + tuple(
+    f"sm_{a}{v}" for a in (90, 100, 101, 103, 110, 120, 121) for v in "af")
+
+
+def _listing(path: Path, arch: str | None) -> tuple[int, str, str]:
+    args = [str(cuobjdump()), "--list-elf", "--list-ptx", *(["-arch", arch] if arch else []), str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _parse_listing(stdout: str, sass: set[str], ptx_: set[str]) -> None:
+    for line in stdout.splitlines():
         name = line.rsplit(":", 1)[-1].strip()
         arch = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
         if line.startswith("ELF file"):
             sass.add(arch)
         elif line.startswith("PTX file"):
             ptx_.add(arch.replace("sm_", "compute_"))
+
+
+def cuobjdump_listing(path: Path) -> tuple[set[str], set[str], set[str]]:
+    """(SASS, PTX, unchecked) cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``).
+
+    When cuobjdump refuses the file because of an architecture it no longer supports, it is
+    asked arch by arch; ``unchecked`` names the architectures it refused (not verified)."""
+    sass: set[str] = set()
+    ptx_: set[str] = set()
+    rc, out, err = _listing(path, None)
+    if rc == 0 or "has been removed" not in err:
+        _parse_listing(out, sass, ptx_)
+        return sass, ptx_, set()
+    unchecked: set[str] = set()
+    for arch in ORACLE_ARCHES:
+        rc, out, err = _listing(path, arch)
+        if "has been removed" in err or "is not defined for option" in err:
+            unchecked.add(arch)  # an arch this cuobjdump no longer knows
+        _parse_listing(out, sass, ptx_)
+    return sass, ptx_, unchecked
+
+
+def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:
+    sass, ptx_, _ = cuobjdump_listing(path)
     return sass, ptx_
+
+
+def as_cuobjdump_names(sass: list[str]) -> set[str]:
+    """cuobjdump names a family-specific cubin by its plain arch (``sm_100f`` -> ``sm_100.cubin``;
+    the fatbin header's family flag is what says ``f``), and keeps ``a``."""
+    return {t[:-1] if t.endswith("f") else t for t in sass}
 
 
 # --- synthetic ELF files holding fatbins in named sections ----------------------------------

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from imagelint.facts.fatbin import FATBIN_CAPTURE_RULES, SCANNERS, FatbinScanner, gpu_code_facts, parse_fatbins
-from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability, parse_torch_arch_list
+from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability
 from imagelint.layers.match import compile_glob
 from imagelint.layers.model import CaptureRule, CaptureSpec
 from imagelint.layers.reader import read_image_filesystem
@@ -26,6 +26,8 @@ from tests.facts.fatbin_support import (
     DEBUG,
     compile_library,
     container,
+    as_cuobjdump_names,
+    cuobjdump_listing,
     cuobjdump_targets,
     elf_with_sections,
     entry,
@@ -424,12 +426,6 @@ def test_jit_limits_from_the_matrix():
     assert jit_limit_for_cuda(m, "12") is None and jit_limit_for_driver(m, None) is None
 
 
-def test_torch_arch_list():
-    a = parse_torch_arch_list("5.2 6.0;7.0 8.0 8.6 9.0a 9.0+PTX Ampere")
-    assert a.sass == ("sm_52", "sm_60", "sm_70", "sm_80", "sm_86", "sm_90a", "sm_90")
-    assert a.ptx == ("compute_90",) and a.unknown == ("Ampere",)
-
-
 # --- which members are scanned, and gpu_code_facts over a real image read -------------------
 
 
@@ -485,21 +481,27 @@ def test_gpu_code_facts_from_a_real_image_read(tmp_path):
 REAL_CASES = [
     (("arch=compute_80,code=sm_80",), ["sm_80"], []),
     (("arch=compute_80,code=sm_80", "arch=compute_80,code=compute_80"), ["sm_80"], ["compute_80"]),
+    (("arch=compute_80,code=compute_80",), [], ["compute_80"]),  # CUDA 13 PTX only (ISA 9.0)
     (("arch=compute_90a,code=sm_90a",), ["sm_90a"], []),
+    (("arch=compute_100a,code=sm_100a",), ["sm_100a"], []),
+    (("arch=compute_100f,code=sm_100f",), ["sm_100f"], []),
+    (("arch=compute_120f,code=[sm_120f,compute_120f]",), ["sm_120f"], ["compute_120f"]),
     (("arch=compute_75,code=sm_75", "arch=compute_86,code=sm_86"), ["sm_75", "sm_86"], []),
 ]
+REAL_IDS = ["sm80", "sm80+ptx", "ptx80-only", "sm90a", "sm100a", "sm100f", "sm120f+ptx", "sm75+sm86"]
 
 
 @pytest.mark.network
 @pytest.mark.slow
-@pytest.mark.parametrize("gencodes, sass, ptx_targets", REAL_CASES, ids=["sm80", "sm80+ptx", "sm90a", "sm75+sm86"])
+@pytest.mark.parametrize("gencodes, sass, ptx_targets", REAL_CASES, ids=REAL_IDS)
 def test_real_nvcc_libraries(gencodes, sass, ptx_targets):
     lib = compile_library(gencodes)
     data = lib.read_bytes()
     r = scan(data, 1 << 20)
     assert r["sass"] == sass and r["ptx"] == ptx_targets
     assert not r["malformed"] and not r["truncated"] and r == parse_fatbins(data) == scan(data, 4093)
-    assert (set(r["sass"]), set(r["ptx"])) == cuobjdump_targets(lib)
+    assert r == _scan_dropping(data) and r["unplaced"] == 0 and r["not_loaded"] == {}
+    assert (as_cuobjdump_names(r["sass"]), set(r["ptx"])) == cuobjdump_targets(lib)
     if ptx_targets:
         assert r["ptx_isa"] == {ptx_targets[0]: "9.0"}  # CUDA 13.0 writes PTX ISA 9.0
 
@@ -515,3 +517,60 @@ def test_real_relocatable_device_code_build():
     assert (set(r["sass"]), set(r["ptx"])) == cuobjdump_targets(lib) == ({"sm_80"}, set())
     assert r["not_loaded"]["__nv_relfatbin"]["ptx"] == ["compute_90"] and r["unplaced"] == 0
     assert r == parse_fatbins(data) == _scan_dropping(data)
+
+
+# What NVIDIA's rules say for the real builds above, per compute capability and driver: SASS runs
+# within its major (a: that GPU only; f: its family), PTX JITs forward (a/f: not past the
+# arch/family) when the driver's JIT knows CUDA 13.0's ISA 9.0 -- R580 does, R535 (CUDA 12.2,
+# ISA 8.2) does not.
+CCS = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (10, 3), (12, 0), (12, 1)]
+EXPECTED = {
+    "ptx80-only": {"535.104.05": {cc: "no-kernel" if cc < (8, 0) else "ptx-too-new" for cc in CCS},
+                   "580.65.06": {cc: "no-kernel" if cc < (8, 0) else "jit" for cc in CCS}},
+    "sm100f": {d: {cc: "sass" if cc in ((10, 0), (10, 3)) else "no-kernel" for cc in CCS}
+               for d in ("535.104.05", "580.65.06")},
+    "sm100a": {d: {cc: "sass" if cc == (10, 0) else "no-kernel" for cc in CCS} for d in ("535.104.05", "580.65.06")},
+    "sm120f+ptx": {d: {cc: "sass" if cc in ((12, 0), (12, 1)) else "no-kernel" for cc in CCS}
+                   for d in ("535.104.05", "580.65.06")},
+    "sm80+ptx": {"535.104.05": {cc: "no-kernel" if cc < (8, 0) else "sass" if cc < (9, 0) else "ptx-too-new"
+                                for cc in CCS},
+                 "580.65.06": {cc: "no-kernel" if cc < (8, 0) else "sass" if cc < (9, 0) else "jit" for cc in CCS}},
+}
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_real_builds_per_gpu_and_driver(case):
+    from imagelint.facts.gpuarch import jit_limit_for_driver, judge_kernels
+    from tests.rules.helpers import matrix
+
+    gencodes = REAL_CASES[REAL_IDS.index(case)][0]
+    r = parse_fatbins(compile_library(gencodes).read_bytes())
+    for driver, per_cc in EXPECTED[case].items():
+        jit = jit_limit_for_driver(matrix(), driver)
+        got = {cc: judge_kernels(r["sass"], r["ptx"], cc, jit, r["ptx_isa"].items()).outcome for cc in CCS}
+        assert got == per_cc, driver
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_real_cuda11_library_from_pypi():
+    """A CUDA 11.x library from a PyPI wheel (nvjpeg 11.9, built by CUDA 11.8: PTX ISA 7.8), Kepler
+    to Hopper. cuobjdump 13 refuses Kepler, so it is asked arch by arch and sm_35/sm_37 stay unverified."""
+    import zipfile
+
+    from tests.facts.test_real_nvidia_files import _wheel
+
+    whl = _wheel("nvidia-nvjpeg-cu11")
+    out = whl.parent / "libnvjpeg.so.11"
+    if not out.is_file():
+        with zipfile.ZipFile(whl) as z:
+            out.write_bytes(z.read(next(n for n in z.namelist() if n.endswith("/libnvjpeg.so.11"))))
+    data = out.read_bytes()
+    r = scan(data, 1 << 16)
+    assert r == parse_fatbins(data) == _scan_dropping(data) and not r["malformed"] and r["unplaced"] == 0
+    assert set(r["ptx_isa"].values()) == {"7.8"} and r["ptx"] == ["compute_90"]
+    sass, ptx_, unchecked = cuobjdump_listing(out)
+    assert unchecked >= {"sm_35", "sm_37"}
+    assert as_cuobjdump_names(r["sass"]) - unchecked == sass and set(r["ptx"]) == ptx_

@@ -49,6 +49,8 @@ COMMANDS = {
     "matrix": "matrix_cmd",
     "target": "target_cmd",
     "cache": "cache_cmd",
+    "gpus": "catalog_cmd",
+    "drivers": "catalog_cmd",
 }
 
 

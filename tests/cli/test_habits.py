@@ -119,3 +119,22 @@ def test_old_overlay_spellings_still_work_with_a_note(tmp_path):
     (tmp_path / ".git").mkdir()
     r = cli("check", EXAMPLE, "--driver", "535.104.05", cwd=tmp_path)
     assert r.returncode == 1 and "'matrix-overlays' is deprecated; write 'matrix-overlay'" in r.stderr
+
+
+def test_gpus_and_drivers_list_what_the_matrix_knows_and_search():
+    from imagelint.matrix import load_matrix
+
+    m = load_matrix()
+    every = json.loads(cli("gpus", "--format", "json").stdout)
+    assert [g["name"] for g in every] == [r["name"] for r in m.rows("gpus")]
+    hopper = cli("gpus", "HOPPER")
+    assert hopper.returncode == 0 and "H100" in hopper.stdout and "Tesla T4" not in hopper.stdout
+    by_alias = json.loads(cli("gpus", "nvidia-h100-80gb", "--format", "json").stdout)
+    assert [g["name"] for g in by_alias] == ["NVIDIA H100"]
+    assert cli("gpus", "no-such-gpu").stdout.strip() == "no GPU matches 'no-such-gpu'"
+    for alias in every[0]["aliases"][:2]:
+        assert cli("target", "show", "--gpu", alias).returncode == 0, "a listed name is one --gpu accepts"
+    drivers = json.loads(cli("drivers", "--format", "json").stdout)
+    assert {d["branch"] for d in drivers} == {r["branch"] for r in m.rows("driver_branches")}
+    lts = cli("drivers", "long term")
+    assert lts.returncode == 0 and "535" in lts.stdout and all("Long Term" in line for line in lts.stdout.splitlines()[1:])

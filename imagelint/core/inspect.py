@@ -26,11 +26,12 @@ def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     ``options.cache_dir`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the XDG
     cache dir); ``options.no_cache`` turns the cache off, as does ``IMAGELINT_NO_CACHE=1``.
     """
-    from imagelint.cachedir import default_cache_dir
+    from imagelint.cachedir import cache_max_bytes, default_cache_dir
+    from imagelint.layers.cache import DEFAULT_MAX_BYTES
 
     if options.no_cache or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
         return None
-    return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir())
+    return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
 
 
 def inspect_reference(

@@ -138,3 +138,23 @@ def test_gpus_and_drivers_list_what_the_matrix_knows_and_search():
     assert {d["branch"] for d in drivers} == {r["branch"] for r in m.rows("driver_branches")}
     lts = cli("drivers", "long term")
     assert lts.returncode == 0 and "535" in lts.stdout and all("Long Term" in line for line in lts.stdout.splitlines()[1:])
+
+
+def test_cache_info_and_clean_agree_in_human_sizes_and_the_limit_is_settable(tmp_path):
+    cache = tmp_path / "cache"
+    env = {"IMAGELINT_NO_CACHE": "0"}
+    assert cli("check", EXAMPLE, "--cache-dir", str(cache), env=env).returncode in (0, 1)
+    info = json.loads(cli("cache", "info", "--cache-dir", str(cache), "--format", "json").stdout)
+    assert info["entries"] > 0 and info["bytes"] > 0 and info["max_bytes"] == 512 << 20
+    text = cli("cache", "info", "--cache-dir", str(cache)).stdout
+    assert f"{info['entries']} layer extract(s)" in text and "KiB" in text and "bytes" not in text
+    cleaned = cli("cache", "clean", "--cache-dir", str(cache)).stdout
+    assert cleaned.startswith(f"removed {info['entries']} layer extract(s) and image facts and "), cleaned
+    assert json.loads(cli("cache", "info", "--cache-dir", str(cache), "--format", "json").stdout)["entries"] == 0
+    # the limit: shown, and kept (least recently used entries go)
+    small = {**env, "IMAGELINT_CACHE_MAX_SIZE": "4K"}
+    assert json.loads(cli("cache", "info", "--cache-dir", str(cache), "--format", "json", env=small).stdout)["max_bytes"] == 4096
+    assert cli("check", EXAMPLE, "--cache-dir", str(cache), env=small).returncode in (0, 1)
+    assert json.loads(cli("cache", "info", "--cache-dir", str(cache), "--format", "json").stdout)["bytes"] <= 4096
+    bad = cli("cache", "info", env={"IMAGELINT_CACHE_MAX_SIZE": "lots"})
+    assert bad.returncode == 2 and "IMAGELINT_CACHE_MAX_SIZE 'lots'" in bad.stderr

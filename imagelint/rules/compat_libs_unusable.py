@@ -38,7 +38,6 @@ NAME = "compat-libs-unusable"
 SEVERITY = WARNING
 TITLE = "Forward-compat libraries will not be used on a pool, or fail there"
 NEEDS = (NEEDS_FILES, NEEDS_TARGET)
-TAGS = ("gpu", "cuda", "driver-compatibility")
 REFERENCES = (
     "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
     "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/release-notes.html",

@@ -58,7 +58,6 @@ NAME = "cuda-driver-too-old"
 SEVERITY = ERROR
 TITLE = "CUDA runtime needs a newer driver than the target has"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES, NEEDS_TARGET)
-TAGS = ("gpu", "cuda", "driver-compatibility")
 REFERENCES = (
     "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#cuda-major-component-versions",
     "https://docs.nvidia.com/deploy/cuda-compatibility/",

@@ -36,7 +36,6 @@ NAME = "cuda-stubs-on-loader-path"
 SEVERITY = ERROR
 TITLE = "CUDA stubs directory on the runtime loader path"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
-TAGS = ("gpu", "driver-libraries", "loader")
 REFERENCES = ("https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",)
 REMEDIATION = "Put the stubs directory on LIBRARY_PATH (link time), not LD_LIBRARY_PATH or ld.so.conf."
 

@@ -21,7 +21,6 @@ NAME = "cuda-version-conflict"
 SEVERITY = WARNING
 TITLE = "CUDA version evidence disagrees"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
-TAGS = ("gpu", "cuda", "driver-compatibility")
 PRECISION = "medium"
 REFERENCES = ("https://docs.nvidia.com/deploy/cuda-compatibility/",)
 REMEDIATION = "Keep one CUDA runtime per image, or make CUDA_VERSION/labels match the installed toolkit."

@@ -23,7 +23,6 @@ NAME = "device-plugin-incompatible"
 SEVERITY = ERROR
 TITLE = "Device plugin requirements not met by the pool"
 NEEDS = (NEEDS_TARGET,)
-TAGS = ("gpu", "kubernetes", "gpu-operator")
 REFERENCES = ("https://github.com/NVIDIA/k8s-device-plugin#prerequisites",)
 REMEDIATION = "Upgrade the device plugin (or GPU Operator) to a release that supports the pool's stack."
 

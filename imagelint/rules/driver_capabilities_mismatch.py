@@ -24,7 +24,6 @@ NAME = "driver-capabilities-mismatch"
 SEVERITY = WARNING
 TITLE = "NVIDIA_DRIVER_CAPABILITIES lacks what the image needs"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
-TAGS = ("gpu", "gpu-isolation", "configuration")
 REFERENCES = ("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",)
 REMEDIATION = "Set NVIDIA_DRIVER_CAPABILITIES to every capability the image uses (e.g. compute,utility,video)."
 

@@ -33,7 +33,6 @@ NAME = "driver-lib-bundled"
 SEVERITY = ERROR
 TITLE = "Driver library bundled in the image"
 NEEDS = (NEEDS_FILES,)
-TAGS = ("gpu", "driver-libraries", "loader")
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit",)
 REMEDIATION = "Remove driver packages from the image; the container toolkit injects the host's driver libraries."
 

@@ -31,7 +31,6 @@ NAME = "gpu-node-selector-unsatisfiable"
 SEVERITY = ERROR
 TITLE = "GPU pod's node selector matches no GPU pool"
 NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
-TAGS = ("gpu", "kubernetes", "scheduling")
 REFERENCES = (
     "https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/",
     "https://github.com/NVIDIA/k8s-device-plugin/tree/main/docs/gpu-feature-discovery",

@@ -32,7 +32,6 @@ NAME = "gpu-request-limit-mismatch"
 SEVERITY = ERROR
 TITLE = "GPU resource request without an equal limit"
 NEEDS = (NEEDS_CONFIG,)
-TAGS = ("gpu", "kubernetes", "scheduling")
 REFERENCES = (
     "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/",
     "https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources",

@@ -40,7 +40,6 @@ NAME = "gpu-resource-unknown"
 SEVERITY = ERROR
 TITLE = "GPU resource name not advertised by the target"
 NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
-TAGS = ("gpu", "kubernetes", "scheduling")
 REFERENCES = (
     "https://github.com/NVIDIA/k8s-device-plugin#configuration-option-details",
     "https://docs.nvidia.com/datacenter/cloud-native/kubernetes/latest/index.html",

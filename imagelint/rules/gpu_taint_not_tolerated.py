@@ -32,7 +32,6 @@ NAME = "gpu-taint-not-tolerated"
 SEVERITY = ERROR
 TITLE = "GPU pod tolerates no GPU pool's taints"
 NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
-TAGS = ("gpu", "kubernetes", "scheduling")
 REFERENCES = ("https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/",)
 REMEDIATION = "Add tolerations for the taints of the GPU pool the pod should run on."
 

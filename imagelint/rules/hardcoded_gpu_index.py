@@ -31,7 +31,6 @@ NAME = "hardcoded-gpu-index"
 SEVERITY = ERROR
 TITLE = "Hard-coded GPU index"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
-TAGS = ("gpu", "gpu-isolation", "configuration")
 REFERENCES = ("https://docs.nvidia.com/metropolis/deepstream/dev-guide/text/DS_ref_app_deepstream.html",)
 REMEDIATION = "Use GPU 0 inside the container (the runtime renumbers), or read the index from the environment."
 

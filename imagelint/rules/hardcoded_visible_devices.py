@@ -33,7 +33,6 @@ NAME = "hardcoded-visible-devices"
 SEVERITY = ERROR
 TITLE = "GPU visibility pinned to fixed indices or UUIDs"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
-TAGS = ("gpu", "gpu-isolation", "configuration")
 REFERENCES = ("https://github.com/NVIDIA/k8s-device-plugin",)
 REMEDIATION = "Remove the fixed device list; request nvidia.com/gpu and let the device plugin choose."
 

@@ -74,7 +74,6 @@ NAME = "no-kernel-for-gpu"
 SEVERITY = ERROR
 TITLE = "No compiled GPU code for the pool's GPU architecture"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES, NEEDS_TARGET)
-TAGS = ("gpu", "gpu-architecture", "portability")
 REFERENCES = (
     "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html",
     "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-compilation",

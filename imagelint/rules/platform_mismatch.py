@@ -21,7 +21,6 @@ NAME = "platform-mismatch"
 SEVERITY = ERROR
 TITLE = "Image platform does not match the pool's architecture"
 NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
-TAGS = ("gpu", "gpu-architecture", "portability")
 REFERENCES = ("https://github.com/opencontainers/image-spec/blob/main/image-index.md",)
 REMEDIATION = "Publish a multi-platform image that includes the pool's architecture."
 

@@ -31,7 +31,6 @@ NAME = "require-check-disabled"
 SEVERITY = WARNING
 TITLE = "The runtime's NVIDIA_REQUIRE_* check is disabled or checks nothing"
 NEEDS = (NEEDS_CONFIG,)
-TAGS = ("gpu", "cuda", "driver-compatibility")
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/internal/config/image/cuda_image.go",)
 REMEDIATION = "Set NVIDIA_REQUIRE_CUDA=cuda>=X.Y for the image's CUDA (and remove NVIDIA_DISABLE_REQUIRE where it is set)."
 

@@ -36,7 +36,6 @@ NAME = "require-invalid"
 SEVERITY = ERROR
 TITLE = "NVIDIA_REQUIRE_* or CUDA_VERSION cannot be parsed by the runtime"
 NEEDS = (NEEDS_CONFIG,)
-TAGS = ("gpu", "cuda", "driver-compatibility")
 REFERENCES = ("https://github.com/NVIDIA/libnvidia-container/blob/master/src/cli/dsl.c",)
 REMEDIATION = "Fix the requirement syntax (spaces = OR, commas = AND; operators = != < <= > >=)."
 

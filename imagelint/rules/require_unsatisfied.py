@@ -39,7 +39,6 @@ NAME = "require-unsatisfied"
 SEVERITY = ERROR
 TITLE = "NVIDIA_REQUIRE_* is not satisfied by a node pool"
 NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
-TAGS = ("gpu", "cuda", "driver-compatibility")
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md",)
 REMEDIATION = "Run on nodes whose driver satisfies the requirement, or rebuild on a base image the driver supports."
 

@@ -32,7 +32,6 @@ NAME = "runtime-class-missing"
 SEVERITY = WARNING
 TITLE = "GPU pod's RuntimeClass missing or unknown"
 NEEDS = (NEEDS_CONFIG, NEEDS_TARGET)
-TAGS = ("gpu", "kubernetes", "scheduling")
 REFERENCES = (
     "https://kubernetes.io/docs/concepts/containers/runtime-class/",
     "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html",

@@ -23,7 +23,6 @@ NAME = "toolkit-incompatible"
 SEVERITY = ERROR
 TITLE = "Container toolkit requirements not met by the pool"
 NEEDS = (NEEDS_TARGET,)
-TAGS = ("gpu", "kubernetes", "gpu-operator")
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/CHANGELOG.md",)
 REMEDIATION = "Upgrade the NVIDIA container toolkit (or GPU Operator) to a release that supports the pool."
 

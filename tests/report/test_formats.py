@@ -9,7 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from imagelint.core.engine import ImageResult
 from imagelint.report import FORMAT_NAMES, ReportOptions, render
+from imagelint.rules.base import Finding
 from imagelint.report.github import escape_data, escape_property, step_summary
 from imagelint.report.sarif import SarifArtifacts
 
@@ -134,3 +136,27 @@ def test_text_lists_rules_that_need_a_target():
 def test_no_secret_in_any_format(busy_run, fmt):
     assert SECRET not in render(fmt, busy_run, SARIF_OPTIONS)
     assert SECRET not in step_summary(busy_run)
+
+
+def test_findings_are_a_headline_and_detail_lines():
+    from imagelint.report._common import annotation_text, headline_and_details
+
+    long = ("pool p (driver 535.104.05, T4): CUDA 12.4.1 (from version.json) depends on the runtime (give --runtime-mode): "
+            "in legacy mode with toolkit >= 1.17.4; in cdi mode: runs only through minor-version compatibility; " + "x" * 600)
+    head, details = headline_and_details(long)
+    assert head == "pool p (driver 535.104.05, T4): CUDA 12.4.1 (from version.json) depends on the runtime (give --runtime-mode)"
+    assert details[0] == "in legacy mode with toolkit >= 1.17.4" and details[-1] == "x" * 600
+    assert headline_and_details("short; detail") == ("short", ("detail",))
+    note = annotation_text(long, 300)
+    assert len(note) <= 300 and note.startswith(head) and note.endswith("more detail line(s) in the JSON report")
+
+
+def test_github_annotations_stay_short_and_json_keeps_the_whole_message():
+    msg = "headline of it; " + "; ".join(f"detail {i} " + "y" * 60 for i in range(20))
+    f = Finding("IL101", "cuda-driver-too-old", "error", msg, None)
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL101",))])
+    [line] = [ln for ln in render("github", r).splitlines() if ln.startswith("::error title=IL101")]
+    assert len(line) < 500 and "headline of it%0Adetail 0" in line
+    assert json.loads(render("json", r))["results"][0]["findings"][0]["message"] == msg
+    text = render("text", r)
+    assert "IL101 cuda-driver-too-old: headline of it\n      detail 0 " in text and "detail 19" in text

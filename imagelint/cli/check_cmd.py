@@ -79,7 +79,10 @@ def check_command(
         references = list(references or setup.config.images)
         if not references:
             raise UsageError("no image to check: give a reference, or list `images` in .imagelint.toml")
-        run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
+        from imagelint.cli.progress import progress_line
+
+        with progress_line(quiet=quiet):
+            run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
         emit_reports(run, setup.plan, setup.sarif_artifacts, color=color, quiet=quiet)
     except ImagelintError as exc:
         raise fail(exc) from None

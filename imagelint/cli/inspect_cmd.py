@@ -30,7 +30,10 @@ def inspect_command(
         from imagelint.cli.choices import choose
 
         output_format = choose(output_format, FORMATS, "--format")
-        facts = inspect_reference(ref, source_options, read_layers=not config_only)
+        from imagelint.cli.progress import progress_line
+
+        with progress_line():
+            facts = inspect_reference(ref, source_options, read_layers=not config_only)
     except ImagelintError as exc:
         raise fail(exc) from None
     if output_format == "json":

@@ -75,8 +75,11 @@ def lint_command(
             images=list(image or ()),
         )
         images = tuple(image or ())
-        run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
-                       source_options=source_options() if images else None)
+        from imagelint.cli.progress import progress_line
+
+        with progress_line(quiet=quiet or not images):  # only --image reads images
+            run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
+                           source_options=source_options() if images else None)
         emit_reports(run, setup.plan, setup.sarif_artifacts, color=color, quiet=quiet)
     except ImagelintError as exc:
         raise fail(exc) from None

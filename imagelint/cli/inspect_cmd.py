@@ -9,7 +9,7 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
-from imagelint.errors import ImagelintError, UsageError
+from imagelint.errors import ImagelintError
 from imagelint.sources import SourceOptions
 
 FORMATS = ("text", "json")

@@ -228,7 +228,7 @@ class _TargetFileReader:
         if cc is not None:
             try:
                 cc = parse_compute_capability(cc, f"{where}: compute-capability")  # 8.0, 9, sm_90: as the flag
-            except UsageError as exc:
+            except UsageError:
                 raise self.error(f"{where}: compute-capability {cc!r} is not MAJOR.MINOR (8.0), MAJOR (9) or sm_90",
                                  "gpus", index) from None
         spec = GpuSpec(

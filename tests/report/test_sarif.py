@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult
 from imagelint.report import ReportOptions, render
 from imagelint.report.sarif import (

@@ -28,8 +28,11 @@ code scanning" and "SARIF results exceed limits" pages):
   at most 20 tags per rule; rules carry ``tags``, ``precision``,
   ``problem.severity`` and, for rules tagged ``security``, ``security-severity``.
 
-An unreadable image gets a run with ``executionSuccessful: false``, an error
-notification and no results.
+An unreadable image gets no run of its own when another image was read (an empty run for
+its category would close its alerts on upload): its error notification goes into the first
+readable run, whose invocation then says ``executionSuccessful: false``. When no image could be
+read, each gets a run with the notification and no results (the docs' workflow does not upload
+then: exit code 3).
 """
 
 from __future__ import annotations
@@ -309,6 +312,14 @@ class _Writer:
             groups.setdefault(category, []).append(r)
         if not groups:
             groups["imagelint/files"] = []
+        # An image that could not be read must not get a run of its own next to readable ones: an
+        # upload with an empty run for its category would mark all its alerts fixed. Its error goes
+        # into the first readable run's invocation (executionSuccessful false) instead.
+        unreadable = [c for c, rs in groups.items() if all(r.error for r in rs)]
+        readable = [c for c in groups if c not in unreadable]
+        if unreadable and readable:
+            for c in unreadable:
+                groups[readable[0]].extend(groups.pop(c))
         if len(groups) > MAX_RUNS:
             raise SarifLimitError(
                 f"GitHub code scanning takes at most {MAX_RUNS} runs per SARIF file (one per image) and this "

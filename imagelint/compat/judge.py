@@ -184,7 +184,7 @@ class _Judge:
         if outcome.result != "fail":
             return None
         return Case(
-            FAILS, f"the runtime refuses to start the container: NVIDIA_REQUIRE_* is false on driver {self.host.label} (IL102 names each term)",
+            FAILS, f"NVIDIA_REQUIRE_* is false on driver {self.host.label}, so the runtime refuses it (IL102 names each term)",
             failure=REFUSED, condition=sc.label,
             fixes=("run on nodes whose driver satisfies the requirement, or rebuild on a CUDA base the driver supports",),
         )
@@ -253,7 +253,7 @@ class _Judge:
     def _against_driver(self, sc: Scenario, driver: str, what: str, driver_cuda: str | None, skipped: str | None) -> Case:
         cuda = self.cuda
         basis = f"CUDA {cuda.version}"
-        skip = f" (the image's compat libcuda is not used: {skipped})" if skipped else ""
+        skip = ""  # why the compat libcuda is not loaded is ``compat_skipped``: findings say it once per case
         if self.floor is not None and compare(driver, self.floor.min_driver) >= 0:
             return Case(NATIVE, f"{what} runs {basis} natively (floor {self.floor.min_driver}){skip}",
                         condition=sc.label, compat_skipped=skipped, driver_cuda=driver_cuda)
@@ -272,9 +272,11 @@ class _Judge:
                 "('the provided PTX was compiled with an unsupported toolchain')",
                 "APIs newer than the driver fail with cudaErrorCallRequiresNewerDriver",
             )
+            below = (f"{what} is below the floor of {basis} ({self.floor.min_driver})" if self.floor else
+                     f"{basis} {need}, so {what} is judged against its major")
             return Case(
-                MINOR, f"{basis} {need}; {what} runs it only through CUDA {cuda.major}.x minor-version "
-                f"compatibility (driver >= {mvc.min_driver}){skip}",
+                MINOR, f"{below}; CUDA {cuda.major}.x minor-version compatibility covers it from driver "
+                f"{mvc.min_driver}{skip}",
                 limits=limits, condition=sc.label, compat_skipped=skipped, fixes=fixes, driver_cuda=driver_cuda,
             )
         if self.floor is None and not self._below_major(driver_cuda):

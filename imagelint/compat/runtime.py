@@ -88,13 +88,17 @@ def scenarios(pool: NodePool, matrix: Any) -> list[Scenario]:
     return out
 
 
-def describe(chosen: list[Scenario], every: list[Scenario]) -> str:
+def describe(chosen: list[Scenario], every: list[Scenario], short: bool = False) -> str:
     """The condition a group of scenarios stands for, in few words: whole modes by name,
-    neighbouring toolkit eras joined ("in legacy mode with toolkit < 1.17.5")."""
+    neighbouring toolkit eras joined ("in legacy mode with toolkit < 1.17.5"); ``short``: as a
+    headline can hold it ("legacy <1.17.5; cdi >=1.17.5; jit-cdi"), a mode's first era as
+    "<X" (the mode's toolkit releases start there)."""
     if not chosen or len(chosen) == len(every):
         return ""
     if all(sc.era is None for sc in chosen):
         return " or ".join(dict.fromkeys(sc.label for sc in chosen if sc.label))
+    if short:
+        return _describe_short(chosen, every)
     parts = []
     for mode in dict.fromkeys(sc.mode for sc in every):
         mine = [sc for sc in chosen if sc.mode == mode]
@@ -115,6 +119,36 @@ def describe(chosen: list[Scenario], every: list[Scenario]) -> str:
         text = " or ".join(_era(lo or "0", hi) for lo, hi in eras)
         parts.append(f"{where} with toolkit {text}".strip())
     return "; ".join(parts)
+
+
+def _describe_short(chosen: list[Scenario], every: list[Scenario]) -> str:
+    parts = []
+    for mode in dict.fromkeys(sc.mode for sc in every):
+        mine = [sc for sc in chosen if sc.mode == mode]
+        if not mine:
+            continue
+        total = [sc for sc in every if sc.mode == mode]
+        name = "" if mine[0].mode_given else mode
+        if len(mine) == len(total):
+            parts.append(name or "any toolkit")
+            continue
+        first = min((sc.era[0] for sc in total if sc.era), key=_key, default="0")
+        eras: list[list[str | None]] = []
+        for sc in sorted(mine, key=lambda s: _key(s.era[0]) if s.era else ()):
+            lo, hi = sc.era if sc.era else ("0", None)
+            if eras and eras[-1][1] == lo:
+                eras[-1][1] = hi
+            else:
+                eras.append([lo, hi])
+        text = " or ".join(_era_short("0" if lo == first else (lo or "0"), hi) for lo, hi in eras)
+        parts.append(f"{name or 'toolkit'} {text}")
+    return "; ".join(parts)
+
+
+def _era_short(lo: str, hi: str | None) -> str:
+    if lo == "0":
+        return f"<{hi}" if hi is not None else "any"
+    return f">={lo}" if hi is None else f">={lo},<{hi}"
 
 
 def _era(lo: str, hi: str | None) -> str:
@@ -138,12 +172,12 @@ class Injection:
 
 
 def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix: Any) -> Injection:
-    hook = f"the enable-cuda-compat hook of the nvidia runtime (toolkit >= {_since(matrix, HOOK) or '?'})"
+    hook = f"the enable-cuda-compat hook (toolkit >= {_since(matrix, HOOK) or '?'})"
     note_check = _has(matrix, sc.toolkit, NOTE_CHECK)
     rests_on: str | None = None
     if sc.mode in ("legacy", "csv") and _has(matrix, sc.toolkit, LEGACY_MODE_SETTING):
         # Legacy mode's default cuda-compat-mode=ldconfig: libnvidia-container decides, by major only.
-        who = (f"libnvidia-container (legacy cuda-compat-mode=ldconfig, the default from toolkit "
+        who = (f"libnvidia-container (legacy cuda-compat-mode=ldconfig, toolkit >= "
                f"{_since(matrix, LEGACY_MODE_SETTING)})")
         note_check = False
         rests_on = _uncertain_row(matrix, LEGACY_MODE_SETTING)
@@ -154,7 +188,7 @@ def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix
             return Injection(False, "libnvidia-container",
                              f"toolkit {_since(matrix, MOUNT_OFF)} stopped mounting compat libraries from the container "
                              "(feature flag allow-cuda-compat-libs-from-container)")
-        who = f"libnvidia-container (legacy mode, toolkit < {_since(matrix, MOUNT_OFF) or '?'})"
+        who = f"libnvidia-container (legacy, toolkit < {_since(matrix, MOUNT_OFF) or '?'})"
     else:
         return Injection(False, hook, f"{sc.mode} mode before toolkit {_since(matrix, HOOK) or '?'} never loads compat libraries")
     note = lib.fwd_compat

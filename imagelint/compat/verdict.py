@@ -61,6 +61,9 @@ class Case:
     missing: tuple[str, ...] = ()     # what would let the model judge (UNKNOWN)
     condition: str = ""
     driver_cuda: str | None = None    # the CUDA the loaded libcuda supports (PTX JIT ceiling)
+    situation: str = ""               # ``condition`` in few words ("legacy <1.17.4; cdi >=1.17.5")
+    loaded_by: tuple[str, ...] = ()   # every ``compat.by`` of the situations merged into this case
+    skipped_because: tuple[str, ...] = ()  # every ``compat_skipped`` of them
 
     @property
     def error(self) -> str | None:
@@ -116,16 +119,21 @@ def merge_cases(cases: list[Case], situations: list[Any] | None = None, describe
         first = members[0][0]
         chosen = [sc for _, sc in members if sc is not None]
         if describe is not None and every:
-            condition = describe(chosen, every) if len(groups) > 1 else (
-                first.condition if all(getattr(sc, "era", None) is None for sc in every) else "")
+            if len(groups) > 1:
+                condition, situation = describe(chosen, every), describe(chosen, every, short=True)
+            else:
+                keep = all(getattr(sc, "era", None) is None for sc in every)
+                condition = situation = first.condition if keep else ""
         else:
-            condition = " or ".join(dict.fromkeys(c.condition for c, _ in members if c.condition))
+            condition = situation = " or ".join(dict.fromkeys(c.condition for c, _ in members if c.condition))
         reason = first.reason
-        bys = list(dict.fromkeys(c.compat.by for c, _ in members if c.compat is not None))
+        bys = tuple(dict.fromkeys(c.compat.by for c, _ in members if c.compat is not None))
         if first.compat is not None and len(bys) > 1:
-            reason = reason.replace(first.compat.by, "the container runtime (" + "; ".join(bys) + ")", 1)
-        skips = list(dict.fromkeys(c.compat_skipped for c, _ in members if c.compat_skipped))
+            # Who loads it differs by situation: the case line lists them (``loaded_by``).
+            reason = reason.replace(first.compat.by, "the container runtime", 1)
+        skips = tuple(dict.fromkeys(c.compat_skipped for c, _ in members if c.compat_skipped))
         if first.compat_skipped and len(skips) > 1:
             reason = reason.replace(first.compat_skipped, " / ".join(skips), 1)
-        out.append(Case(**{**first.__dict__, "condition": condition, "reason": reason}))
+        out.append(Case(**{**first.__dict__, "condition": condition, "reason": reason, "situation": situation,
+                           "loaded_by": bys, "skipped_because": skips}))
     return tuple(sorted(out, key=lambda c: _RANK.get(c.outcome, 9)))

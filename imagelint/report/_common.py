@@ -22,11 +22,24 @@ HEADLINE_WIDTH = 140
 ANNOTATION_WIDTH = 400  # a GitHub annotation: the headline, then as many detail lines as fit
 
 
+def finding_lines(finding: Any) -> tuple[str, tuple[str, ...]]:
+    """A finding's headline and detail lines, as the rule wrote them (``message`` and
+    ``details``). Only a long message with no details (a rule or plugin older than
+    ``details``) is split, by ``headline_and_details``."""
+    details = tuple(getattr(finding, "details", ()) or ())
+    message = finding.message
+    if details or (len(message) <= HEADLINE_WIDTH and "\n" not in message):
+        return message, details
+    return headline_and_details(message)
+
+
 def headline_and_details(message: str, width: int = HEADLINE_WIDTH) -> tuple[str, tuple[str, ...]]:
-    """A finding's message as a short headline and detail lines (the message itself is unchanged:
-    the JSON report keeps it whole). Rules write clauses joined by ``; `` and ``: ``; the headline
-    is the first clause, or as many of its ``: ``-parts as fit in ``width``; every other clause is a
-    detail line."""
+    """Fallback for a long message without details: a headline and detail lines, split on the
+    message's lines, then its ``; `` clauses, then (for a long first clause) its ``: ``-parts that
+    fit in ``width``. The message itself is unchanged (the JSON report keeps it whole)."""
+    if "\n" in message:
+        lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+        return (lines[0], tuple(lines[1:])) if lines else (message, ())
     clauses = [c.strip() for c in message.split("; ") if c.strip()]
     if not clauses:
         return message, ()
@@ -44,9 +57,12 @@ def headline_and_details(message: str, width: int = HEADLINE_WIDTH) -> tuple[str
     return first, tuple(rest)
 
 
-def annotation_text(message: str, width: int = ANNOTATION_WIDTH) -> str:
+def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH) -> str:
     """Headline and the detail lines that fit in ``width`` characters; the rest is counted, not cut mid-word."""
-    head, details = headline_and_details(message)
+    if isinstance(finding_or_message, str):
+        head, details = headline_and_details(finding_or_message)
+    else:
+        head, details = finding_lines(finding_or_message)
     lines = [head]
     used = len(head)
     for n, detail in enumerate(details):

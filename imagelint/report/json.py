@@ -18,6 +18,7 @@ def finding_json(f) -> dict[str, Any]:
         "name": f.name,
         "severity": f.severity,
         "message": f.message,
+        "details": list(getattr(f, "details", ()) or ()),
         "location": ({**f.location.to_json(), "text": f.location.describe()} if f.location else None),
         "remediation": f.remediation,
         "pool": f.pool,

@@ -50,7 +50,7 @@ from imagelint.core.engine import ImageResult, SuppressedFinding
 from imagelint.errors import UsageError
 from imagelint.facts.model import Provenance
 from imagelint.report import ReportOptions
-from imagelint.report._common import headline_and_details
+from imagelint.report._common import finding_lines
 from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
 from imagelint.rules import RULES, RuleInfo
 from imagelint.rules.base import SEVERITY_RANK, Finding
@@ -266,7 +266,7 @@ class _Writer:
         pool = f" [pool {f.pool}]" if f.pool else ""
         subject = f"{result.subject}: " if result.kind == "image" else ""
         where = f" (in the image: {f.location.describe()})" if f.location is not None and result.kind == "image" else ""
-        head, details = headline_and_details(f.message)
+        head, details = finding_lines(f)
         # The first line is what code scanning shows where space is short: the headline.
         text = "\n".join([f"{subject}{head}{pool}{where}", *details]) + (f"\nFix: {f.remediation}" if f.remediation else "")
         props: dict[str, Any] = {"image" if result.kind == "image" else "file": result.subject, "severity": f.severity}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
-from imagelint.report._common import SEVERITY_ORDER, counts_line, headline_and_details, image_label, subjects_line
+from imagelint.report._common import SEVERITY_ORDER, counts_line, finding_lines, image_label, subjects_line
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m"}
 _RESET = "\033[0m"
@@ -33,7 +33,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             lines.append(f"  {c(severity, severity)} ({len(group)})")
             for f in group:
                 pool = f" [pool {f.pool}]" if f.pool else ""
-                head, details = headline_and_details(f.message)
+                head, details = finding_lines(f)
                 lines.append(f"    {f.rule} {f.name}{pool}: {head}")
                 lines.extend(f"      {detail}" for detail in details)
                 if f.location is not None:

@@ -29,6 +29,10 @@ NEEDS_CONFIG = "config"
 NEEDS_FILES = "files"
 NEEDS_TARGET = "target"
 
+# How long a finding's headline (``Finding.message``) may be: what a terminal line, a GitHub
+# annotation title or a code-scanning alert list shows; the rest belongs in ``details``.
+HEADLINE_LIMIT = 160
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -42,6 +46,15 @@ class Finding:
     remediation: str = ""
     pool: str | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # ``message`` is the headline (one line, about HEADLINE_LIMIT characters at most); ``details``
+    # are the lines under it, each a sentence or a "condition: outcome" line. Reports show both;
+    # a rule that has only a headline leaves them empty.
+    details: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """Headline and detail lines, one a line (what a plain-text consumer shows)."""
+        return "\n".join((self.message, *self.details))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +62,7 @@ class Finding:
             "name": self.name,
             "severity": self.severity,
             "message": self.message,
+            "details": list(self.details),
             "location": self.location.to_json() if self.location else None,
             "location_text": self.location.describe() if self.location else None,
             "remediation": self.remediation,
@@ -157,6 +171,7 @@ class FindingFactory:
         severity: str | None = None,
         pool: NodePool | str | None = None,
         remediation: str | None = None,
+        details: "tuple[str, ...] | list[str]" = (),
         **extra: Any,
     ) -> Finding:
         pool_name = pool.name if isinstance(pool, NodePool) else pool
@@ -169,4 +184,5 @@ class FindingFactory:
             remediation=self.remediation if remediation is None else remediation,
             pool=pool_name,
             extra=MappingProxyType({k: v for k, v in extra.items() if v is not None}),
+            details=tuple(d for d in details if d),
         )

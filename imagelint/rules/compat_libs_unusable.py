@@ -62,21 +62,30 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             unused = [c for c in verdict.cases if c.compat is None and c.compat_skipped]
             if not broken and not unused:
                 continue  # loaded and working (IL101 says so), or judged without it (no runtime question)
+            lead = f"forward-compat libcuda {lib.version}"
+            where = words.subject(verdict)
             if broken:
                 level = ERROR if len(broken) == len(verdict.cases) else WARNING
-                head = f"forward-compat libcuda {lib.version} breaks the image on {words.pool_label(verdict)}"
+                how = " or ".join(dict.fromkeys(words.failure_code(c) for c in broken))
+                only = [f" ({c.situation or c.condition})" for c in broken if len(broken) < len(verdict.cases)]
+                head = words.fit([f"{lead} breaks {where}: CUDA fails with {how}{''.join(only)}",
+                                  f"{lead} breaks {where}: CUDA fails with {how}"
+                                  + (" in some situations" if only else "")])
             elif all(c.outcome in (NATIVE, FORWARD) for c in verdict.cases):
                 level = INFO
-                head = (f"forward-compat libcuda {lib.version} is not used on {words.pool_label(verdict)}; "
-                        "harmless here")
+                head = words.fit([f"{lead} is not loaded for {where}; harmless: the host driver runs it"])
             else:
                 level = WARNING
-                head = f"forward-compat libcuda {lib.version} is not used on {words.pool_label(verdict)}, where the image needs it"
+                situations = [c.situation or c.condition for c in unused if c.situation or c.condition]
+                when = f" ({'; '.join(situations)})" if situations and len(unused) < len(verdict.cases) else ""
+                head = words.fit([f"{lead} is not loaded for {where}, where the image needs it{when}",
+                                  f"{lead} is not loaded for {where}, where the image needs it"
+                                  + (" (some situations)" if when else "")])
             # Only the situations this library decides; the rest of the verdict is IL101's.
             shown = broken or (unused if level != INFO else verdict.cases)
             yield finding(
-                f"{head}: {words.verdict_text(verdict, shown)}{words.verdict_tail(verdict)}",
-                lib.provenance, severity=level, pool=pool,
+                head, lib.provenance, severity=level, pool=pool, details=words.details(verdict, shown),
                 remediation=words.fixes(verdict) or ("" if level == INFO else REMEDIATION),
                 compat_version=lib.version, **words.extra(verdict),
             )
+

@@ -89,9 +89,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             others = [c for c in verdict.cases if not c.failure and c.outcome != "native"]
             if failures and failures <= {REFUSED, GPU_UNSUPPORTED} and not others:
                 continue  # IL102 (requirement refused) / IL503 (driver cannot drive the GPU) report it
+            head, details = words.render(verdict)
             yield finding(
-                f"{words.pool_label(verdict)}: {basis} {words.verdict_text(verdict)}{words.verdict_tail(verdict)}",
-                words.where_of(verdict, ctx.facts, where), severity=level, pool=pool,
+                head, words.where_of(verdict, ctx.facts, where), severity=level, pool=pool,
+                details=[*details, f"CUDA {cuda.version} is the image's CUDA runtime: {cuda.evidence.source} "
+                                   f"({cuda.evidence.provenance.describe()})"],
                 remediation=words.fixes(verdict) or ("" if level == INFO else REMEDIATION), **words.extra(verdict),
             )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 from imagelint.core.check import run_check
 from imagelint.core.config import Config
@@ -12,10 +13,14 @@ from imagelint.facts.model import CudaVersionEvidence
 from imagelint.report import ReportOptions
 from imagelint.report import json as json_report
 from imagelint.report import sarif as sarif_report
+from imagelint.report.artifacts import SarifArtifacts
 from imagelint.report import text as text_report
 from imagelint.sources import SourceOptions
 
 from tests.rules.helpers import env_prov, facts, file_prov, matrix, of, pool, run, target
+
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _render_all(image, t, today=dt.date(2026, 12, 1)) -> dict[str, str]:
@@ -23,7 +28,8 @@ def _render_all(image, t, today=dt.date(2026, 12, 1)) -> dict[str, str]:
     return {
         "text": text_report.render(checked, ReportOptions()),
         "json": json_report.render(checked, ReportOptions()),
-        "sarif": sarif_report.render(checked, ReportOptions()),
+        # SARIF points image findings at a repository file (GitHub refuses results without one).
+        "sarif": sarif_report.render(checked, ReportOptions(sarif_artifacts=SarifArtifacts(root=str(ROOT), anchor=str(ROOT / "README.md")))),
     }
 
 
@@ -39,12 +45,12 @@ def test_cuda_newer_than_the_matrix_is_said_in_every_format():
 def test_cuda_newer_than_the_matrix_on_an_older_major_driver_still_fails_for_certain():
     image = facts({"CUDA_VERSION": "13.9.0"})
     [il101] = of(run(image, target(pool(driver="535.104.05", gpus=("H100",), runtime_mode="cdi", toolkit="1.20.0"))), "IL101")
-    assert il101.severity == "error" and "insufficient" in il101.message
+    assert il101.severity == "error" and "insufficient" in il101.text
 
 
 def test_unknown_cuda_without_target_is_a_could_not_judge_warning():
     [il101] = of(run(facts({"CUDA_VERSION": "13.9.0"})), "IL101")
-    assert il101.severity == "warning" and "could not judge" in il101.message
+    assert il101.severity == "warning" and "could not judge" in il101.text
 
 
 def test_unknown_ngc_release_is_a_could_not_judge_warning():
@@ -66,7 +72,7 @@ def test_major_only_cuda_evidence_is_judged_conservatively():
     ev = CudaVersionEvidence("12", "libcudart", file_prov("usr/local/cuda/lib64/libcudart.so.12"), "major", "cudart")
     image = facts({}, versions=(ev,))
     [il101] = of(run(image, target(pool(driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0"))), "IL101")
-    assert il101.extra["outcome"] == "minor-version-compat" and "names only CUDA major 12" in il101.message
+    assert il101.extra["outcome"] == "minor-version-compat" and "names only CUDA major 12" in il101.text
     assert not of(run(image, target(pool(driver="580.95.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0"))), "IL101")
     [old] = of(run(image, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0"))), "IL101")
     assert old.severity == "error"

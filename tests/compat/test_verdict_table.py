@@ -125,17 +125,17 @@ def test_every_cell_gets_the_documented_verdict_and_no_rule_disagrees(cuda: str)
         cell = (cuda, driver, gpu, compat, mode, toolkit)
         if want == "native":
             if il101:
-                wrong.append((cell, want, il101[0].extra.get("outcome"), il101[0].message))
+                wrong.append((cell, want, il101[0].extra.get("outcome"), il101[0].text))
         elif len(il101) != 1 or il101[0].extra.get("outcome") != want or il101[0].severity != SEVERITY[want]:
             got = [(f.extra.get("outcome"), f.severity) for f in il101]
-            wrong.append((cell, want, got, il101[0].message if il101 else ""))
+            wrong.append((cell, want, got, il101[0].text if il101 else ""))
             continue
         elif failure and il101[0].extra["cases"][0]["failure"] != failure:
-            wrong.append((cell, failure, il101[0].extra["cases"][0]["failure"], il101[0].message))
+            wrong.append((cell, failure, il101[0].extra["cases"][0]["failure"], il101[0].text))
         # No two findings about this pool state different outcomes.
         stated = {f.extra["outcome"] for f in result.findings if "outcome" in f.extra and f.pool == "p"}
         if stated - {want}:
-            wrong.append((cell, want, sorted(stated), [f.message for f in result.findings if f.rule == "IL107"]))
+            wrong.append((cell, want, sorted(stated), [f.text for f in result.findings if f.rule == "IL107"]))
     assert len(cells) > 200
     assert not wrong, f"{len(wrong)} of {len(cells)} cells wrong; first: {wrong[:3]}"
 
@@ -151,9 +151,9 @@ def test_ngc_style_compat_on_the_loader_path_on_geforce_fails_with_804_in_every_
     result = run(image, target(pool(driver="535.104.05", gpus=("RTX 3090",))), select="IL1")
     assert _outcomes(result) == {"IL101": ("fails", "error"), "IL107": ("fails", "error")}
     [il101] = of(result, "IL101")
-    assert "804" in il101.message and "GeForce" in il101.message
+    assert "804" in il101.text and "GeForce" in il101.text
     assert "off the image's LD_LIBRARY_PATH" in il101.remediation
-    assert "without it the image would run through minor-version compatibility" in il101.message
+    assert "without it the image would run through minor-version compatibility" in il101.text
 
 
 def test_compat_present_on_geforce_depends_on_the_runtime_and_says_so():
@@ -165,8 +165,8 @@ def test_compat_present_on_geforce_depends_on_the_runtime_and_says_so():
     assert by_condition["in legacy mode with toolkit >= 1.17.4, < 1.17.5; in cdi mode with toolkit >= 1.12.0, < 1.17.5"] == (
         "minor-version-compat", None)
     assert ("fails", "compat-not-supported-on-device") in by_condition.values()
-    assert "depends on the runtime" in il101.message
-    assert "libnvidia-container" in il101.message and "enable-cuda-compat hook" in il101.message
+    assert "depends on the container toolkit" in il101.message
+    assert "libnvidia-container" in il101.text and "enable-cuda-compat hook" in il101.text
 
 
 @pytest.mark.parametrize(("mode", "toolkit", "outcome", "by"), [
@@ -183,10 +183,10 @@ def test_t4_pool_before_and_after_the_compat_hook(mode: str, toolkit: str, outco
     [il101] = of(result, "IL101")
     assert il101.extra["outcome"] == outcome
     if by:
-        assert by in il101.message and il101.severity == "info"
+        assert by in il101.text and il101.severity == "info"
     else:
         # The compat package is in the image but not loaded: say why and how to get it loaded.
-        assert il101.severity == "warning" and "not used" in il101.message
+        assert il101.severity == "warning" and "not loaded" in il101.text
         assert "toolkit >= 1.17.5" in il101.remediation and "550.54.15" in il101.remediation
         [il107] = of(result, "IL107")
         assert il107.extra["outcome"] == outcome and il107.severity == "warning"
@@ -205,7 +205,7 @@ def test_a_false_requirement_in_legacy_mode_is_il102s_and_il101_does_not_say_it_
 def test_workstation_gpu_is_not_a_forward_compatibility_target():
     result = run(_image("12.4.1", "on-path"), target(pool(driver="535.104.05", gpus=("RTX A6000",))), select="IL1")
     [il101] = of(result, "IL101")
-    assert il101.extra["outcome"] == "fails" and "workstation GPU" in il101.message and "804" in il101.message
+    assert il101.extra["outcome"] == "fails" and "workstation GPU" in il101.text and "804" in il101.text
 
 
 def test_the_concrete_fixes_the_matrix_knows_are_in_the_finding():

@@ -12,7 +12,7 @@ def _cuda(version: str, extra: dict | None = None):
 def test_error_names_exact_floor_when_driver_too_old():
     [f] = of(run(_cuda("12.4.1"), target(pool(driver="470.57.02"))), "IL101")
     assert f.severity == "error"
-    assert "550.54.15" in f.message and "470.57.02" in f.message and f.pool == "p"
+    assert "550.54.15" in f.text and "470.57.02" in f.text and f.pool == "p"
     assert f.extra["min_driver"] == "550.54.15"
 
 
@@ -23,8 +23,8 @@ def test_passes_on_driver_at_floor():
 def test_minor_version_compat_is_a_warning_naming_what_can_fail():
     [f] = of(run(_cuda("12.2.2"), target(pool(driver="525.60.13"))), "IL101")
     assert f.severity == "warning"
-    assert "minor-version compatibility" in f.message and "PTX" in f.message
-    assert "535.104.05" in f.message  # the exact floor of 12.2.2
+    assert "minor-version compatibility" in f.text and "PTX" in f.text
+    assert "535.104.05" in f.text  # the exact floor of 12.2.2
 
 
 def test_other_major_gets_no_minor_version_compat():
@@ -37,14 +37,14 @@ def test_minor_precision_evidence_uses_ga_floor():
     [f] = of(run(facts({}, versions=(ev,)), target(pool(driver="470.57.02"))), "IL101")
     ga = matrix().driver_floor("12.4")
     assert not ga.exact and ga.release == "12.4.0"
-    assert f.extra["min_driver"] == ga.min_driver and ga.min_driver in f.message
+    assert f.extra["min_driver"] == ga.min_driver and ga.min_driver in f.text
 
 
 def test_highest_evidence_governs():
     ev = CudaVersionEvidence("12.4.1", "version.json", file_prov("usr/local/cuda-12.4/version.json"), "patch")
     f = facts({"CUDA_VERSION": "12.2.2"}, versions=(ev,))
     [finding] = of(run(f, target(pool(driver="535.104.05"))), "IL101")
-    assert "12.4.1" in finding.message and finding.location.path == "usr/local/cuda-12.4/version.json"
+    assert "12.4.1" in finding.text and finding.location.path == "usr/local/cuda-12.4/version.json"
 
 
 _COMPAT = compat_lib("550.54.15", "12.4", (470, 525, 535))
@@ -54,15 +54,15 @@ def test_forward_compat_on_datacentre_gpu_passes_with_info():
     """The hook (toolkit >= 1.17.5) loads the compat libcuda on a T4 whose branch it lists."""
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
     [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.17.5"))), "IL101")
-    assert finding.severity == "info" and "forward-compat" in finding.message
-    assert finding.extra["outcome"] == "forward-compat" and "enable-cuda-compat" in finding.message
+    assert finding.severity == "info" and "forward-compat" in finding.text
+    assert finding.extra["outcome"] == "forward-compat" and "enable-cuda-compat" in finding.text
 
 
 def test_forward_compat_before_the_hook_is_not_loaded_in_cdi_mode():
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
     [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.17.3"))), "IL101")
-    assert finding.severity == "error" and "insufficient" in finding.message
-    assert "cdi mode before toolkit 1.17.5" in finding.message
+    assert finding.severity == "error" and "insufficient" in finding.text
+    assert "cdi mode before toolkit 1.17.5" in finding.text
 
 
 def test_forward_compat_with_unknown_gpu_is_a_warning_not_a_pass():
@@ -70,24 +70,24 @@ def test_forward_compat_with_unknown_gpu_is_a_warning_not_a_pass():
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
     [finding] = of(run(f, target(pool(driver="470.57.02", gpus=(), runtime_mode="cdi", toolkit="1.19.0"))), "IL101")
     assert finding.severity == "warning" and finding.extra["outcome"] == "unknown"
-    assert "data-centre GPUs" in finding.message and "--gpu" in finding.remediation
+    assert "data-centre GPUs" in finding.text and "--gpu" in finding.remediation
 
 
 def test_forward_compat_does_not_save_geforce():
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
     [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("RTX 3090",), runtime_mode="cdi", toolkit="1.19.0"))), "IL101")
-    assert finding.severity == "error" and "804" in finding.message
+    assert finding.severity == "error" and "804" in finding.text
 
 
 def test_forward_compat_needs_listed_host_branch():
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (535,)),))
     [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.19.0"))), "IL101")
-    assert finding.severity == "error" and "R470" in finding.message
+    assert finding.severity == "error" and "R470" in finding.text
 
 
 def test_no_target_reports_minimum_driver_as_info():
     [f] = of(run(_cuda("12.8.1")), "IL101")
-    assert f.severity == "info" and "570.124.06" in f.message and f.pool is None
+    assert f.severity == "info" and "570.124.06" in f.text and f.pool is None
 
 
 def test_nothing_without_cuda_evidence():

@@ -46,4 +46,4 @@ def test_bare_branch_says_the_patch_level_is_unknown_and_is_judged_conservativel
     result = run(facts({"CUDA_VERSION": "12.2.2"}), target(pool(driver="535", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
     assert any("without a patch level" in f.message and f.severity == "info" for f in of(result, "IL503"))
     [il101] = of(result, "IL101")  # 12.2.2 needs 535.104.05: "some 535.x" may be older
-    assert il101.extra["outcome"] == "minor-version-compat" and "patch level" in il101.message
+    assert il101.extra["outcome"] == "minor-version-compat" and "patch level" in il101.text

@@ -68,7 +68,6 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         seen.add(d)
         held = "holds the libcuda.so stub" if facts.complete else "is a stubs directory (layers not read)"
         yield finding(
-            f"{entry.origin} puts {d} on the runtime loader path and it {held}: processes load the stub "
-            f"instead of the host driver and CUDA fails with CUDA_ERROR_STUB_LIBRARY",
-            entry.provenance, directory=d, origin=entry.origin,
+            f"{entry.origin} puts {d} on the runtime loader path: CUDA fails with CUDA_ERROR_STUB_LIBRARY",
+            entry.provenance, details=[f"the directory {held}: processes load the stub instead of the host driver"], directory=d, origin=entry.origin,
         )

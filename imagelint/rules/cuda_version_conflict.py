@@ -38,7 +38,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     for mm, evs in sorted(by_mm.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))):
         parts.append(f"{mm} ({', '.join(f'{e.source} {e.provenance.describe()}' for e in evs)})")
     yield finding(
-        f"CUDA version evidence disagrees: {'; '.join(parts)}; CUDA {governing.version} from "
+        f"CUDA version evidence disagrees ({', '.join(sorted(by_mm))}): CUDA {governing.version} from "
         f"{governing.evidence.source} governs the driver floor",
-        governing.evidence.provenance, versions=sorted(by_mm), governing=governing.version,
+        governing.evidence.provenance, details=[f"CUDA {p}" for p in parts], versions=sorted(by_mm), governing=governing.version,
     )

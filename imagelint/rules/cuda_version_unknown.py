@@ -40,9 +40,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         # and so the driver floor within that major -- is not.
         ev = major_only[0]
         yield finding(
-            f"only the CUDA major is known: {ev.version}.x, from {ev.provenance.describe()} (a libcudart named by "
-            f"its SONAME); the minor, and so the driver floor within CUDA {ev.version}, cannot be checked",
-            ev.provenance,
+            f"only the CUDA major is known ({ev.version}.x): the driver floor within CUDA {ev.version} cannot be checked",
+            ev.provenance, details=[f"the evidence is a libcudart named by its SONAME: {ev.provenance.describe()}"],
         )
         return
     from imagelint.compat.evidence import cuda_runtime_evidence, unknown_ngc_releases
@@ -53,9 +52,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         ev = unknown_ngc[0]
         product = (ev.component or "ngc-").split("-", 1)[1]
         yield finding(
-            f"could not judge: NGC {product} release {ev.version} ({ev.provenance.describe()}) is not in the matrix "
-            f"{ctx.matrix.version}, so the CUDA version it ships, and the driver it needs, are unknown",
+            f"could not judge: NGC {product} release {ev.version} is not in the matrix {ctx.matrix.version}",
             ev.provenance, severity=WARNING,
+            details=[f"so the CUDA version it ships, and the driver it needs, are unknown (seen at "
+                     f"{ev.provenance.describe()})"],
             remediation="Use a newer imagelint matrix (--matrix), or set CUDA_VERSION to the CUDA release the image ships.",
         )
         return
@@ -65,8 +65,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if not evidence:
         return
     yield finding(
-        f"the image holds GPU libraries ({evidence[0].describe()}"
-        + (f" and {len(evidence) - 1} more" if len(evidence) > 1 else "")
-        + ") but no CUDA version can be determined, so the driver floor cannot be checked",
-        evidence[0],
+        "could not judge: the image holds GPU libraries but no CUDA version, so the driver floor cannot be checked",
+        evidence[0], details=[f"GPU libraries: {evidence[0].describe()}"
+                              + (f" and {len(evidence) - 1} more" if len(evidence) > 1 else "")],
     )

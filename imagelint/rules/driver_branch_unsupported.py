@@ -64,15 +64,16 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
         facts = driver_facts(host, ctx.matrix)
         if facts.beyond_known:
             yield finding(
-                f"pool {pool.name}: could not judge driver {host.text}: it is newer than any branch the matrix "
-                f"{ctx.matrix.version} knows (newest R{facts.newest_known}), so the CUDA version it reports and the "
-                "GPUs it drives are unknown", None, severity=WARNING, pool=pool,
+                f"pool {pool.name}: could not judge driver {host.text}: newer than any branch the matrix knows "
+                f"(newest R{facts.newest_known})", None, severity=WARNING, pool=pool,
+                details=[f"the matrix {ctx.matrix.version} does not know the CUDA version it reports or the GPUs it drives"],
                 remediation="Use a newer imagelint matrix (--matrix), or check the driver version.", outcome="unknown",
             )
         if host.bare:
             yield finding(
-                f"pool {pool.name}: driver given as branch R{host.branch} without a patch level: every floor inside "
-                f"the branch is judged against the oldest {host.branch}.x", None, severity=INFO, pool=pool,
+                f"pool {pool.name}: driver given as branch R{host.branch} without a patch level",
+                None, severity=INFO, pool=pool,
+                details=[f"every floor inside the branch is judged against the oldest {host.branch}.x"],
                 remediation="Give the full driver version (e.g. 535.104.05) for exact floors.",
             )
         for gpu in pool_gpus(pool, ctx.matrix):
@@ -87,9 +88,9 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
                 fix = f"Upgrade the pool's driver to R{support.first_branch} or newer."
             note = " (uncertain matrix row)" if support.uncertain else ""
             yield finding(
-                f"pool {pool.name}: driver {host.label} cannot drive {gpu.label} (compute {gpu.arch}): {why}{note}; "
+                f"pool {pool.name}: driver {host.label} cannot drive {gpu.label} (compute {gpu.arch}): "
                 "no CUDA device is usable ('no CUDA-capable device is detected')",
-                None, pool=pool, remediation=fix, outcome="fails", failure="gpu-unsupported-by-driver",
+                None, pool=pool, details=[f"{why}{note}"], remediation=fix, outcome="fails", failure="gpu-unsupported-by-driver",
                 architecture=support.architecture,
             )
         yield from _lifecycle(ctx, pool, host.branch, today)
@@ -101,17 +102,17 @@ def _lifecycle(ctx: RuleContext, pool, branch: int, today: _dt.date) -> Iterator
         listed = [r["branch"] for r in ctx.matrix.rows("driver_lifecycle")]
         if listed and min(listed) < branch < max(listed) or (listed and branch < min(listed)):
             yield finding(
-                f"pool {pool.name}: driver branch R{branch} is not on NVIDIA's list of supported data-centre branches "
-                f"({', '.join('R' + str(b) for b in sorted(listed))}): past end of life, or a short-lived New Feature Branch",
-                None, severity=INFO, pool=pool,
+                f"pool {pool.name}: driver branch R{branch} is not a supported data-centre branch: past end of life, "
+                "or a short-lived New Feature Branch", None, severity=INFO, pool=pool,
+                details=[f"NVIDIA's list of supported branches: {', '.join('R' + str(b) for b in sorted(listed))}"],
                 remediation="Move the pool to a Long Term Support or Production Branch.",
             )
         return
     eol = life.get("eol_date")
     if eol and _dt.date.fromisoformat(eol) < today:
         yield finding(
-            f"pool {pool.name}: driver branch R{branch} ({life['designation']}) reached end of life in {life['eol']}: "
-            "no more security or bug fixes", None, severity=WARNING, pool=pool,
+            f"pool {pool.name}: driver branch R{branch} ({life['designation']}) reached end of life in {life['eol']}",
+            None, severity=WARNING, pool=pool, details=["it gets no more security or bug fixes"],
             remediation="Move the pool to a supported branch (see NVIDIA's 'Supported Drivers and CUDA Toolkit Versions').",
             eol=life["eol"],
         )

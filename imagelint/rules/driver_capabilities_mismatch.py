@@ -36,7 +36,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         return  # "all", or unset in a legacy image: every capability is mounted
     setting = caps.setting
     raw = setting.value if setting is not None else ""
-    described = f"NVIDIA_DRIVER_CAPABILITIES={raw}" if caps.how == "set" else (
+    described = f"NVIDIA_DRIVER_CAPABILITIES={raw if len(raw) <= 60 else raw[:59] + chr(0x2026)}" if caps.how == "set" else (
         "NVIDIA_DRIVER_CAPABILITIES is empty (means utility,compute)" if caps.how == "empty"
         else "NVIDIA_DRIVER_CAPABILITIES is unset (means utility,compute)"
     )
@@ -44,9 +44,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     for cap, why in gpu.needs_capabilities:
         if not caps.includes(cap):
             yield finding(
-                f"{described} but the image needs '{cap}' ({why.describe()}): the driver libraries of that "
-                f"capability will not be mounted",
-                where or why, capability=cap, needed_by=why.describe(),
+                f"{described} but the image needs '{cap}': its driver libraries will not be mounted",
+                where or why, details=[f"'{cap}' is needed by {why.describe()}"], capability=cap, needed_by=why.describe(),
             )
     if not caps.includes("compute") and ctx.facts.cuda.versions:
         yield finding(

@@ -47,8 +47,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         where = lib.provenance
         layer = f" in layer {where.layer_index}" if where.layer_index is not None else ""
         yield finding(
-            f"driver library {lib.name}{version} is bundled at /{lib.path.lstrip('/')}{layer} and is on the "
-            f"loader path ({os.path.dirname('/' + lib.path.lstrip('/'))}): it shadows the host driver the "
-            f"toolkit mounts and breaks on every node whose driver is not{version or ' the same'}",
-            where, library=lib.name, version=lib.version, path="/" + lib.path.lstrip("/"),
+            f"driver library {lib.name} is bundled in the image on the loader path: it breaks on every node whose "
+            f"driver is not{version or ' the same'}",
+            where, details=[f"/{lib.path.lstrip('/')}{layer} is in {os.path.dirname('/' + lib.path.lstrip('/'))}, "
+                            "on the loader path, so it shadows the host driver the toolkit mounts"], library=lib.name, version=lib.version, path="/" + lib.path.lstrip("/"),
         )

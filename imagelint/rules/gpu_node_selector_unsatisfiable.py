@@ -50,7 +50,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if any(ok is not False for ok, _ in results):
         return  # some pool matches, or cannot be judged
     yield finding(
-        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but its node selection matches no GPU pool, "
-        f"so it would stay Pending: {'; '.join(why for _, why in results)}",
-        w.scheduling_provenance or w.provenance,
+        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but its node selection matches no GPU pool: "
+        "it would stay Pending",
+        w.scheduling_provenance or w.provenance, details=[why for _, why in results],
     )

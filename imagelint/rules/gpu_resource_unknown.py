@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
 from imagelint.rules._resources import nearest_resource
+from imagelint.rules._verdict import fit
 from imagelint.target import NodePool
 
 if TYPE_CHECKING:
@@ -80,14 +81,15 @@ def _why(name: str, pool: NodePool, naming: DevicePluginNaming) -> str:
     return ""
 
 
-def _hint(name: str, pools: Sequence[NodePool], offers: dict[str, tuple[set[str], bool]], naming: DevicePluginNaming) -> str:
-    """Why the name is missing, said about the pool offering the nearest name, and that name."""
+def _hint(name: str, pools: Sequence[NodePool], offers: dict[str, tuple[set[str], bool]],
+          naming: DevicePluginNaming) -> list[str]:
+    """The nearest name a pool offers, and why the asked-for name is missing, said about that pool."""
     near = nearest_resource(name, ((pool, n) for pool, (names, _) in offers.items() for n in sorted(names)))
     if near is None:
-        return ""
+        return []
     pool = next(p for p in pools if p.name == near[0])
     why = _why(name, pool, naming)
-    return f" ({why + '; ' if why else ''}nearest: {near[1]} on pool {pool.name})"
+    return [f"nearest: {near[1]} on pool {pool.name}", *([why] if why else [])]
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -99,13 +101,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         offers = {p.name: advertised(p, naming) for p in ctx.pools}
         if any(r.name in names for names, _ in offers.values()):
             continue
-        listing = "; ".join(
-            f"{pool}: {', '.join(sorted(names)) or 'none'}{'' if known else ' (default naming)'}"
+        listing = [
+            f"pool {pool} offers {', '.join(sorted(names)) or 'no GPU resource'}{'' if known else ' (default naming)'}"
             for pool, (names, known) in offers.items()
-        )
-        hint = _hint(r.name, ctx.pools, offers, naming)
+        ]
         yield finding(
-            f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target pool advertises"
-            f"{hint}; the pod would stay Pending. Pools offer: {listing}",
-            r.provenance, resource=r.name,
+            fit([f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target pool advertises: "
+                 "the pod would stay Pending", f"{w.kind}/{w.name} asks for {r.name}, which no target pool advertises",
+                 f"a container asks for {r.name}, which no target pool advertises"]),
+            r.provenance, resource=r.name, details=[*_hint(r.name, ctx.pools, offers, naming), *listing],
         )

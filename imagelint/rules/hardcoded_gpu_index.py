@@ -47,14 +47,24 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         reached = "" if s.referenced else " (not reached from the entrypoint)"
         if high >= 1:
             yield finding(
-                f"GPU index {high} hard-coded{reached}: {s.text.strip()!r}; a container sees its GPUs "
-                f"numbered from 0, so index {high} needs at least {high + 1} GPUs in the pod "
-                f"('invalid device ordinal' otherwise)",
-                s.provenance, severity=ERROR if s.referenced else INFO, index=high, kind=s.kind,
+                f"GPU index {high} hard-coded{reached}: {_clip(s.text.strip())!r} needs at least {high + 1} GPUs in "
+                "the pod ('invalid device ordinal' otherwise)",
+                s.provenance, details=[*_whole(s.text.strip()),
+                                       "a container sees its GPUs numbered from 0, whatever GPUs of the node it got"], severity=ERROR if s.referenced else INFO, index=high, kind=s.kind,
             )
         else:
             yield finding(
-                f"GPU index 0 hard-coded{reached}: {s.text.strip()!r}; works, but only ever uses the first "
-                f"GPU the pod gets",
-                s.provenance, severity=INFO, index=0, kind=s.kind,
+                f"GPU index 0 hard-coded{reached}: {_clip(s.text.strip())!r} works, but only ever uses the first GPU "
+                "the pod gets",
+                s.provenance, details=_whole(s.text.strip()), severity=INFO, index=0, kind=s.kind,
             )
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """The image's line, shortened for a headline."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _whole(text: str) -> list[str]:
+    """The whole line as a detail, when the headline had to shorten it."""
+    return [f"the line: {text!r}"] if _clip(text) != text else []

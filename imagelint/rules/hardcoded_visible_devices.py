@@ -49,9 +49,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             continue
         seen.add((setting.name, setting.provenance.path, setting.provenance.line))
         yield finding(
-            f"{setting.name}={setting.value} pins specific GPUs; in a pod the allocated GPUs are renumbered "
-            f"from 0 and chosen by the device plugin",
-            setting.provenance, variable=setting.name, value=setting.value,
+            f"{setting.name} pins specific GPUs ({_clip(setting.value)})",
+            setting.provenance, details=["in a pod the allocated GPUs are renumbered from 0 and chosen by the device plugin"], variable=setting.name, value=setting.value,
         )
     for s in gpu.index_settings:
         name = _KINDS.get(s.kind)
@@ -63,6 +62,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         seen.add(key)
         reached = "" if s.referenced else " (in a file the entrypoint does not appear to run)"
         yield finding(
-            f"{name}={s.value} pins specific GPUs{reached}: {s.text.strip()!r}",
-            s.provenance, variable=name, value=s.value,
+            f"{name}={_clip(s.value)} pins specific GPUs{reached}",
+            s.provenance, details=[f"the line: {s.text.strip()!r}"], variable=name, value=s.value,
         )
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """An image-controlled value, shortened for a headline (the whole value is in ``extra``)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -190,6 +190,7 @@ def _check_one(
     jit_limit: object = None, jit_note: str = "",
 ) -> Iterator[Finding]:
     from imagelint.facts import gpuarch
+    from imagelint.rules._verdict import fit
 
     verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, jit_limit, obj.ptx_isa)  # type: ignore[arg-type]
     gpu = f"{' / '.join(labels)} ({cc[0]}.{cc[1]})"
@@ -199,23 +200,29 @@ def _check_one(
         evidence=obj.evidence, outcome=verdict.outcome,
         ptx_isa=dict(obj.ptx_isa),
     )
-    note = f" (secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()}; {secondary})" \
-        if secondary else ""
-    note += _placement_note(obj) + (jit_note if verdict.outcome != gpuarch.SASS_RUNS else "")
+    notes = [f"secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()} ({secondary})"] \
+        if secondary else []
+    notes += _placement_notes(obj)
+    if jit_note and verdict.outcome != gpuarch.SASS_RUNS:
+        notes.append(jit_note.lstrip("; "))
     jit = verdict.jit
+    short = _short_name(obj, secondary)
     if verdict.outcome == gpuarch.NO_KERNEL:
         yield finding(
-            f"pool {pool.name}: {where} has no kernel for {gpu}: has {_has(obj)}; needs {gpuarch.needed_for(cc)} "
-            f"-> '{gpuarch.ERR_NO_KERNEL}'{note}",
-            obj.provenance, pool=pool, severity=WARNING if secondary else None, **extra,
+            fit([f"pool {pool.name}: {w} has no kernel for {gpu} ('{gpuarch.ERR_NO_KERNEL}')" for w in (where, short)]
+                + [f"pool {pool.name}: {short} has no kernel for {gpu}"]),
+            obj.provenance, pool=pool, severity=WARNING if secondary else None,
+            details=[f"{where} has {_has(obj)}; needs {gpuarch.needed_for(cc)}", *notes], **extra,
         )
     elif verdict.outcome == gpuarch.PTX_TOO_NEW:
         assert jit is not None
         yield finding(
-            f"pool {pool.name}: {where} has no SASS for {gpu} and its PTX {', '.join(verdict.ptx)} is PTX ISA "
-            f"{verdict.ptx_isa}, newer than driver {pool.driver}'s JIT compiler handles (CUDA {jit.cuda}: PTX ISA up "
-            f"to {jit.ptx_isa}) -> '{gpuarch.ERR_PTX_TOO_NEW}'{_uncertain(jit)}{note}",
+            fit([f"pool {pool.name}: {w} has no SASS for {gpu} and PTX too new for driver {pool.driver}'s JIT "
+                 f"('{gpuarch.ERR_PTX_TOO_NEW}')" for w in (where, short)]
+                + [f"pool {pool.name}: {short} has no SASS for {gpu} and PTX too new for the driver's JIT"]),
             obj.provenance, pool=pool, severity=WARNING if secondary or jit.uncertain else None,
+            details=[f"its PTX {', '.join(verdict.ptx)} is PTX ISA {verdict.ptx_isa}; driver {pool.driver}'s JIT "
+                     f"compiler (CUDA {jit.cuda}) handles PTX ISA up to {jit.ptx_isa}{_uncertain(jit)}", *notes],
             remediation=(f"Upgrade the pool's driver to one that reports CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} "
                          "or newer, or use a build of the library with SASS for the GPU (code=sm_XY)."),
             **extra,
@@ -231,10 +238,11 @@ def _check_one(
         else:
             driver = verdict.reason.split("; ", 1)[-1]
         yield finding(
-            f"pool {pool.name}: {where} has no SASS for {gpu} and runs only by JIT-compiling PTX "
-            f"{', '.join(verdict.ptx)}{f' (ISA {verdict.ptx_isa})' if verdict.ptx_isa else ''} at first launch "
-            f"(slow for large libraries; {driver}){note}",
+            fit([f"pool {pool.name}: {w} has no SASS for {gpu}: runs only by JIT-compiling its PTX at first launch"
+                 for w in (where, short)] + [f"pool {pool.name}: {short} has no SASS for {gpu}: runs by JIT only"]),
             obj.provenance, pool=pool, severity=INFO, remediation="Add SASS for the GPU (code=sm_XY) to avoid JIT.",
+            details=[f"{where} has PTX {', '.join(verdict.ptx)}{f' (ISA {verdict.ptx_isa})' if verdict.ptx_isa else ''}; "
+                     "JIT compilation at first launch is slow for large libraries", driver, *notes],
             **extra,
         )
 
@@ -248,16 +256,16 @@ def _cuda_for_isa(matrix: object, isa: str | None) -> str:
     return row.min_cuda if row is not None else f"for PTX ISA {isa}"
 
 
-def _placement_note(obj: GpuCodeObject) -> str:
+def _placement_notes(obj: GpuCodeObject) -> list[str]:
     """Say what was left out or could not be placed, so a surprising verdict can be checked."""
-    out = ""
+    out = []
     relocatable = [t.split(": ", 1)[1] for t in obj.not_loaded if t.startswith("__nv_relfatbin: ")]
     if relocatable:
-        out += (f"; not counted: {', '.join(relocatable)} in __nv_relfatbin (relocatable device code for the "
-                "device linker; the CUDA runtime never loads it)")
+        out.append(f"not counted: {', '.join(relocatable)} in __nv_relfatbin (relocatable device code for the "
+                   "device linker: the CUDA runtime never loads it)")
     if obj.unplaced_containers:
-        out += (f"; {obj.unplaced_containers} fatbin container(s) counted without knowing their ELF section "
-                "(no readable section table): relocatable code may be among them")
+        out.append(f"{obj.unplaced_containers} fatbin container(s) counted without knowing their ELF section "
+                   "(no readable section table): relocatable code may be among them")
     return out
 
 
@@ -271,10 +279,19 @@ def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: 
         subject = f"{len(code)} {'library' if len(code) == 1 else 'libraries'} with GPU code"
     scope = f"pool {pool.name}: " if pool is not None else ""
     return finding(
-        f"{scope}no target GPU compute capability: {subject} not checked; compiled for {has}",
+        f"{scope}no target GPU compute capability: {subject} not checked",
         code[0].provenance if len(code) == 1 else None, pool=pool, severity=INFO, remediation="",
+        details=[f"compiled for {has}"],
         sass=sass, ptx=ptx,
     )
+
+
+def _short_name(obj: GpuCodeObject, secondary: str) -> str:
+    """The library's file name (or the build setting's name), for a headline."""
+    if secondary:
+        return f"the code built with {obj.evidence}"
+    name = obj.path.rsplit("/", 1)[-1]
+    return name if len(name) <= 60 else name[:59] + "…"
 
 
 def _name(obj: GpuCodeObject, secondary: str) -> str:

@@ -55,10 +55,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     except RequireEnvError as exc:
         where = cuda.cuda_version_env.provenance if cuda.cuda_version_env else None
         yield finding(
-            f"legacy image (NVIDIA_REQUIRE_CUDA unset or empty) with CUDA_VERSION="
-            f"{cuda.cuda_version_env.value if cuda.cuda_version_env else '?'}: the runtime cannot derive "
-            f"its cuda requirement ({exc}) and the container fails to start",
-            where, remediation="Set NVIDIA_REQUIRE_CUDA, or use a 3-part CUDA_VERSION.",
+            f"CUDA_VERSION={cuda.cuda_version_env.value if cuda.cuda_version_env else '?'} is not a version the "
+            "runtime can derive a requirement from: the container fails to start",
+            where, details=[f"the image is a legacy image (NVIDIA_REQUIRE_CUDA unset or empty), so the runtime derives "
+                            f"cuda>=X.Y from CUDA_VERSION: {exc}"], remediation="Set NVIDIA_REQUIRE_CUDA, or use a 3-part CUDA_VERSION.",
         )
     probe = [Device(brand="tesla", arch="9.0")]
     for setting in cuda.requires:
@@ -71,7 +71,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 outcome = evaluate_requirement(factor, _PROBE_DRIVER, _PROBE_CUDA, probe)
                 if outcome.result == "error":
                     yield finding(
-                        f"{setting.name}: {factor!r} is not a valid requirement: the runtime stops with "
-                        f"'requirement error: invalid expression' when it reaches it",
-                        setting.provenance, factor=factor,
+                        f"{setting.name}: {_clip(factor)!r} is not a valid requirement",
+                        setting.provenance, details=["the runtime stops with 'requirement error: invalid expression' "
+                                                     "when it reaches it"], factor=factor,
                     )
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """An image-controlled term, shortened for a headline (the whole term is in ``extra``)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -64,6 +64,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             return
     except RequireEnvError:
         return  # IL103 reports an invalid CUDA_VERSION
+    from imagelint.rules._verdict import fit
+
     for pool in ctx.pools:
         if not pool.driver:
             continue
@@ -77,8 +79,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             outcome = evaluate_env(env, pool.driver, cuda, devices, eval_mode)
             if outcome.result != "fail":
                 continue
-            on = f"pool {pool.name} (driver {pool.driver}, CUDA {cuda or '?'}" + (
-                f", {gpu.label}" + (f" compute {gpu.arch}" if gpu.arch else "") if gpu else "") + ")"
+            on = f"pool {pool.name} (driver {pool.driver}" + (f", {gpu.label}" if gpu else "") + ")"
+            reports = f"driver {pool.driver} reports CUDA {cuda or '?'}" + (
+                f"; {gpu.label} is compute {gpu.arch}" if gpu and gpu.arch else "")
             failing = list(_failing_variables(ctx, pool.driver, cuda, devices)) if eval_mode == "legacy" else []
             if not failing:  # csv semantics, or a failure only the whole check shows
                 where = ctx.facts.cuda.requires[0].provenance if ctx.facts.cuda.requires else (
@@ -87,9 +90,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             if after is None:
                 after = _after_start(ctx, pool)
             for name, requirement, where, message in failing:
+                head, details = _effect(modes, message, requirement, after)
                 yield finding(
-                    f"{name} {_short(requirement)!r} is false on {on}: {_effect(modes, message, requirement, after)}",
-                    where, pool=pool, requirement=requirement, variable=name, runtime_modes=list(modes),
+                    fit([f"{name} {_short(requirement, 40)!r} is false on {on}: {h}" for h in head]),
+                    where, details=[*details, reports], pool=pool, requirement=requirement, variable=name, runtime_modes=list(modes),
                     gpu=gpu.label if gpu else None, remediation=_fix(name, requirement, gpu),
                 )
             break  # one GPU model per pool says enough (every failing variable of it is reported)
@@ -170,18 +174,22 @@ def _short(requirement: str | None, limit: int = 100) -> str | None:
     if requirement is None or len(requirement) <= limit:
         return requirement
     terms = [t for t in requirement.split(" ") if t]
-    return f"{terms[0]} ... (+{len(terms) - 1} more OR terms)"
+    first = terms[0] if len(terms[0]) <= limit // 2 else terms[0][: limit // 2 - 1] + "…"
+    return f"{first} ... (+{len(terms) - 1} more OR terms)" if len(terms) > 1 else first
 
 
-def _effect(modes: tuple[str, ...], message: str | None, requirement: str | None, after: str) -> str:
-    refuses = f"the container refuses to start with '{cli_message(message, requirement)}'"
+def _effect(modes: tuple[str, ...], message: str | None, requirement: str | None, after: str) -> tuple[list[str], list[str]]:
+    """(headline endings, longest first; detail lines) for the runtime modes the pool may use."""
+    refuses = f"libnvidia-container refuses to start the container with '{cli_message(message, requirement)}'"
     starts = f"the requirement is not checked, so the container starts anyway and {after}"
     from imagelint.matrix.require import runtime_enforces_requirements
 
     enforcing = [m for m in modes if runtime_enforces_requirements(m)]
     lax = [m for m in modes if not runtime_enforces_requirements(m)]
     if enforcing and lax:
-        return f"in legacy mode {refuses}; in cdi/jit-cdi mode {starts} (runtime mode unknown)"
+        return (["the container refuses to start in legacy mode, starts in cdi/jit-cdi mode (runtime mode unknown)",
+                 "refuses to start in legacy mode, starts in cdi/jit-cdi"],
+                [f"legacy mode: {refuses}", f"cdi/jit-cdi mode: {starts}"])
     if enforcing:
-        return f"in {enforcing[0]} mode {refuses}"
-    return f"in {lax[0]} mode {starts}"
+        return ([f"the container refuses to start ({enforcing[0]} mode)", "refuses to start"], [refuses])
+    return ([f"not checked in {lax[0]} mode: the container starts", "the container starts"], [starts])

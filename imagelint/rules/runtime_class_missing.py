@@ -51,15 +51,15 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if ctx.target.runtime_classes and w.runtime_class_name not in available:
             yield finding(
                 f"{w.kind}/{w.name} names runtimeClassName {w.runtime_class_name!r}, which the target does not "
-                f"have (available: {', '.join(sorted(available))}); admission fails with 'RuntimeClass not found'",
-                where, runtime_class=w.runtime_class_name,
+                "have: admission fails with 'RuntimeClass not found'",
+                where, details=[f"the target's runtime classes: {', '.join(sorted(available))}"], runtime_class=w.runtime_class_name,
             )
         return
     required = sorted({p.runtime_class for p in ctx.pools if p.runtime_class})
     if required and all(p.runtime_class for p in ctx.pools):
         yield finding(
-            f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but names no runtimeClassName, and the GPU "
-            f"pools need {' or '.join(repr(r) for r in required)}; the container would start without the NVIDIA "
-            f"runtime ('no CUDA-capable device is detected')",
-            where, required=",".join(required),
+            f"{w.kind}/{w.name} names no runtimeClassName: it would start without the NVIDIA runtime "
+            "('no CUDA-capable device is detected')",
+            where, details=[f"it asks for {', '.join(w.pod_resources)}, and the GPU pools need runtimeClassName "
+                            f"{' or '.join(repr(r) for r in required)}"], required=",".join(required),
         )

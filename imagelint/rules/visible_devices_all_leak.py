@@ -47,18 +47,16 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     leaky = [p for p in ctx.pools if "envvar" in p.device_list_strategy and p.accept_envvar_unprivileged is not False]
     for pool in leaky:
         yield finding(
-            f"NVIDIA_VISIBLE_DEVICES=all: on pool {pool.name} (device-list strategy "
-            f"{','.join(pool.device_list_strategy)}, toolkit accepts the env var from unprivileged containers) "
-            f"a pod that requests no GPU still sees every GPU of the node",
-            setting.provenance, severity=WARNING, pool=pool,
+            f"NVIDIA_VISIBLE_DEVICES=all: on pool {pool.name} a pod that requests no GPU still sees every GPU of the node",
+            setting.provenance, details=[f"the pool's device-list strategy is {','.join(pool.device_list_strategy)} and "
+                                         "its toolkit accepts the variable from unprivileged containers"], severity=WARNING, pool=pool,
         )
     if not leaky:
         default = _default_strategy(ctx)
         yield finding(
-            "NVIDIA_VISIBLE_DEVICES=all: a container that requests no GPU gets every GPU of the node where the "
-            f"device plugin uses the envvar strategy (the default: {default}) and the toolkit accepts the variable "
-            "from unprivileged containers",
-            setting.provenance,
+            "NVIDIA_VISIBLE_DEVICES=all: a container that requests no GPU may get every GPU of the node",
+            setting.provenance, details=[f"it does where the device plugin uses the envvar strategy (the default: {default}) "
+                                         "and the toolkit accepts the variable from unprivileged containers"],
         )
 
 

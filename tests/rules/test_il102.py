@@ -9,28 +9,28 @@ CLI_TEXT = ("nvidia-container-cli: requirement error: unsatisfied condition: cud
 def test_legacy_mode_refuses_to_start_with_exact_message():
     f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "CUDA_VERSION": "12.4.1"})
     [finding] = of(run(f, target(pool(driver="535.104.05", runtime_mode="legacy"))), "IL102")
-    assert CLI_TEXT in finding.message and "refuses to start" in finding.message
-    assert "cdi" not in finding.message
+    assert CLI_TEXT in finding.text and "refuses to start" in finding.text
+    assert "cdi" not in finding.text
 
 
 def test_jit_cdi_mode_starts_and_fails_later():
     f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4"})
     [finding] = of(run(f, target(pool(driver="535.104.05", runtime_mode="jit-cdi"))), "IL102")
-    assert "starts" in finding.message and "refuses" not in finding.message
+    assert "starts" in finding.text and "refuses" not in finding.text
 
 
 def test_mode_from_toolkit_version_via_matrix():
     f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4"})
     [old] = of(run(f, target(pool(driver="535.104.05", toolkit="1.14.0"))), "IL102")
     [new] = of(run(f, target(pool(driver="535.104.05", toolkit="1.18.0"))), "IL102")
-    assert "refuses" in old.message and "cdi" not in old.message.split("refuses")[0]
-    assert "refuses" not in new.message and "jit-cdi" in new.message
+    assert "refuses" in old.text and "cdi" not in old.text.split("refuses")[0]
+    assert "refuses" not in new.text and "jit-cdi" in new.text
 
 
 def test_unknown_mode_says_both():
     f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4"})
     [finding] = of(run(f, target(pool(driver="535.104.05"))), "IL102")
-    assert "legacy" in finding.message and "cdi" in finding.message
+    assert "legacy" in finding.text and "cdi" in finding.text
 
 
 def test_brand_terms_are_evaluated_per_gpu_model():
@@ -72,4 +72,4 @@ def test_every_failing_variable_is_reported_at_its_own_variable_with_its_own_fix
 def test_cdi_note_renders_the_compatibility_verdict():
     f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "CUDA_VERSION": "12.4.1"})
     [finding] = of(run(f, target(pool(driver="535.104.05", runtime_mode="cdi", toolkit="1.18.0"))), "IL102")
-    assert "minor-version compatibility" in finding.message
+    assert "minor-version compatibility" in finding.text

@@ -5,18 +5,18 @@ from tests.rules.helpers import facts, of, run
 
 def test_invalid_operator_fires():
     [f] = of(run(facts({"NVIDIA_REQUIRE_CUDA": "cuda==12.4"})), "IL103")
-    assert "'cuda==12.4'" in f.message and "invalid expression" in f.message
+    assert "'cuda==12.4'" in f.text and "invalid expression" in f.text
     assert f.location.key == "NVIDIA_REQUIRE_CUDA"
 
 
 def test_invalid_factor_in_later_or_term_is_found():
     [f] = of(run(facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4 brand>=tesla"})), "IL103")
-    assert "brand>=tesla" in f.message
+    assert "brand>=tesla" in f.text
 
 
 def test_four_part_cuda_version_in_legacy_image():
     [f] = of(run(facts({"CUDA_VERSION": "12.2.2.009"})), "IL103")
-    assert "12.2.2.009" in f.message and f.location.key == "CUDA_VERSION"
+    assert "12.2.2.009" in f.text and f.location.key == "CUDA_VERSION"
 
 
 def test_ngc_style_four_part_with_require_cuda_is_fine():

@@ -18,7 +18,7 @@ def test_real_driver_lib_on_loader_path_names_version_and_layer():
         _lib("usr/lib/x86_64-linux-gnu/libcuda.so.1", "real", True, symlink=True),
     )
     [f] = of(run(facts({}, driver_libraries=libs)), "IL201")
-    assert "535.104.05" in f.message and "layer 2" in f.message
+    assert "535.104.05" in f.text and "layer 2" in f.text
     assert f.location.path == "usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05"
 
 

@@ -7,7 +7,7 @@ from tests.rules.helpers import facts, of, pool, run, target
 
 def test_all_without_target_is_info():
     [f] = of(run(facts({"NVIDIA_VISIBLE_DEVICES": "all"})), "IL303")
-    assert f.severity == "info" and "envvar" in f.message
+    assert f.severity == "info" and "envvar" in f.text
 
 
 def test_all_on_envvar_pool_is_warning():

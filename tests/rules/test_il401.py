@@ -36,8 +36,8 @@ def test_sm80_only_library_has_no_kernel_for_h100():
     f = with_code(lib("usr/lib/libk.so", sass=("sm_70", "sm_80")))
     [finding] = check(f, target(pool("h100", gpus=("H100",))))
     assert finding.severity == "error" and finding.pool == "h100" and finding.rule == "IL401"
-    assert "/usr/lib/libk.so (layer 2)" in finding.message
-    assert "has sm_70, sm_80; needs sm_90 SASS or PTX <= compute_90" in finding.message
+    assert "/usr/lib/libk.so (layer 2)" in finding.text
+    assert "has sm_70, sm_80; needs sm_90 SASS or PTX <= compute_90" in finding.text
     assert finding.location.path == "usr/lib/libk.so" and finding.extra["compute_capability"] == "9.0"
 
 
@@ -49,7 +49,7 @@ def test_same_library_is_fine_on_a100_and_a10():
 def test_ptx_saves_the_library_but_jit_is_noted():
     f = with_code(lib("usr/lib/libk.so", sass=("sm_80",), ptx=("compute_80",)))
     [finding] = check(f, target(pool("h100", gpus=("H100",))))
-    assert finding.severity == "info" and "JIT" in finding.message and "compute_80" in finding.message
+    assert finding.severity == "info" and "JIT" in finding.text and "compute_80" in finding.text
 
 
 def lib_isa(path: str, sass=(), ptx=(), isa: str = "8.4", **kw) -> GpuCodeObject:
@@ -71,10 +71,10 @@ def lib_isa(path: str, sass=(), ptx=(), isa: str = "8.4", **kw) -> GpuCodeObject
 def test_ptx_is_compared_with_the_drivers_jit(isa, driver, outcome):
     f = with_code(lib_isa("usr/lib/libk.so", ptx=("compute_80",), isa=isa))
     [finding] = check(f, target(pool("h100", driver=driver, gpus=("H100",))))
-    assert finding.extra["outcome"] == outcome and f"ISA {isa}" in finding.message
+    assert finding.extra["outcome"] == outcome and f"ISA {isa}" in finding.text
     assert finding.severity == ("error" if outcome == "ptx-too-new" else "info")
     if driver is None:
-        assert "driver is not known" in finding.message and "CUDA 13.0 or newer" in finding.message
+        assert "driver is not known" in finding.text and "CUDA 13.0 or newer" in finding.text
 
 
 def test_sass_for_the_gpu_needs_no_jit_whatever_the_ptx_isa():
@@ -85,8 +85,8 @@ def test_sass_for_the_gpu_needs_no_jit_whatever_the_ptx_isa():
 def test_relocatable_code_left_out_is_named_in_the_finding():
     f = with_code(lib_isa("usr/lib/librdc.so", sass=("sm_80",), not_loaded=("__nv_relfatbin: compute_90",)))
     [finding] = check(f, target(pool("b200", driver="580.65.06", gpus=("B200",))))
-    assert finding.severity == "error" and "no kernel image is available" in finding.message
-    assert "compute_90 in __nv_relfatbin" in finding.message and "never loads it" in finding.message
+    assert finding.severity == "error" and "no kernel image is available" in finding.text
+    assert "compute_90 in __nv_relfatbin" in finding.text and "never loads it" in finding.text
 
 
 def test_arch_specific_code_runs_only_on_its_own_gpu():
@@ -103,7 +103,7 @@ def test_only_failing_libraries_are_listed_and_code_free_ones_ignored():
         GpuCodeObject("usr/lib/libnone.so", (), (), file_prov("usr/lib/libnone.so")),
     )
     [finding] = check(f, target(pool("h100", gpus=("H100",))))
-    assert finding.extra["library"] == "usr/lib/libbad.so" and "(layer 3)" in finding.message
+    assert finding.extra["library"] == "usr/lib/libbad.so" and "(layer 3)" in finding.text
 
 
 def test_compute_capability_given_directly_and_gpus_sharing_one_are_merged():
@@ -112,13 +112,13 @@ def test_compute_capability_given_directly_and_gpus_sharing_one_are_merged():
     found = check(f, target(p))
     assert sorted(x.extra["compute_capability"] for x in found) == ["8.0", "8.6"]
     [a86] = [x for x in found if x.extra["compute_capability"] == "8.6"]
-    assert "needs sm_80..sm_86 SASS or PTX <= compute_86" in a86.message
+    assert "needs sm_80..sm_86 SASS or PTX <= compute_86" in a86.text
 
 
 def test_no_target_gpu_is_info():
     f = with_code(lib("usr/lib/libk.so", sass=("sm_80",)))
     [finding] = check(f)
-    assert finding.severity == "info" and "no target GPU" in finding.message and "sm_80" in finding.message
+    assert finding.severity == "info" and "no target GPU" in finding.text and "sm_80" in finding.text
     [finding] = check(f, target(NodePool("cpu-less", driver="535.104.05")))
     assert finding.severity == "info" and finding.pool == "cpu-less"
 
@@ -130,8 +130,8 @@ def test_no_device_code_no_findings():
 def test_torch_arch_list_is_secondary_evidence():
     f = facts({"TORCH_CUDA_ARCH_LIST": "7.0 7.5 8.0 8.6"}, complete=False)
     [finding] = check(f, target(pool("h100", gpus=("H100",))))
-    assert finding.severity == "warning" and "secondary evidence" in finding.message
-    assert "layers were not read" in finding.message
+    assert finding.severity == "warning" and "secondary evidence" in finding.text
+    assert "layers were not read" in finding.text
     assert finding.location.kind == "env" and finding.extra["evidence"] == "TORCH_CUDA_ARCH_LIST"
     assert check(facts({"TORCH_CUDA_ARCH_LIST": "8.0 9.0+PTX"}), target(pool("b200", gpus=("B200",))))[0].severity == "info"
 
@@ -172,14 +172,14 @@ def test_real_library_in_an_image_on_h100(tmp_path, with_ptx, fires):
     errors = [x for x in found if x.severity == "error"]
     if fires:
         [e] = errors
-        assert "/opt/app/lib/libk.so.1.0 (layer 1)" in e.message and "has sm_80;" in e.message
+        assert "/opt/app/lib/libk.so.1.0 (layer 1)" in e.text and "has sm_80;" in e.text
     else:
         assert errors == [] and [x.severity for x in found] == ["info"]
-        assert "(ISA 9.0)" in found[0].message and "CUDA 13.0" in found[0].message
+        assert "(ISA 9.0)" in found[0].text and "CUDA 13.0" in found[0].text
         # CUDA 13.0's PTX (ISA 9.0) is past what a 535 driver's JIT compiles (CUDA 12.2: ISA 8.2).
         [e] = check(f, target(pool("h100", driver="535.104.05", gpus=("H100",))))
         assert e.severity == "error" and e.extra["outcome"] == "ptx-too-new"
-        assert "unsupported toolchain" in e.message and "CUDA 13.0 or newer" in e.remediation
+        assert "unsupported toolchain" in e.text and "CUDA 13.0 or newer" in e.remediation
     assert check(f, target(pool("a100", gpus=("A100",)))) == []
 
 
@@ -197,10 +197,10 @@ def test_the_jit_is_the_libcuda_the_compatibility_verdict_loads():
     assert [f.extra["outcome"] for f in before] == ["ptx-too-new"]
     after = check(image, target(pool("t4", driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
     assert [(f.severity, f.extra["outcome"]) for f in after] == [("info", "jit")]
-    assert "forward-compat libcuda 550.54.15" in after[0].message
+    assert "forward-compat libcuda 550.54.15" in after[0].text
 
 
 def test_no_kernel_judgement_says_when_cuda_itself_does_not_start():
     image = dataclasses.replace(facts({"CUDA_VERSION": "12.4.1"}), gpu_code=(lib_isa("usr/lib/libk.so", ptx=("compute_75",), isa="8.4"),))
     [f] = check(image, target(pool("t4", driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
-    assert "CUDA itself does not initialise" in f.message
+    assert "CUDA itself does not initialise" in f.text

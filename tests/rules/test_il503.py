@@ -17,7 +17,7 @@ from tests.rules.helpers import facts, matrix, of, pool, run, target
 ])
 def test_driver_that_cannot_drive_the_gpu_is_an_error(driver: str, gpu: str, why: str) -> None:
     [f] = [x for x in of(run(facts({}), target(pool(driver=driver, gpus=(gpu,)))), "IL503") if x.severity == "error"]
-    assert why in f.message and "no CUDA device is usable" in f.message
+    assert why in f.text and "no CUDA device is usable" in f.text
 
 
 def test_volta_on_r580_and_blackwell_on_r570_are_fine() -> None:
@@ -33,17 +33,17 @@ def test_il101_never_says_a_gpu_the_driver_cannot_drive_runs() -> None:
 def test_end_of_life_branch_is_a_warning() -> None:
     ctx = RuleContext(facts({}), target(pool(driver="535.104.05", gpus=("T4",))), matrix())
     [f] = list(il503.check(ctx, today=dt.date(2026, 12, 1)))
-    assert f.severity == "warning" and "June 2026" in f.message
+    assert f.severity == "warning" and "June 2026" in f.text
     assert not list(il503.check(ctx, today=dt.date(2026, 5, 1)))
 
 
 def test_driver_newer_than_any_known_branch_is_could_not_judge() -> None:
     [f] = of(run(facts({}), target(pool(driver="999.1", gpus=("T4",)))), "IL503")
-    assert f.severity == "warning" and "could not judge" in f.message and "R620" in f.message
+    assert f.severity == "warning" and "could not judge" in f.text and "R620" in f.text
 
 
 def test_bare_branch_says_the_patch_level_is_unknown_and_is_judged_conservatively() -> None:
     result = run(facts({"CUDA_VERSION": "12.2.2"}), target(pool(driver="535", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
-    assert any("without a patch level" in f.message and f.severity == "info" for f in of(result, "IL503"))
+    assert any("without a patch level" in f.text and f.severity == "info" for f in of(result, "IL503"))
     [il101] = of(result, "IL101")  # 12.2.2 needs 535.104.05: "some 535.x" may be older
     assert il101.extra["outcome"] == "minor-version-compat" and "patch level" in il101.text

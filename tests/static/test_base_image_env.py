@@ -55,7 +55,7 @@ def test_il102_fires_when_the_pool_driver_does_not_satisfy_the_base_image(matrix
     # The 31-term official requirement is shortened in the message, kept whole in the data.
     assert "cuda>=12.4 ... (+30 more OR terms)" in finding.message and len(finding.message) < 600
     assert finding.extra["requirement"].count(" ") == 30
-    assert "unsatisfied condition: cuda>=12.4" in finding.message
+    assert "unsatisfied condition: cuda>=12.4" in finding.text
     assert finding.location.line == 1
     # ... and stays quiet where the driver meets it: directly, or through a brand/branch term.
     assert il102(RUNTIME_1241, matrix, "550.54.15") == ()
@@ -68,7 +68,7 @@ def test_the_real_string_matters_geforce_was_dropped_from_12_5(matrix) -> None:
     new = "FROM nvidia/cuda:12.6.3-base-ubuntu24.04\n"
     assert il102(old, matrix, "535.104.05", gpu="RTX 4090") == ()
     [finding] = il102(new, matrix, "535.104.05", gpu="RTX 4090")
-    assert "cuda>=12.6" in finding.message
+    assert "cuda>=12.6" in finding.text
     assert il102(new, matrix, "535.104.05", gpu="T4") == ()  # a Tesla still passes via brand=tesla
 
 

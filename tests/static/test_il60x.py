@@ -64,19 +64,19 @@ def test_il602_mig_under_none_strategy_and_shared(registry) -> None:
     none_pool = NodePool(name="t4", gpus=(GpuSpec(product="Tesla-T4"),))
     text = pod("containers:\n- name: c\n  image: x\n  resources:\n    limits: {nvidia.com/mig-1g.5gb: 1}\n")
     [f], _ = findings(text, Target(pools=(none_pool,)), registry, "IL602")
-    assert "mixed MIG strategy" in f.message and "nvidia.com/gpu" in f.message
+    assert "mixed MIG strategy" in f.text and "nvidia.com/gpu" in f.text
     # the mixed-strategy pool with that profile advertises it
     assert findings(text, Target(pools=(A100_MIG,)), registry, "IL602")[0] == []
     shared = pod("containers:\n- name: c\n  image: x\n  resources:\n    limits: {nvidia.com/gpu.shared: 1}\n")
     [f], _ = findings(shared, Target(pools=(T4,)), registry, "IL602")
-    assert "nvidia.com/gpu.shared" in f.message
+    assert "nvidia.com/gpu.shared" in f.text
     assert findings(pod(GPU_CONTAINER), Target(pools=(T4,)), registry, "IL602")[0] == []
     assert findings(text, Target(), registry, "IL602")[0] == []  # no target, no verdict
 
 
 def test_il603_taints(registry) -> None:
     [f], _ = findings(pod(GPU_CONTAINER), Target(pools=(T4,)), registry, "IL603")
-    assert "nvidia.com/gpu=present:NoSchedule" in f.message
+    assert "nvidia.com/gpu=present:NoSchedule" in f.text
     tolerated = pod(GPU_CONTAINER + "tolerations:\n- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n")
     assert findings(tolerated, Target(pools=(T4,)), registry, "IL603")[0] == []
     wrong_value = pod(GPU_CONTAINER + "tolerations:\n- {key: nvidia.com/gpu, value: absent}\n")
@@ -90,7 +90,7 @@ def test_il603_taints(registry) -> None:
 def test_il604_selectors(registry) -> None:
     a100_sel = pod(GPU_CONTAINER + "nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n")
     [f], _ = findings(a100_sel, Target(pools=(T4,)), registry, "IL604")
-    assert "NVIDIA-A100-SXM4-80GB" in f.message and f.location.line == 11
+    assert "NVIDIA-A100-SXM4-80GB" in f.text and f.location.line == 11
     t4_sel = pod(GPU_CONTAINER + "nodeSelector: {nvidia.com/gpu.product: Tesla-T4}\n")
     assert findings(t4_sel, Target(pools=(T4,)), registry, "IL604")[0] == []
     arm = pod(GPU_CONTAINER + textwrap.dedent("""\
@@ -110,11 +110,11 @@ def test_il604_selectors(registry) -> None:
 def test_il605_runtime_class_and_annotation_suppression(registry) -> None:
     target = Target(pools=(A100_MIG,), runtime_classes=("nvidia",))
     [f], _ = findings(pod(GPU_CONTAINER), target, registry, "IL605")
-    assert f.severity == "warning" and "'nvidia'" in f.message
+    assert f.severity == "warning" and "'nvidia'" in f.text
     named = pod("runtimeClassName: nvidia\n" + GPU_CONTAINER)
     assert findings(named, target, registry, "IL605")[0] == []
     wrong = pod("runtimeClassName: nvidia-cdi\n" + GPU_CONTAINER)
-    assert "nvidia-cdi" in findings(wrong, target, registry, "IL605")[0][0].message
+    assert "nvidia-cdi" in findings(wrong, target, registry, "IL605")[0][0].text
     ignored = pod(GPU_CONTAINER, annotations='imagelint.io/ignore: "IL605: set by our admission webhook"')
     found, suppressed = findings(ignored, target, registry, "IL605")
     assert found == [] and suppressed[0].reason == "set by our admission webhook"
@@ -127,8 +127,8 @@ def test_il602_names_the_nearest_resource_a_pool_offers(registry) -> None:
                     resources={"nvidia.com/mig-1g.10gb": 14, "nvidia.com/mig-3g.40gb": 2})
     text = pod("containers:\n- name: c\n  image: x\n  resources:\n    limits: {nvidia.com/mig-1g.5gb: 1}\n")
     [f], _ = findings(text, Target(pools=(t4, a100)), registry, "IL602")
-    assert "nearest: nvidia.com/mig-1g.10gb on pool a100-mig" in f.message, f.message
-    assert "pool t4: none" not in f.message and "(pool t4" not in f.message
+    assert "nearest: nvidia.com/mig-1g.10gb on pool a100-mig" in f.text, f.text
+    assert "pool t4: none" not in f.text and "(pool t4" not in f.text
 
 
 def test_nearest_resource_ranks_slices_then_memory() -> None:

@@ -160,3 +160,38 @@ def test_github_annotations_stay_short_and_json_keeps_the_whole_message():
     assert json.loads(render("json", r))["results"][0]["findings"][0]["message"] == msg
     text = render("text", r)
     assert "IL101 cuda-driver-too-old: headline of it\n      detail 0 " in text and "detail 19" in text
+
+
+def test_a_finding_with_details_is_shown_as_written_in_every_format(report_schema):
+    """A rule's headline and detail lines reach each report unsplit and in order (issue 15)."""
+    details = ("legacy <1.17.4; cdi >=1.17.5: runs through forward compatibility — the hook (toolkit >= 1.17.5) loads it",
+               "APIs newer than the driver fail with cudaErrorCallRequiresNewerDriver")
+    f = Finding("IL101", "cuda-driver-too-old", "warning", "CUDA 12.4.1 on driver 535.104.05 (T4): depends on the container toolkit",
+                None, remediation="One of: (1) upgrade; (2) rebuild.", pool="p", details=details)
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL101",))])
+    doc = json.loads(render("json", r))
+    jsonschema.Draft202012Validator(report_schema).validate(doc)
+    got = doc["results"][0]["findings"][0]
+    assert got["message"] == f.message and got["details"] == list(details)
+    text = render("text", r).splitlines()
+    i = next(n for n, ln in enumerate(text) if "IL101 cuda-driver-too-old [pool p]: CUDA 12.4.1" in ln)
+    assert text[i].endswith("depends on the container toolkit")  # not cut at its ': '
+    assert text[i + 1] == "      " + details[0] and text[i + 2] == "      " + details[1]
+    assert text[i + 3] == "      fix One of: (1) upgrade; (2) rebuild."
+    sarif = json.loads(render("sarif", r, SARIF_OPTIONS))
+    lines = sarif["runs"][0]["results"][0]["message"]["text"].splitlines()
+    assert lines[0].startswith("registry:ghcr.io/org/app:1: CUDA 12.4.1 on driver") and lines[1:3] == list(details)
+    [note] = [ln for ln in render("github", r).splitlines() if ln.startswith("::warning title=IL101")]
+    assert "depends on the container toolkit%0Alegacy <1.17.4; cdi >=1.17.5: runs" in note
+    assert escape_data(details[1]) in note
+
+
+def test_a_long_message_without_details_still_falls_back_to_the_splitter():
+    """Findings from a rule written before ``details`` (or a plugin) still read as lines."""
+    msg = "headline of it; " + "; ".join(f"detail {i}" for i in range(3))
+    f = Finding("IL101", "cuda-driver-too-old", "error", msg + " " + "z" * 150, None)
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL101",))])
+    assert "IL101 cuda-driver-too-old: headline of it\n      detail 0\n      detail 1\n" in render("text", r)
+    short = Finding("IL101", "cuda-driver-too-old", "error", "short: with; a semicolon", None)
+    r2 = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(short,), rules_run=("IL101",))])
+    assert "IL101 cuda-driver-too-old: short: with; a semicolon\n" in render("text", r2)  # short: never split

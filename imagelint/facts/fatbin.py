@@ -547,12 +547,18 @@ def _code_object(path: str, scan: dict[str, Any], fs: FilesystemView) -> GpuCode
     sass, ptx = tuple(scan.get("sass") or ()), tuple(scan.get("ptx") or ())
     if not (sass or ptx):
         return None
+    return GpuCodeObject(path, sass, ptx, file_provenance(fs, path), **code_object_details(scan))
+
+
+def code_object_details(scan: dict[str, Any]) -> dict[str, Any]:
+    """The ``GpuCodeObject`` fields past path/sass/ptx/provenance, from a scan result."""
     isa = scan.get("ptx_isa") or {}
-    not_loaded = tuple(
-        f"{section}: {target}"
-        for section, part in (scan.get("not_loaded") or {}).items()
-        for target in [*part.get("sass", ()), *part.get("ptx", ())]
+    return dict(
+        ptx_isa=tuple((t, str(isa[t])) for t in scan.get("ptx") or () if t in isa),
+        not_loaded=tuple(
+            f"{section}: {target}"
+            for section, part in (scan.get("not_loaded") or {}).items()
+            for target in [*part.get("sass", ()), *part.get("ptx", ())]
+        ),
+        unplaced_containers=int(scan.get("unplaced") or 0),
     )
-    return GpuCodeObject(path, sass, ptx, file_provenance(fs, path),
-                         ptx_isa=tuple((t, str(isa[t])) for t in ptx if t in isa),
-                         not_loaded=not_loaded, unplaced_containers=int(scan.get("unplaced") or 0))

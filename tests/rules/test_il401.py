@@ -181,3 +181,14 @@ def test_real_library_in_an_image_on_h100(tmp_path, with_ptx, fires):
         assert e.severity == "error" and e.extra["outcome"] == "ptx-too-new"
         assert "unsupported toolchain" in e.message and "CUDA 13.0 or newer" in e.remediation
     assert check(f, target(pool("a100", gpus=("A100",)))) == []
+
+
+def test_code_for_the_gpu_that_the_library_loads_itself_is_not_an_error():
+    """libcufft.so.11 from nvidia-cufft-cu12: .nv_fatbin has one sm_52 helper; its kernels are fatbins in
+    .ldata that cuFFT loads itself. Not the runtime's to load, not ours to fail."""
+    f = with_code(lib_isa("usr/lib/libcufft.so.11", sass=("sm_52",), not_loaded=(".ldata: sm_90", ".ldata: lto_90")))
+    [finding] = check(f, target(pool("h100", driver="580.65.06", gpus=("H100",))))
+    assert finding.severity == "info" and "sm_90 (.ldata)" in finding.message
+    assert finding.extra["outcome"] == "own-loaded-code"
+    [finding] = check(f, target(pool("b200", driver="580.65.06", gpus=("B200",))))
+    assert finding.severity == "error"  # nothing anywhere for 10.0

@@ -27,7 +27,6 @@ from imagelint.compat.evidence import (
     compat_on_loader_path,
     governing_cuda,
     major,
-    major_minor,
 )
 from imagelint.compat.pool import (
     DriverFacts,
@@ -78,6 +77,18 @@ class _Judge:
         self.notes: list[str] = []
         self.uncertain: list[str] = []
         self.floor = matrix.driver_floor(cuda.version) if cuda.major_minor else None
+        if self.floor is None:
+            newest = matrix.newest_cuda_release()
+            if cuda.major_minor is None:
+                self.notes.append(
+                    f"the image names only CUDA major {cuda.version} ({cuda.evidence.provenance.describe()}): "
+                    f"its minor, and so its exact driver floor, is unknown")
+            elif newest is not None and compare(cuda.version, newest) > 0:
+                self.notes.append(
+                    f"the matrix {matrix.version} is older than the image: CUDA {cuda.version} is newer than any "
+                    f"release it knows (newest {newest}), so its driver floor could not be checked")
+            else:
+                self.notes.append(f"CUDA {cuda.version} is not a release the matrix {matrix.version} knows")
         if self.floor is not None and self.floor.uncertain:
             self.uncertain.append(f"the driver floor of CUDA {self.floor.release} ({self.floor.source})")
         self.host: HostDriver | None = host_driver(pool.driver)
@@ -152,6 +163,8 @@ class _Judge:
                 return self._with_compat(sc, self.lib, "the image itself (its loader path: LD_LIBRARY_PATH / ld.so.conf)")
             assert self.host is not None
             inj = runtime_injection(sc, self.lib, self.host, self.matrix)
+            if inj.uncertain:
+                self.uncertain.append(inj.uncertain)
             if inj.injects:
                 return self._with_compat(sc, self.lib, inj.who)
             skipped = inj.why
@@ -251,7 +264,8 @@ class _Judge:
         mvc = self.matrix.minor_version_compat(cuda.major) if cuda.major is not None else None
         if mvc is not None and mvc.uncertain:
             self.uncertain.append(f"the CUDA {cuda.major}.x minor-version floor ({mvc.source})")
-        need = f"needs driver >= {self.floor.min_driver}" if self.floor else "has no floor in the matrix"
+        need = (f"needs driver >= {self.floor.min_driver}" if self.floor else
+                "(major only: its floor is unknown)" if cuda.major_minor is None else "has no floor in the matrix")
         if mvc is not None and compare(driver, mvc.min_driver) >= 0 and self._same_major(driver_cuda):
             limits = (
                 f"PTX newer than the driver's CUDA {driver_cuda or '?'} cannot be JIT-compiled "
@@ -333,4 +347,4 @@ def _would(case: Case) -> str:
     return "could not be judged either"
 
 
-__all__ = ["judge_pool", "major_minor"]
+__all__ = ["judge_pool"]

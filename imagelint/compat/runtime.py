@@ -9,6 +9,8 @@ Per runtime mode and toolkit release (container-toolkit release notes; nvidia-fa
   every mode (legacy, cdi, jit-cdi, csv), which puts ``/usr/local/cuda/compat`` first on the
   loader path when the compat driver is newer than the host's (by major before 1.19.0; from
   1.19.0 only when its ``.note.cuda.fwd_compatibility`` lists the host branch);
+* from 1.17.7 legacy mode's ``cuda-compat-mode`` (default ``ldconfig``) hands the decision back
+  to libnvidia-container (by major, no ELF-note check; uncertain matrix row);
 * cdi / jit-cdi before 1.17.5 never use them.
 
 Neither path looks at the GPU: on a GPU that forward compatibility does not support, a
@@ -30,6 +32,7 @@ from imagelint.target import NodePool
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).
 MOUNT_OFF = "compat-libs-from-container-off"
 HOOK = "cuda-compat-hook"
+LEGACY_MODE_SETTING = "legacy-cuda-compat-mode"
 NOTE_CHECK = "compat-elf-note-check"
 MODE_SINCE = {"cdi": "cdi-generate", "jit-cdi": "jit-cdi-default"}
 UNKNOWN_MODES = ("legacy", "cdi", "jit-cdi")
@@ -68,7 +71,7 @@ def scenarios(pool: NodePool, matrix: Any) -> list[Scenario]:
             default = matrix.toolkit_default_runtime_mode(pool.toolkit) if matrix is not None else "legacy"
             return [Scenario(default, pool.toolkit, f"in {default} mode (toolkit {pool.toolkit}'s default)", True)]
         return [Scenario(mode, pool.toolkit, "", True)]
-    bounds = sorted({b for b in (_since(matrix, f) for f in (MOUNT_OFF, HOOK, NOTE_CHECK)) if b},
+    bounds = sorted({b for b in (_since(matrix, f) for f in (MOUNT_OFF, HOOK, LEGACY_MODE_SETTING, NOTE_CHECK)) if b},
                     key=_key)
     out = []
     for m in ((mode,) if mode else UNKNOWN_MODES):
@@ -131,11 +134,20 @@ class Injection:
     injects: bool
     who: str     # who does (or would)
     why: str     # why not, when it does not
+    uncertain: str | None = None  # the uncertain toolkit_features row the decision rests on
 
 
 def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix: Any) -> Injection:
     hook = f"the enable-cuda-compat hook of the nvidia runtime (toolkit >= {_since(matrix, HOOK) or '?'})"
-    if _has(matrix, sc.toolkit, HOOK):
+    note_check = _has(matrix, sc.toolkit, NOTE_CHECK)
+    rests_on: str | None = None
+    if sc.mode in ("legacy", "csv") and _has(matrix, sc.toolkit, LEGACY_MODE_SETTING):
+        # Legacy mode's default cuda-compat-mode=ldconfig: libnvidia-container decides, by major only.
+        who = (f"libnvidia-container (legacy cuda-compat-mode=ldconfig, the default from toolkit "
+               f"{_since(matrix, LEGACY_MODE_SETTING)})")
+        note_check = False
+        rests_on = _uncertain_row(matrix, LEGACY_MODE_SETTING)
+    elif _has(matrix, sc.toolkit, HOOK):
         who = hook
     elif sc.mode in ("legacy", "csv"):
         if _has(matrix, sc.toolkit, MOUNT_OFF):
@@ -146,14 +158,22 @@ def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix
     else:
         return Injection(False, hook, f"{sc.mode} mode before toolkit {_since(matrix, HOOK) or '?'} never loads compat libraries")
     note = lib.fwd_compat
-    if _has(matrix, sc.toolkit, NOTE_CHECK) and note is not None and note.driver_branches:
+    if note_check and note is not None and note.driver_branches:
         if host.branch not in note.driver_branches:
             listed = ", ".join(f"R{b}" for b in note.driver_branches)
-            return Injection(False, who, f"its ELF note lists host branches {listed}, not R{host.branch}")
+            return Injection(False, who, f"its ELF note lists host branches {listed}, not R{host.branch}", rests_on)
         if lib.version and compare(lib.version, host.version) <= 0:
-            return Injection(False, who, f"compat driver {lib.version} is not newer than the host's {host.label}")
-        return Injection(True, who, "")
+            return Injection(False, who, f"compat driver {lib.version} is not newer than the host's {host.label}", rests_on)
+        return Injection(True, who, "", rests_on)
     lib_major = major(lib.version or "")
     if lib_major is None or lib_major <= host.branch:
-        return Injection(False, who, f"compat driver {lib.version} is not from a newer branch than the host's R{host.branch}")
-    return Injection(True, who, "")
+        return Injection(False, who, f"compat driver {lib.version} is not from a newer branch than the host's R{host.branch}",
+                         rests_on)
+    return Injection(True, who, "", rests_on)
+
+
+def _uncertain_row(matrix: Any, feature: str) -> str | None:
+    for row in matrix.rows("toolkit_features") if matrix is not None else ():
+        if row["name"] == feature and row.get("confidence") == "uncertain":
+            return f"the toolkit release from which {feature} applies ({row['source']})"
+    return None

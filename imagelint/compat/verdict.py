@@ -124,5 +124,8 @@ def merge_cases(cases: list[Case], situations: list[Any] | None = None, describe
         bys = list(dict.fromkeys(c.compat.by for c, _ in members if c.compat is not None))
         if first.compat is not None and len(bys) > 1:
             reason = reason.replace(first.compat.by, "the container runtime (" + "; ".join(bys) + ")", 1)
+        skips = list(dict.fromkeys(c.compat_skipped for c, _ in members if c.compat_skipped))
+        if first.compat_skipped and len(skips) > 1:
+            reason = reason.replace(first.compat_skipped, " / ".join(skips), 1)
         out.append(Case(**{**first.__dict__, "condition": condition, "reason": reason}))
     return tuple(sorted(out, key=lambda c: _RANK.get(c.outcome, 9)))

@@ -165,6 +165,12 @@ class DriverLibrary:
     (``libcuda.so.535.104.05`` → ``535.104.05``) when it has one.
     ``on_loader_path``: the directory is searched by the dynamic loader at run
     time (LD_LIBRARY_PATH, ld.so.conf, or the default directories).
+    ``loader_path_dirs``: the searched directories that find it, as the loader
+    path writes them (normalised, in search order), after following the image's
+    symlinks both ways: ``LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs`` finds
+    ``usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so`` when
+    ``cuda -> cuda-12.4`` and ``lib64 -> targets/x86_64-linux/lib``. Rules match
+    loader path entries against this, never against path text.
     """
 
     name: str
@@ -175,22 +181,34 @@ class DriverLibrary:
     provenance: Provenance
     fwd_compat: ForwardCompatNote | None = None
     is_symlink: bool = False
+    loader_path_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class LoaderPathEntry:
-    """One directory the dynamic loader searches, and why."""
+    """One directory the dynamic loader searches, and why.
+
+    ``directory`` as written (normalised, no leading ``/``); ``resolved`` the
+    directory it is in the image after following symlinks (None when layers were
+    not read, or the image has no such directory).
+    """
 
     directory: str
     origin: str  # "LD_LIBRARY_PATH", "ld.so.conf", "default"
     provenance: Provenance
+    resolved: str | None = None
 
 
 @dataclass(frozen=True)
 class LoaderFacts:
+    """The dynamic loader's search path. ``resolved_directories``: ``directories`` as they
+    are in the image, symlinks followed (a directory the image lacks stays as written),
+    in search order without repeats; empty when layers were not read."""
+
     ld_library_path: tuple[LoaderPathEntry, ...] = ()
     ld_so_conf: tuple[LoaderPathEntry, ...] = ()
     defaults: tuple[str, ...] = ()
+    resolved_directories: tuple[str, ...] = ()
 
     @property
     def directories(self) -> tuple[str, ...]:

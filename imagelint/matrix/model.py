@@ -396,6 +396,24 @@ class Matrix:
         info = self.driver_branch_info(driver)
         return info.max_cuda if info else None
 
+    def age_notice(self, today: "Any" = None, max_days: int = 183) -> str | None:
+        """A notice when the matrix data is more than six months old (its ``data_version`` date):
+        NVIDIA releases since then are unknown to it, so newer CUDA, drivers and toolkits
+        come out as "could not judge"."""
+        import datetime as _dt
+
+        try:
+            made = _dt.date.fromisoformat(str(self.version))
+        except ValueError:
+            return None
+        today = today or _dt.date.today()
+        age = (today - made).days
+        if age <= max_days:
+            return None
+        return (f"the compatibility matrix {self.version} is {age} days old (more than six months): CUDA releases, "
+                "driver branches and toolkit releases since then are unknown to it and are reported as "
+                "'could not judge'; upgrade imagelint or pass a newer --matrix")
+
     def newest_driver_branch(self) -> int | None:
         return max((row["branch"] for row in self._section("driver_branches")), default=None)
 

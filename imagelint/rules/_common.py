@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 # The CUDA evidence and pool readers live with the compatibility model (imagelint.compat);
 # rules import them from here as before.
-from imagelint.compat.evidence import (  # noqa: F401
+from imagelint.compat.evidence import (
     GoverningCuda,
     compare,
     compat_libcudas,
@@ -21,7 +21,7 @@ from imagelint.compat.evidence import (  # noqa: F401
     major_minor,
     release_version,
 )
-from imagelint.compat.pool import PoolGpu, pool_gpus  # noqa: F401
+from imagelint.compat.pool import PoolGpu, pool_gpus
 from imagelint.target import NodePool
 
 
@@ -53,3 +53,10 @@ def first(items: Iterable[Any]) -> Any:
     for item in items:
         return item
     return None
+
+
+__all__ = [
+    "GoverningCuda", "PoolGpu", "compare", "compat_libcudas", "cuda_runtime_evidence", "distinct_major_minors",
+    "driver_branch", "first", "governing_cuda", "major", "major_minor", "pool_cuda", "pool_gpus", "release_version",
+    "runtime_modes",
+]

@@ -46,12 +46,15 @@ def case_text(case: Case, with_limits: bool = True) -> str:
     return text
 
 
-def verdict_text(v: Verdict) -> str:
-    """The whole verdict: one case, or "depends on ..." with each case under its condition."""
+def verdict_text(v: Verdict, cases: "tuple[Case, ...] | list[Case] | None" = None) -> str:
+    """The whole verdict (or the given cases of it): one case, or "depends on ..." with each
+    case under its condition."""
+    chosen = list(cases) if cases is not None else list(v.cases)
     if not v.depends:
-        return case_text(v.cases[0])
-    parts = [f"{c.condition}: {case_text(c)}" for c in v.cases]
-    return "the outcome depends on the pool's runtime mode / toolkit release, which the target does not give: " + " | ".join(parts)
+        return case_text(chosen[0])
+    parts = [f"{c.condition}: {case_text(c)}" for c in chosen]
+    return (f"depends on the runtime (give --runtime-mode / --toolkit): {' | '.join(parts)}" if len(chosen) > 1
+            else " | ".join(parts))
 
 
 def verdict_tail(v: Verdict) -> str:

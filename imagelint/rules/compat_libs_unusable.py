@@ -3,10 +3,11 @@
 The image's ``cuda-compat`` libcuda (``/usr/local/cuda/compat/libcuda.so.*``) replaces the
 host's libcuda only when something puts it first on the loader path: the image itself
 (``LD_LIBRARY_PATH`` or ``ld.so.conf``, as NGC images do), libnvidia-container in legacy
-mode before toolkit 1.17.4, or the ``enable-cuda-compat`` hook the nvidia runtime adds
-from toolkit 1.17.5 (in every mode; from 1.19.0 only when the library's
-``.note.cuda.fwd_compatibility`` lists the host branch). Toolkit 1.17.4, and cdi / jit-cdi
-mode before 1.17.5, never load it. Neither path looks at the GPU, and NVIDIA supports
+mode before toolkit 1.17.4 and again from 1.17.7 (``cuda-compat-mode=ldconfig``), or the
+``enable-cuda-compat`` hook the nvidia runtime adds from toolkit 1.17.5 (cdi, jit-cdi, and
+legacy 1.17.5-1.17.6; from 1.19.0 only when the library's ``.note.cuda.fwd_compatibility``
+lists the host branch) — each only when the compat driver is newer than the host's.
+Toolkit 1.17.4, and cdi / jit-cdi mode before 1.17.5, never load it. Neither path looks at the GPU, and NVIDIA supports
 forward compatibility only on data-centre GPUs (and NGC server-ready RTX SKUs, Jetson).
 
 The rule renders the compatibility model's verdict (the one IL101 renders) from the
@@ -71,8 +72,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             else:
                 level = WARNING
                 head = f"forward-compat libcuda {lib.version} is not used on {words.pool_label(verdict)}, where the image needs it"
+            # Only the situations this library decides; the rest of the verdict is IL101's.
+            shown = broken or (unused if level != INFO else verdict.cases)
             yield finding(
-                f"{head}: {words.verdict_text(verdict)}{words.verdict_tail(verdict)}",
+                f"{head}: {words.verdict_text(verdict, shown)}{words.verdict_tail(verdict)}",
                 lib.provenance, severity=level, pool=pool,
                 remediation=words.fixes(verdict) or ("" if level == INFO else REMEDIATION),
                 compat_version=lib.version, **words.extra(verdict),

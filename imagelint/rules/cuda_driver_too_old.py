@@ -15,8 +15,8 @@ with them in the pool's runtime mode:
   — a warning;
 * **forward compatibility**: the image's ``cuda-compat`` libcuda is loaded (the image
   puts ``/usr/local/cuda/compat`` on its loader path, or the runtime does: legacy mode
-  before toolkit 1.17.4, the ``enable-cuda-compat`` hook from 1.17.5) on a data-centre
-  GPU and a host branch the package supports — info;
+  except toolkit 1.17.4, the ``enable-cuda-compat`` hook in cdi / jit-cdi from 1.17.5) on a
+  data-centre GPU and a host branch the package supports — info;
 * **fails**: "CUDA driver version is insufficient for CUDA runtime version", or, when
   a compat libcuda is loaded on a GPU forward compatibility does not support (GeForce,
   workstation cards), error 804 "forward compatibility was attempted on non supported

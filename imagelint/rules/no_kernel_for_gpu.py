@@ -21,6 +21,9 @@ the matrix's ``ptx_isa_versions``); PTX newer than that is an error, "the
 provided PTX was compiled with an unsupported toolchain"
 (``cudaErrorUnsupportedPtxVersion``). Minor-version compatibility does not help
 here: a CUDA 12.4 PTX-only library does not run on a 535 (CUDA 12.2) driver.
+The JIT is the libcuda the compatibility model (IL101's verdict) loads: the host's,
+or the image's forward-compat libcuda where the runtime or the image puts it on the
+loader path; when CUDA itself does not initialise on the pool, the finding says so.
 
 When no library could be read (a Dockerfile, an image whose layers were not
 read, or one with no fatbin), the build settings that name architectures are
@@ -112,9 +115,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not known:
             yield _no_target_gpu(code, pool, secondary)
             continue
+        verdicts = _runtime_verdicts(ctx, pool)
         for cc, labels in _by_compute_capability(known).items():
+            jit, jit_note = _jit_limit(ctx.matrix, pool, verdicts.get(labels[0]))
             for obj in code:
-                yield from _check_one(obj, pool, cc, labels, secondary, ctx.matrix)
+                yield from _check_one(obj, pool, cc, labels, secondary, ctx.matrix, jit, jit_note)
     if not ctx.pools:
         yield _no_target_gpu(code, None, secondary)
 
@@ -149,13 +154,46 @@ def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -
     return out
 
 
+def _runtime_verdicts(ctx: RuleContext, pool: NodePool) -> dict[str | None, object]:
+    """The compatibility model's verdict per GPU model of the pool (IL101's), by label."""
+    from imagelint.compat.judge import judge_pool
+
+    return {v.gpu: v for v in judge_pool(ctx.facts, pool, ctx.matrix)}
+
+
+def _jit_limit(matrix: object, pool: NodePool, verdict: object) -> tuple[object, str]:
+    """Whose JIT compiles the PTX: the libcuda the compatibility verdict loads (the host's, or
+    the image's forward-compat one), with a note when that depends on the runtime or when
+    CUDA itself does not start on the pool."""
+    from imagelint.compat.verdict import FORWARD, MINOR, NATIVE
+    from imagelint.facts import gpuarch
+
+    if verdict is None:
+        return gpuarch.jit_limit_for_driver(matrix, pool.driver), ""
+    working = [c for c in verdict.cases if c.outcome in (NATIVE, MINOR, FORWARD)]  # type: ignore[attr-defined]
+    if not working:
+        return (gpuarch.jit_limit_for_driver(matrix, pool.driver),
+                "; CUDA itself does not initialise on this pool (IL101), so no kernel launches at all")
+    cudas = sorted({c.driver_cuda for c in working if c.driver_cuda}, key=lambda v: tuple(int(p) for p in v.split(".")))
+    if not cudas:
+        return gpuarch.jit_limit_for_driver(matrix, pool.driver), ""
+    note = ""
+    compat = [c for c in working if c.compat is not None]
+    if compat and len(cudas) > 1:
+        note = (f"; judged with the host driver's JIT (CUDA {cudas[0]}); where the image's forward-compat libcuda is "
+                f"loaded ({compat[0].condition or 'see IL101'}) its JIT handles up to CUDA {cudas[-1]}")
+    elif compat:
+        note = f"; the JIT is the image's forward-compat libcuda {compat[0].compat.version} (CUDA {cudas[0]})"
+    return gpuarch.jit_limit_for_cuda(matrix, cudas[0]), note
+
+
 def _check_one(
-    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: object
+    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: object,
+    jit_limit: object = None, jit_note: str = "",
 ) -> Iterator[Finding]:
     from imagelint.facts import gpuarch
 
-    verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, gpuarch.jit_limit_for_driver(matrix, pool.driver),
-                                    obj.ptx_isa)
+    verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, jit_limit, obj.ptx_isa)  # type: ignore[arg-type]
     gpu = f"{' / '.join(labels)} ({cc[0]}.{cc[1]})"
     where = _name(obj, secondary)
     extra = dict(
@@ -165,7 +203,7 @@ def _check_one(
     )
     note = f" (secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()}; {secondary})" \
         if secondary else ""
-    note += _placement_note(obj)
+    note += _placement_note(obj) + (jit_note if verdict.outcome != gpuarch.SASS_RUNS else "")
     jit = verdict.jit
     if verdict.outcome == gpuarch.NO_KERNEL:
         # Code for this GPU in a fatbin the runtime does not register (an array in .rodata) may

@@ -71,7 +71,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         gpus = pool_gpus(pool, ctx.matrix) or [None]
         modes = runtime_modes(pool, ctx.matrix)
         eval_mode = "csv" if modes == ("csv",) else "legacy"
-        after = _after_start(ctx, pool)
+        after: str | None = None
         for gpu in gpus:
             devices = [Device(brand=gpu.brand, arch=gpu.arch)] if gpu else [Device(brand=None, arch=None)]
             outcome = evaluate_env(env, pool.driver, cuda, devices, eval_mode)
@@ -84,6 +84,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 where = ctx.facts.cuda.requires[0].provenance if ctx.facts.cuda.requires else (
                     ctx.facts.cuda.cuda_version_env.provenance if ctx.facts.cuda.cuda_version_env else None)
                 failing = [("NVIDIA_REQUIRE_*", outcome.requirement or "", where, outcome.message)]
+            if after is None:
+                after = _after_start(ctx, pool)
             for name, requirement, where, message in failing:
                 yield finding(
                     f"{name} {_short(requirement)!r} is false on {on}: {_effect(modes, message, requirement, after)}",

@@ -12,7 +12,8 @@
 * container-toolkit release notes: legacy mode mounted compat libraries before 1.17.4,
   1.17.4 stopped, the enable-cuda-compat hook does it in every mode from 1.17.5 (when the
   compat driver's branch is newer than the host's; from 1.19.0 only for branches the ELF
-  note lists). jit-cdi exists from 1.18.0.
+  note lists), except legacy mode from 1.17.7, whose cuda-compat-mode=ldconfig default lets
+  libnvidia-container decide by major. jit-cdi exists from 1.18.0.
 
 Every cell runs the real rules on synthesized facts: IL101 and IL107 must report the
 expected outcome (``extra["outcome"]``), with IL101's severity following it, and no two
@@ -44,7 +45,7 @@ COMPAT = {
 # Host branches NVIDIA's forward-compatibility table marks incompatible (X) for the package.
 INCOMPATIBLE = {"12.4.1": {570, 580, 590}, "13.0.0": {590}, "11.8.0": set()}
 GPUS = {"datacenter": "T4", "geforce": "RTX 3090"}
-TOOLKITS = ("1.17.3", "1.18.0")  # before / after the compat hook (1.17.5); 1.18.0 also has jit-cdi
+TOOLKITS = ("1.17.3", "1.18.0", "1.19.0")  # before / after the compat hook (1.17.5); jit-cdi from 1.18.0; ELF note 1.19.0
 MODES = ("legacy", "cdi", "jit-cdi")
 
 
@@ -59,7 +60,8 @@ def expected(cuda: str, driver: str, gpu: str, compat: str, mode: str, toolkit: 
     loaded = compat == "on-path"
     if compat == "present":
         runtime_loads = (mode == "legacy" and v(toolkit) < v("1.17.4")) or v(toolkit) >= v("1.17.5")
-        if v(toolkit) >= v("1.19.0") and note:
+        legacy_ldconfig = mode == "legacy" and v(toolkit) >= v("1.17.7")  # libnvidia-container decides by major
+        if v(toolkit) >= v("1.19.0") and note and not legacy_ldconfig:
             newer = branch in note and v(compat_version) > v(driver)
         else:
             newer = int(compat_version.split(".")[0]) > branch
@@ -163,7 +165,7 @@ def test_compat_present_on_geforce_depends_on_the_runtime_and_says_so():
     assert by_condition["in legacy mode with toolkit >= 1.17.4, < 1.17.5; in cdi mode with toolkit >= 1.12.0, < 1.17.5"] == (
         "minor-version-compat", None)
     assert ("fails", "compat-not-supported-on-device") in by_condition.values()
-    assert "depends on the pool's runtime mode" in il101.message
+    assert "depends on the runtime" in il101.message
     assert "libnvidia-container" in il101.message and "enable-cuda-compat hook" in il101.message
 
 
@@ -198,3 +200,22 @@ def test_a_false_requirement_in_legacy_mode_is_il102s_and_il101_does_not_say_it_
     cdi = run(image, target(pool(driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
     [il101] = of(cdi, "IL101")
     assert il101.extra["outcome"] == "minor-version-compat"
+
+
+def test_workstation_gpu_is_not_a_forward_compatibility_target():
+    result = run(_image("12.4.1", "on-path"), target(pool(driver="535.104.05", gpus=("RTX A6000",))), select="IL1")
+    [il101] = of(result, "IL101")
+    assert il101.extra["outcome"] == "fails" and "workstation GPU" in il101.message and "804" in il101.message
+
+
+def test_the_concrete_fixes_the_matrix_knows_are_in_the_finding():
+    """Data-centre pool, CUDA 12.4 without compat libraries on R535: driver floor, the newest CUDA
+    the driver runs natively, and the cuda-compat package for the image's CUDA."""
+    result = run(_image("12.4.1", "absent"), target(pool(driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
+    [il101] = of(result, "IL101")
+    assert il101.extra["outcome"] == "minor-version-compat"
+    assert ">= 550.54.15" in il101.remediation
+    assert "rebuild on CUDA 12.2.2" in il101.remediation
+    assert "install cuda-compat-12-4" in il101.remediation
+    geforce = run(_image("12.4.1", "absent"), target(pool(driver="535.104.05", gpus=("RTX 3090",), runtime_mode="cdi", toolkit="1.18.0")))
+    assert "cuda-compat" not in of(geforce, "IL101")[0].remediation  # never offered where it cannot work

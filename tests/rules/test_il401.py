@@ -192,3 +192,26 @@ def test_code_for_the_gpu_that_the_library_loads_itself_is_not_an_error():
     assert finding.extra["outcome"] == "own-loaded-code"
     [finding] = check(f, target(pool("b200", driver="580.65.06", gpus=("B200",))))
     assert finding.severity == "error"  # nothing anywhere for 10.0
+
+
+def test_the_jit_is_the_libcuda_the_compatibility_verdict_loads():
+    """PTX ISA 8.4 (CUDA 12.4) on a 535 driver (JIT up to 8.2): too new for the host's JIT, but
+    where the runtime loads the image's cuda-compat-12-4 libcuda, that libcuda's JIT compiles it."""
+    from tests.rules.helpers import compat_lib
+
+    code = lib_isa("usr/lib/libk.so", ptx=("compute_75",), isa="8.4")
+    image = dataclasses.replace(
+        facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (470, 525, 535)),)),
+        gpu_code=(code,),
+    )
+    before = check(image, target(pool("t4", driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.17.3")))
+    assert [f.extra["outcome"] for f in before] == ["ptx-too-new"]
+    after = check(image, target(pool("t4", driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
+    assert [(f.severity, f.extra["outcome"]) for f in after] == [("info", "jit")]
+    assert "forward-compat libcuda 550.54.15" in after[0].message
+
+
+def test_no_kernel_judgement_says_when_cuda_itself_does_not_start():
+    image = dataclasses.replace(facts({"CUDA_VERSION": "12.4.1"}), gpu_code=(lib_isa("usr/lib/libk.so", ptx=("compute_75",), isa="8.4"),))
+    [f] = check(image, target(pool("t4", driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
+    assert "CUDA itself does not initialise" in f.message

@@ -102,6 +102,32 @@ def nvcc_root() -> Path:
     return _pip_target("cuda13", NVCC_PACKAGES) / "nvidia" / "cu13"
 
 
+def nvcc_root_for(cuda: str) -> Path:
+    """The PyPI nvcc of CUDA ``cuda`` ("13.2"): the pinned 13.0 set, else that release's newest wheels."""
+    if cuda == "13.0":
+        return nvcc_root()
+    names = ("nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-cccl")
+    return _pip_target(f"cuda{cuda}", tuple(f"{n}=={cuda}.*" for n in names)) / "nvidia" / "cu13"
+
+
+def ptx_isa_written_by(cuda: str) -> str:
+    """The ``.version`` directive the PyPI nvcc of CUDA ``cuda`` writes (``nvcc -ptx``)."""
+    root = nvcc_root_for(cuda)
+    work = CACHE / f"ptx-{cuda}"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "k.cu").write_bytes(KERNEL)
+    env = {**os.environ, "PATH": f"{root / 'bin'}:/usr/bin:/bin"}
+    env.pop("CUDA_HOME", None)
+    env.pop("CUDA_PATH", None)
+    proc = subprocess.run([str(root / "bin" / "nvcc"), "-ptx", "-arch=compute_80", "-o", "k.ptx", "k.cu"], cwd=work,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for line in (work / "k.ptx").read_text().splitlines():
+        if line.startswith(".version "):
+            return line.split()[1]
+    raise AssertionError("no .version directive")
+
+
 def cuobjdump() -> Path:
     return _pip_target("cuobjdump13", (CUOBJDUMP_PACKAGE,)) / "nvidia" / "cu13" / "bin" / "cuobjdump"
 

@@ -423,6 +423,7 @@ def test_jit_limits_from_the_matrix():
                    "550.54.14": ("12.4", "8.4"), "565.57.01": ("12.7", "8.6"), "570.86.10": ("12.8", "8.7"),
                    "580.65.06": ("13.0", "9.0")}
     assert jit_limit_for_cuda(m, "12.6").ptx_isa == "8.5"  # 12.6 writes no new ISA
+    assert jit_limit_for_cuda(m, "13.1").ptx_isa == "9.1" and jit_limit_for_cuda(m, "13.3").ptx_isa == "9.3"
     assert jit_limit_for_cuda(m, "12") is None and jit_limit_for_driver(m, None) is None
 
 
@@ -574,3 +575,15 @@ def test_real_cuda11_library_from_pypi():
     sass, ptx_, unchecked = cuobjdump_listing(out)
     assert unchecked >= {"sm_35", "sm_37"}
     assert as_cuobjdump_names(r["sass"]) - unchecked == sass and set(r["ptx"]) == ptx_
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("cuda", ["13.0", "13.2", "13.3"])
+def test_matrix_ptx_isa_rows_match_what_nvcc_writes(cuda):
+    """The ptx_isa_versions row of a CUDA release is the .version its nvcc (from PyPI) writes."""
+    from tests.facts.fatbin_support import ptx_isa_written_by
+    from tests.rules.helpers import matrix
+
+    rows = [r for r in matrix().rows("ptx_isa_versions") if r["min_cuda"] == cuda]
+    assert [r["ptx_isa"] for r in rows] == [ptx_isa_written_by(cuda)]

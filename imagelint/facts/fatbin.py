@@ -40,6 +40,7 @@ from __future__ import annotations
 import struct
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,11 +199,15 @@ class FatbinSummaryBuilder:
         self._container_at = array("Q")  # file offset of each container
         self._entry_container = array("I")  # per entry: its container's index
         self._entry_kind = array("I")  # per entry: its index in _kinds
-        self._kinds: dict[FatbinEntry, int] = {}
+        self._kinds: dict[tuple[int, int, tuple[int, int], int], int] = {}
         self._kind_list: list[FatbinEntry] = []
         self._overflow = _Summary()  # entries (and containers) past the recording limit
         self.malformed = 0
         self.truncated = False
+
+    @property
+    def has_containers(self) -> bool:
+        return bool(self._container_at) or self._overflow.containers > 0
 
     def container(self, offset: int) -> None:
         if len(self._container_at) < MAX_RECORDED_ENTRIES:
@@ -211,15 +216,17 @@ class FatbinSummaryBuilder:
             self._overflow.containers += 1
 
     def add(self, entry: FatbinEntry) -> None:
-        shape = FatbinEntry(entry.kind, 0, 0, entry.arch, entry.version if entry.kind == KIND_PTX else (0, 0),
-                            entry.flags)
-        if len(self._entry_kind) >= MAX_RECORDED_ENTRIES or self._overflow.containers:
-            self._overflow.add(shape)
-            return
-        k = self._kinds.get(shape)
+        # What the result needs of an entry (its target, ISA, flags): interned by a plain tuple,
+        # so a library with tens of thousands of entries builds a handful of objects.
+        key = (entry.kind, entry.arch, entry.version if entry.kind == KIND_PTX else (0, 0), entry.flags)
+        k = self._kinds.get(key)
         if k is None:
-            k = self._kinds[shape] = len(self._kind_list)
+            shape = FatbinEntry(entry.kind, 0, 0, entry.arch, key[2], entry.flags)
+            k = self._kinds[key] = len(self._kind_list)
             self._kind_list.append(shape)
+        if len(self._entry_kind) >= MAX_RECORDED_ENTRIES or self._overflow.containers:
+            self._overflow.add(self._kind_list[k])
+            return
         self._entry_container.append(len(self._container_at) - 1)
         self._entry_kind.append(k)
 
@@ -227,16 +234,26 @@ class FatbinSummaryBuilder:
         groups: dict[str, _Summary] = {}
         by_section: dict[str, _Summary] = {}
         place = _placer(is_elf, sections)
-        container_group: list[tuple[str, str | None]] = [place(at) for at in self._container_at]
-        for group, section in container_group:
-            groups.setdefault(group, _Summary()).containers += 1
+        # Each container's place, interned: ``where[c]`` indexes ``places``.
+        places: list[tuple[str, str | None]] = []
+        index: dict[tuple[str, str | None], int] = {}
+        where = array("I")
+        for at in self._container_at:
+            p = place(at)
+            i = index.get(p)
+            if i is None:
+                i = index[p] = len(places)
+                places.append(p)
+            where.append(i)
+        for (group, section), n in Counter(places[i] for i in where).items():
+            groups.setdefault(group, _Summary()).containers += n
             if group in (RELOCATABLE, ELSEWHERE):
-                by_section.setdefault(section or "?", _Summary()).containers += 1
-        counts: dict[tuple[int, int], int] = {}
-        for c, k in zip(self._entry_container, self._entry_kind):
-            counts[(c, k)] = counts.get((c, k), 0) + 1
-        for (c, k), n in counts.items():
-            group, section = container_group[c]
+                by_section.setdefault(section or "?", _Summary()).containers += n
+        # Entries counted by (place, kind) first: a few Python operations per entry, one
+        # summary update per distinct pair.
+        counts = Counter(zip((where[c] for c in self._entry_container), self._entry_kind))
+        for (i, k), n in counts.items():
+            group, section = places[i]
             groups.setdefault(group, _Summary()).add(self._kind_list[k], n)
             if group in (RELOCATABLE, ELSEWHERE):
                 by_section.setdefault(section or "?", _Summary()).add(self._kind_list[k], n)
@@ -328,6 +345,10 @@ class FatbinScanner:
     def __init__(self) -> None:
         self._out = FatbinSummaryBuilder()
         self._elf = SectionTableCapture(_SECTION_NAMES)
+        # Section names are searched only from the first container on: a file without fatbins
+        # (most libraries) costs no search, and linkers put the non-alloc .shstrtab after the
+        # alloc sections that hold fatbins. Missed names fall back to "unplaced", flagged.
+        self._elf.searching = False
         self._state = _SEARCH
         self._held = bytearray()  # SEARCH: a magic prefix; *_HDR: the header so far
         self._held_at = 0  # file offset of _held[0]
@@ -338,8 +359,10 @@ class FatbinScanner:
     def feed(self, chunk: bytes) -> None:
         if chunk:
             data = bytes(chunk) if not isinstance(chunk, bytes) else chunk
-            self._elf.feed(data)
             self._run(data, self._pos)
+            if self._out.has_containers and not self._elf.searching:
+                self._elf.start_name_search()  # this chunk included: a small file's .shstrtab may be in it
+            self._elf.feed(data)
             self._pos += len(data)
 
     def _run(self, data: bytes, base: int) -> None:

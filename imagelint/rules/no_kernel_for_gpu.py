@@ -141,8 +141,8 @@ def _from_arch_lists(ctx: RuleContext) -> list[GpuCodeObject]:
     for setting in settings:
         t = arch_targets(setting, names)
         if t.sass or t.ptx:
-            out.append(GpuCodeObject(f"{setting.setting}={setting.value}", t.sass, t.ptx, setting.provenance,
-                                     evidence=setting.setting))
+            label = f"nvcc {setting.value}" if setting.setting == "nvcc" else f"{setting.setting}={setting.value}"
+            out.append(GpuCodeObject(label, t.sass, t.ptx, setting.provenance, evidence=setting.setting))
     return out
 
 
@@ -201,8 +201,8 @@ def _check_one(
         evidence=obj.evidence, outcome=verdict.outcome,
         ptx_isa=dict(obj.ptx_isa),
     )
-    note = f" (secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()}; {secondary})" \
-        if secondary else ""
+    setting = "nvcc's arch flags" if obj.evidence == "nvcc" else f"the build setting {obj.evidence}"
+    note = f" (secondary evidence: {setting} at {obj.provenance.describe()}; {secondary})" if secondary else ""
     note += _placement_note(obj) + (jit_note if verdict.outcome != gpuarch.SASS_RUNS else "")
     jit = verdict.jit
     if verdict.outcome == gpuarch.NO_KERNEL:
@@ -244,7 +244,7 @@ def _check_one(
                 f"PTX ISA {verdict.ptx_isa} (CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} or newer)"
                 if verdict.ptx_isa else "the PTX ISA version it was built with")
         else:
-            driver = verdict.reason.split("; ", 1)[-1]
+            driver = "whether the driver's JIT compiler handles it is not known: the PTX ISA version is not known"
         yield finding(
             f"pool {pool.name}: {where} has no SASS for {gpu} and runs only by JIT-compiling PTX "
             f"{', '.join(verdict.ptx)}{f' (ISA {verdict.ptx_isa})' if verdict.ptx_isa else ''} at first launch "

@@ -37,6 +37,7 @@ Which of the targets found runs on which GPU is ``imagelint.facts.gpuarch``.
 
 from __future__ import annotations
 
+import re
 import struct
 from array import array
 from bisect import bisect_right
@@ -139,6 +140,7 @@ MAX_RECORDED_ENTRIES = 1 << 20  # entries placed by offset (12 bytes each); beyo
 
 # Where a container's entries land in the result.
 LOADED, RELOCATABLE, ELSEWHERE, UNPLACED = "loaded", "relocatable", "elsewhere", "unplaced"
+_SECTION_NAME = re.compile(r"^[A-Za-z0-9_.$-]{1,64}$")
 
 
 class _Summary:
@@ -308,7 +310,9 @@ def _placer(is_elf: bool, sections: tuple[SectionHeader, ...] | None):  # type: 
                     return UNPLACED, None
                 if s.name == RELOCATABLE_SECTION:
                     return RELOCATABLE, s.name
-                return ELSEWHERE, s.name or f"section {s.index}"
+                # A section name is the image's text: kept only when it looks like one (".ldata").
+                plain = s.name if _SECTION_NAME.match(s.name) else ""
+                return ELSEWHERE, plain or f"section {s.index}"
             i -= 1
         return ELSEWHERE, "(no section)"
 

@@ -333,6 +333,11 @@ def test_section_names_too_far_before_the_table_leave_containers_unplaced(monkey
     assert r["sass"] == ["sm_80"] and r["ptx"] == ["compute_90"] and r["unplaced"] == 2 and r["not_loaded"] == {}
 
 
+def test_a_section_name_that_is_not_plain_text_is_shown_by_number():
+    data = elf_with_sections([(".nv_fatbin", container(entry(arch=75))), ("\x1b[2J", container(entry(arch=90)))])
+    assert list(parse_fatbins(data)["not_loaded"]) == ["section 2"] == list(scan(data, 100)["not_loaded"])
+
+
 def test_without_a_readable_section_table_every_container_counts_and_says_so():
     data = elf_with_sections(RDC, section_table=False)
     for r in (parse_fatbins(data), scan(data, 1000), _scan_dropping(data)):

@@ -166,6 +166,7 @@ def nvidia_rule(sass: set[str], ptx: dict[str, tuple[int, int] | None], cc: tupl
 ORACLE_FAILED: list[str] = []
 OWN_LOADED: set[str] = set()
 OWN_LOADED_CELLS: list[str] = []
+UNVERIFIABLE_CELLS: list[str] = []
 
 
 # --- driving ----------------------------------------------------------------------------------
@@ -244,6 +245,11 @@ def measure(lib: Path, dest: Path) -> Row | None:
         for cc in CCS:
             expected = nvidia_rule(sass, {p: versions.get(p) for p in ptx_}, cc, driver)
             got = il401_outcome(scan, name, cc, driver)
+            if expected != "sass" and any(_runs(u, cc) or _runs(u.replace("sm_", "compute_"), cc) for u in unchecked):
+                # cuobjdump 13 cannot be asked about this architecture (sm_35..sm_72 of a CUDA 11
+                # library listed arch by arch): its listing may lack code that runs here.
+                UNVERIFIABLE_CELLS.append(name)
+                continue
             if got == "own-loaded-code" and expected == "no-kernel":
                 # Kernels in the library's own fatbins (cuFFT's .ldata): cuobjdump lists only what the
                 # runtime registers, so the oracle cannot judge this cell.
@@ -302,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{', '.join('R' + d for d in DRIVERS)}): {cells_ok}/{cells} ({100 * cells_ok / cells:.1f}%)")
     print(f"  had __nv_relfatbin been counted as loaded code (as before): {cells_all}/{cells} "
           f"({100 * cells_all / cells:.1f}%)")
+    if UNVERIFIABLE_CELLS:
+        print(f"not compared: {len(UNVERIFIABLE_CELLS)} cells of {len(set(UNVERIFIABLE_CELLS))} libraries where "
+              "code for the GPU may be of an architecture this cuobjdump cannot list (sm_35..sm_72)")
     if OWN_LOADED:
         print(f"not compared: {len(OWN_LOADED_CELLS)} cells of {len(OWN_LOADED)} libraries whose kernels for the GPU "
               f"are in fatbins they load themselves ({', '.join(sorted(n.rsplit('/', 1)[-1] for n in OWN_LOADED))}): "

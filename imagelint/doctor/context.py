@@ -1,0 +1,151 @@
+"""The snapshot seen the way the stages ask about it: GPU nodes and their pools, NVIDIA
+component DaemonSets and their pods, the workload pods in scope, events per object."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable
+
+from imagelint.cluster.daemonset_status import DaemonSetStatus
+from imagelint.cluster.events import EventInfo
+from imagelint.cluster.node_status import NodeInfo
+from imagelint.cluster.nvidia_names import nvidia_names
+from imagelint.cluster.pods import PodInfo
+from imagelint.doctor.model import Finding
+from imagelint.doctor.snapshot import Snapshot
+from imagelint.doctor.workloads import PodWorkload, pod_workload
+from imagelint.matrix.doctor_signatures import Signatures
+from imagelint.target.model import NodePool
+
+# Cloud node-group labels: a node's pool is named after the first it carries.
+NODE_GROUP_LABELS = (
+    "cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool", "agentpool", "node.kubernetes.io/pool",
+)
+
+
+def gpu_count(node: NodeInfo, prefix: str) -> int:
+    total = 0
+    for name, value in node.allocatable.items():
+        if name.startswith(prefix) and value.isdigit():
+            total += int(value)
+    return total
+
+
+@dataclass
+class Context:
+    snap: Snapshot
+    signatures: Signatures
+    findings: list[Finding] = field(default_factory=list)
+    # node name → first stage (1-3) that failed there: later stages on it are "blocked"
+    blocked: dict[str, int] = field(default_factory=dict)
+    # image reference → its config's env, for the images read (``--images``); None: not read
+    image_envs: dict[str, dict[str, str]] | None = None
+
+    @property
+    def images_read(self) -> bool:
+        return self.image_envs is not None
+
+    def image_env(self, image: str) -> dict[str, str] | None:
+        return (self.image_envs or {}).get(image)
+
+    def configmap(self, namespace: str, name: str):  # -> ConfigMapData | None
+        return self.snap.configmap(namespace, name)
+
+    @functools.cached_property
+    def prefix(self) -> str:
+        return nvidia_names().resource_prefix
+
+    def is_gpu_node(self, node: NodeInfo) -> bool:
+        names = nvidia_names()
+        if any(names.gpu_node_labels.match(k) or (names.kept_labels.match(k) and "pci-10de" in k) for k in node.labels):
+            return True
+        return gpu_count(node, self.prefix) > 0 or self.snap.dra.devices_on(node.name) > 0
+
+    @functools.cached_property
+    def gpu_nodes(self) -> tuple[NodeInfo, ...]:
+        return tuple(n for n in self.snap.nodes if self.is_gpu_node(n))
+
+    @functools.cached_property
+    def node_by_name(self) -> dict[str, NodeInfo]:
+        return {n.name: n for n in self.snap.nodes}
+
+    def pool_of(self, node: NodeInfo) -> str:
+        return next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), node.name)
+
+    def node_pool(self, node: NodeInfo) -> NodePool:
+        """The node as a one-node pool, so the IL60x scheduling semantics (rules._kube) apply."""
+        return NodePool(name=node.name, labels=MappingProxyType(dict(node.labels)), taints=node.taints,
+                        arch=node.labels.get("kubernetes.io/arch"), source="cluster")
+
+    def components(self, kind: str) -> tuple[DaemonSetStatus, ...]:
+        return tuple(d for d in self.snap.daemonsets if d.component is not None and d.component.kind == kind)
+
+    @functools.cached_property
+    def component_daemonsets(self) -> tuple[DaemonSetStatus, ...]:
+        return tuple(d for d in self.snap.daemonsets if d.component is not None)
+
+    def daemonset_pod(self, ds: DaemonSetStatus, node: str) -> PodInfo | None:
+        return next(
+            (p for p in self.pods_on(node) if p.namespace == ds.namespace and
+             ((p.owner_kind == "DaemonSet" and p.owner_name == ds.name) or ds.owns(p.labels))),
+            None,
+        )
+
+    @functools.cached_property
+    def _pods_by_node(self) -> dict[str, list[PodInfo]]:
+        by_node: dict[str, list[PodInfo]] = {}
+        for pod in self.snap.pods:
+            by_node.setdefault(pod.node, []).append(pod)
+        return by_node
+
+    def pods_on(self, node: str) -> list[PodInfo]:
+        return self._pods_by_node.get(node, [])
+
+    def is_component_pod(self, pod: PodInfo) -> bool:
+        return pod.owner_kind == "DaemonSet" and any(
+            d.namespace == pod.namespace and d.name == pod.owner_name for d in self.snap.daemonsets
+        )
+
+    def in_scope(self, pod: PodInfo) -> bool:
+        options = self.snap.options
+        if options.namespace and pod.namespace != options.namespace:
+            return False
+        return not options.pod or pod.name == options.pod
+
+    @functools.cached_property
+    def workloads(self) -> tuple[PodWorkload, ...]:
+        """Pods in scope that matter: Pending ones and those on GPU nodes (read by the static reader)."""
+        gpu_nodes = {n.name for n in self.gpu_nodes}
+        chosen = [
+            p for p in self.snap.pods
+            if self.in_scope(p) and p.phase not in ("Succeeded", "Failed") and (not p.node or p.node in gpu_nodes)
+        ]
+        return tuple(pod_workload(p) for p in chosen)
+
+    @functools.cached_property
+    def gpu_workloads(self) -> tuple[PodWorkload, ...]:
+        return tuple(w for w in self.workloads if w.requests_gpu and not self.is_component_pod(w.pod))
+
+    @functools.cached_property
+    def _events_by_object(self) -> dict[tuple[str, str, str], list[EventInfo]]:
+        found: dict[tuple[str, str, str], list[EventInfo]] = {}
+        for event in self.snap.events:
+            found.setdefault(event.about, []).append(event)
+        return found
+
+    def events_for(self, kind: str, namespace: str, name: str) -> list[EventInfo]:
+        return self._events_by_object.get((kind, namespace, name), [])
+
+    def add(self, finding: Finding) -> None:
+        self.findings.append(finding)
+
+    def block(self, node: str, stage: int) -> None:
+        self.blocked.setdefault(node, stage)
+
+
+StageCheck = Callable[[Context], list[str]]  # returns notes; findings go to ctx.add
+
+__all__ = ["NODE_GROUP_LABELS", "Context", "StageCheck", "gpu_count"]

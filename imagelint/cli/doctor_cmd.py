@@ -12,23 +12,27 @@ from typing import Optional
 import typer
 
 from imagelint.cli import app, fail
+from imagelint.cli.common import with_source_options
 from imagelint.errors import ImagelintError, UsageError
+from imagelint.sources import SourceOptions
 
 PANEL = "Cluster"
 
 
 @app.command("doctor")
+@with_source_options
 def doctor_command(
     cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required.", rich_help_panel=PANEL),
     context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context.", rich_help_panel=PANEL),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file.", rich_help_panel=PANEL),
     namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere).", rich_help_panel=PANEL),
     pod: Optional[str] = typer.Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace).", rich_help_panel=PANEL),
-    timeout: float = typer.Option(20.0, "--timeout", help="Seconds per API request (read; connect is at most 5).", rich_help_panel=PANEL),
-    images: bool = typer.Option(False, "--images", help="Also read the config of the images GPU-node pods run (their env), config-only, through the cache."),
+    images: bool = typer.Option(False, "--images", help="Also read the images GPU-node pods run (config only, through the cache): their env for isolation, check's rules for stage 5."),
     format: str = typer.Option("text", "--format", help="text or json."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say what each finding means and where that comes from."),
+    *,
+    source_options: SourceOptions,
 ) -> None:
     """Say, stage by stage, why GPU pods stay Pending, fail to start or share a GPU — and what to change."""
     from imagelint.cluster.connection import connect
@@ -40,16 +44,16 @@ def doctor_command(
             raise UsageError("doctor needs --cluster (it reads the live cluster)")
         if format not in ("text", "json"):
             raise UsageError(f"--format must be text or json, not {format!r}")
-        if timeout <= 0:
-            raise UsageError("--timeout must be a positive number of seconds")
+        timeout = source_options.timeout  # --timeout: per API request too (connect at most 5 s)
         with connect(context, kubeconfig, (min(5.0, timeout), timeout)) as conn:
             options = DoctorOptions(namespace=namespace or (conn.namespace if pod else None), pod=pod)
-            image_envs = None
+            image_side = None
             if images:
-                from imagelint.doctor.images import image_env_reader
+                from imagelint.doctor.images import image_side_reader
+                from imagelint.matrix import load_matrix
 
-                image_envs = image_env_reader(timeout)
-            report = run_doctor(conn, options, image_envs=image_envs)
+                image_side = image_side_reader(source_options, load_matrix())
+            report = run_doctor(conn, options, image_side=image_side)
         text = render_json(report) if format == "json" else render_text(report, verbose=verbose)
         if output is not None:
             try:

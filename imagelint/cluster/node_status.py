@@ -35,6 +35,7 @@ class NodeInfo:
 class NodeListing:
     nodes: tuple[NodeInfo, ...] = ()
     refused: int | None = None
+    objects: tuple[Mapping[str, Any], ...] = ()  # as served, for imagelint.cluster.nodes (pools)
 
     @property
     def checked(self) -> bool:
@@ -69,7 +70,7 @@ def read_node_status(conn: Connection) -> NodeListing:
     listing = conn.list_objects(NODES, optional=True)
     if not listing.checked:
         return NodeListing(refused=listing.refused)
-    return NodeListing(nodes=tuple(n for n in map(node_from_object, listing.items) if n is not None))
+    return NodeListing(nodes=tuple(n for n in map(node_from_object, listing.items) if n is not None), objects=listing.items)
 
 
 __all__ = ["NodeInfo", "NodeListing", "node_from_object", "read_node_status"]

@@ -13,11 +13,12 @@ from imagelint.cluster.events import EventInfo
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.pods import PodInfo
-from imagelint.doctor.model import Finding
+from imagelint.doctor.model import Finding, ImageSide
 from imagelint.doctor.snapshot import Snapshot
 from imagelint.doctor.workloads import PodWorkload, pod_workload
 from imagelint.matrix.doctor_signatures import Signatures
-from imagelint.target.model import NodePool
+from imagelint.target.model import NodePool, Target
+
 
 # Cloud node-group labels: a node's pool is named after the first it carries.
 NODE_GROUP_LABELS = (
@@ -41,15 +42,27 @@ class Context:
     findings: list[Finding] = field(default_factory=list)
     # node name → first stage (1-3) that failed there: later stages on it are "blocked"
     blocked: dict[str, int] = field(default_factory=dict)
-    # image reference → its config's env, for the images read (``--images``); None: not read
-    image_envs: dict[str, dict[str, str]] | None = None
+    # the images GPU-node pods run, read with --images (None: not read)
+    image_side: ImageSide | None = None
 
     @property
     def images_read(self) -> bool:
-        return self.image_envs is not None
+        return self.image_side is not None
 
     def image_env(self, image: str) -> dict[str, str] | None:
-        return (self.image_envs or {}).get(image)
+        return self.image_side.envs.get(image) if self.image_side is not None else None
+
+    def node_target(self, node_name: str, matrix: object) -> Target | None:
+        """The node as ``check``'s target (one pool), built by the cluster package's pool reader."""
+        from imagelint.cluster.nodes import pools_from_nodes
+
+        raw = next((n for n in self.snap.node_objects if isinstance(n.get("metadata"), dict) and n["metadata"].get("name") == node_name), None)
+        if raw is None:
+            return None
+        components = [d.component for d in self.component_daemonsets if d.component] + list(self.snap.policy_components)
+        warnings: list[str] = []
+        pools = pools_from_nodes([raw], components, self.snap.runtime_class_objects, matrix, f"cluster:{node_name}", warnings)
+        return Target(pools=pools, source=f"cluster node {node_name}", warnings=tuple(warnings)) if pools else None
 
     def configmap(self, namespace: str, name: str):  # -> ConfigMapData | None
         return self.snap.configmap(namespace, name)

@@ -108,4 +108,19 @@ class DoctorReport:
         )
 
 
-__all__ = ["FAILED", "NOT_CHECKED", "OK", "STAGES", "DoctorReport", "Evidence", "Finding", "ObjectRef", "StageResult"]
+@dataclass(frozen=True)
+class ImageVerdict:
+    rule: str
+    severity: str
+    message: str
+    pool: str | None
+
+
+@dataclass
+class ImageSide:
+    envs: dict[str, dict[str, str]] = field(default_factory=dict)  # image (as the pod names it) → config env
+    verdicts: dict[tuple[str, str], list[ImageVerdict]] = field(default_factory=dict)  # (image, node) → errors
+    unread: dict[str, str] = field(default_factory=dict)  # image → why it could not be read
+
+
+__all__ = ["ImageSide", "ImageVerdict", "FAILED", "NOT_CHECKED", "OK", "STAGES", "DoctorReport", "Evidence", "Finding", "ObjectRef", "StageResult"]

@@ -32,8 +32,8 @@ def render_text(report: DoctorReport, verbose: bool = False) -> str:
             if verbose:
                 lines.append(f"    why: {f.meaning}")
                 lines.append(f"    source: {f.source}")
-        if stage.status != FAILED or verbose:
-            lines.extend(f"  {n}" for n in stage.notes)
+        # a failed stage's findings speak for it; what it could not read is said always
+        lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or "not checked" in n or "partly" in n)
     lines.extend(f"warning: {w}" for w in report.warnings)
     return "\n".join(lines) + "\n"
 

@@ -7,17 +7,18 @@ goes on. Findings keep the stage's order (a node that failed stage 2 is not judg
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable
 
 from imagelint.cluster.connection import Connection
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
-from imagelint.doctor.model import FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, StageResult
+from imagelint.doctor.model import FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, ImageSide, StageResult
 from imagelint.doctor.node_stages import check_advertised, check_device_plugin, check_driver
 from imagelint.doctor.runtime import check_runtime
 from imagelint.doctor.scheduling import check_scheduling
 from imagelint.doctor.snapshot import DoctorOptions, Snapshot, read_snapshot
 from imagelint.matrix.doctor_signatures import Signatures, load_signatures
+
 
 CHECKS: dict[int, Callable[[Context], list[str]]] = {
     1: check_driver, 2: check_device_plugin, 3: check_advertised, 4: check_scheduling, 5: check_runtime, 6: check_isolation,
@@ -28,13 +29,13 @@ NARROWS: dict[int, tuple[str, ...]] = {
     1: ("pods", "pods/log", "events"), 2: ("pods", "pods/log", "events", "resourceslices"), 3: ("resourceslices",),
     4: ("events",), 5: ("events", "runtimeclasses", "nodes"), 6: ("configmaps", "runtimeclasses", "clusterpolicies"),
 }
-ImageEnvReader = Callable[[Context], Mapping[str, dict[str, str]]]
+ImageSideReader = Callable[[Context], ImageSide]
 
 
-def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_envs: ImageEnvReader | None = None) -> DoctorReport:
+def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: ImageSideReader | None = None) -> DoctorReport:
     ctx = Context(snap=snap, signatures=signatures or load_signatures())
-    if image_envs is not None:
-        ctx.image_envs = dict(image_envs(ctx))
+    if image_side is not None and "nodes" not in snap.refused and "pods" not in snap.refused:
+        ctx.image_side = image_side(ctx)
     results = []
     for number, ident, title in STAGES:
         missing = [snap.refused[k] for k in NEEDS[number] if k in snap.refused]
@@ -61,8 +62,8 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_envs: I
     )
 
 
-def run_doctor(conn: Connection, options: DoctorOptions, image_envs: ImageEnvReader | None = None) -> DoctorReport:
-    return diagnose(read_snapshot(conn, options), image_envs=image_envs)
+def run_doctor(conn: Connection, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:
+    return diagnose(read_snapshot(conn, options), image_side=image_side)
 
 
 __all__ = ["CHECKS", "NEEDS", "diagnose", "run_doctor"]

@@ -23,6 +23,7 @@ def check_runtime(ctx: Context) -> list[str]:
         placed += 1
         if pod.node in ctx.blocked:
             continue
+        _image_verdicts(ctx, w)
         name = w.workload.runtime_class_name if w.workload else None
         node = ctx.node_by_name.get(pod.node)
         if name and classes_known and name not in classes:
@@ -58,6 +59,20 @@ def check_runtime(ctx: Context) -> list[str]:
                             [Evidence(ObjectRef(event.object_kind, event.object_name, event.namespace),
                                       event_reason=event.reason, event_message=event.message)]))
     return [f"{placed} GPU pod(s) placed on nodes", f"{len(classes)} RuntimeClass(es)" if classes_known else "RuntimeClasses not read"]
+
+
+def _image_verdicts(ctx: Context, w) -> None:
+    """``check``'s errors for the image on the pool of the node the pod was placed on (--images)."""
+    if ctx.image_side is None:
+        return
+    for container in w.pod.spec.get("containers") or () if isinstance(w.pod.spec.get("containers"), list) else ():
+        image = str(container.get("image") or "") if isinstance(container, dict) else ""
+        verdicts = ctx.image_side.verdicts.get((image, w.pod.node), [])
+        if verdicts:
+            ctx.add(finding(ctx, "image-check-failed", "pod", w.pod.where,
+                            f"image {image} does not fit node {w.pod.node}: " + ", ".join(dict.fromkeys(v.rule for v in verdicts)),
+                            [Evidence(ObjectRef("Image", image), field=v.rule, value=v.message) for v in verdicts],
+                            nodes=(w.pod.node,)))
 
 
 __all__ = ["check_runtime"]

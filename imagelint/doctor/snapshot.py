@@ -10,7 +10,7 @@ need them, within budgets (``MAX_LOGS``, ``MAX_CONFIGMAPS``), and cached.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from imagelint.cluster.configmap_data import ConfigMapData, read_configmap_data
 from imagelint.cluster.connection import Connection, status_text
@@ -53,6 +53,8 @@ class Snapshot:
     policy_components: tuple[OperatorComponent, ...] = ()
     cdi_enabled: bool | None = None  # ClusterPolicy spec.cdi.enabled, when there is one
     dra: DraInventory = field(default_factory=DraInventory)
+    node_objects: tuple[Mapping[str, Any], ...] = ()  # as served: pools for the image side's check
+    runtime_class_objects: tuple[Mapping[str, Any], ...] = ()
     # what could not be read: "pods" → "RBAC forbids listing pods" (the stages say "not checked")
     refused: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -66,7 +68,7 @@ class Snapshot:
                 return LogTail()
             tail = read_log_tail(self.conn, pod.namespace, pod.name, container, previous=previous)
             if tail.refused == 403:
-                self.refused["pods/log"] = _why(403, "get", "pods/log")
+                self.refused["pods/log"] = _why(403, "reading", "pods/log")
             self._logs[key] = tail
         return self._logs[key]
 
@@ -77,19 +79,19 @@ class Snapshot:
                 return None
             data = read_configmap_data(self.conn, namespace, name)
             if data.refused == 403:
-                self.refused["configmaps"] = _why(403, "get", "configmaps")
+                self.refused["configmaps"] = _why(403, "reading", "configmaps")
             self._configmaps[key] = data
         return self._configmaps[key]
 
 
 def _why(status: int | None, verb: str, what: str) -> str:
-    return f"RBAC forbids {verb} on {what}" if status == 403 else f"{what}: {status_text(status or 0)}"
+    return f"RBAC forbids {verb} {what}" if status == 403 else f"{what}: {status_text(status or 0)}"
 
 
 def read_snapshot(conn: Connection, options: DoctorOptions) -> Snapshot:
     snap = Snapshot(conn=conn, options=options)
     nodes = read_node_status(conn)
-    snap.nodes = nodes.nodes
+    snap.nodes, snap.node_objects = nodes.nodes, nodes.objects
     if not nodes.checked:
         snap.refused["nodes"] = _why(nodes.refused, "listing", "nodes")
 
@@ -116,6 +118,7 @@ def read_snapshot(conn: Connection, options: DoctorOptions) -> Snapshot:
 
     classes = conn.list_objects(RUNTIME_CLASSES, optional=True)
     if classes.checked:
+        snap.runtime_class_objects = classes.items
         snap.runtime_classes = tuple(
             RuntimeClassInfo(text(rc, "metadata", "name", limit=253), text(rc, "handler", limit=253),
                              {k: str(v) for k, v in mapping(rc, "scheduling", "nodeSelector").items() if isinstance(v, str)})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Callable
 
@@ -12,11 +13,14 @@ from imagelint.cluster.daemonset_status import DaemonSetStatus
 from imagelint.cluster.events import EventInfo
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
+from imagelint.cluster.objects import items, mapping
 from imagelint.cluster.pods import PodInfo
 from imagelint.doctor.model import Finding, ImageSide
 from imagelint.doctor.snapshot import Snapshot
 from imagelint.doctor.workloads import PodWorkload, pod_workload
+from imagelint.facts.model import WorkloadFacts
 from imagelint.matrix.doctor_signatures import Signatures
+from imagelint.rules._kube import match_pool
 from imagelint.target.model import NodePool, Target
 
 
@@ -44,6 +48,10 @@ class Context:
     blocked: dict[str, int] = field(default_factory=dict)
     # the images GPU-node pods run, read with --images (None: not read)
     image_side: ImageSide | None = None
+    _node_pools: dict[str, NodePool] = field(default_factory=dict)
+    _selected: dict[object, tuple[NodeInfo, ...]] = field(default_factory=dict)
+    _placeable: dict[object, tuple[list[NodeInfo], list[NodeInfo]]] = field(default_factory=dict)
+    _most_free: dict[object, tuple[Fraction, NodeInfo | None]] = field(default_factory=dict)
 
     @property
     def images_read(self) -> bool:
@@ -90,8 +98,75 @@ class Context:
 
     def node_pool(self, node: NodeInfo) -> NodePool:
         """The node as a one-node pool, so the IL60x scheduling semantics (rules._kube) apply."""
-        return NodePool(name=node.name, labels=MappingProxyType(dict(node.labels)), taints=node.taints,
-                        arch=node.labels.get("kubernetes.io/arch"), source="cluster")
+        pool = self._node_pools.get(node.name)
+        if pool is None:
+            pool = NodePool(name=node.name, labels=MappingProxyType(dict(node.labels)), taints=node.taints,
+                            arch=node.labels.get("kubernetes.io/arch"), source="cluster")
+            self._node_pools[node.name] = pool
+        return pool
+
+    def selected_nodes(self, workload: WorkloadFacts) -> tuple[NodeInfo, ...]:
+        """Nodes the pod's nodeSelector and required affinity select (memoised: pods share selectors)."""
+        key = (tuple(sorted(workload.node_selector.items())), workload.affinity_terms)
+        found = self._selected.get(key)
+        if found is None:
+            found = tuple(n for n in self.snap.nodes if match_pool(workload, self.node_pool(n))[0] is not False)
+            self._selected[key] = found
+        return found
+
+    @functools.cached_property
+    def label_pairs(self) -> frozenset[tuple[str, str]]:
+        from imagelint.doctor.selectors import label_pairs
+
+        return label_pairs(n.labels for n in self.snap.nodes)
+
+    @functools.cached_property
+    def advertised(self) -> frozenset[str]:
+        """nvidia.com/* resource names some node advertises (allocatable, non-zero)."""
+        return frozenset(name for n in self.snap.nodes for name, v in n.allocatable.items()
+                         if name.startswith(self.prefix) and v not in ("", "0"))
+
+    def placeable(self, selected: tuple[NodeInfo, ...], resources: tuple[str, ...], tolerations: tuple) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        """(nodes of ``selected`` with the resources, those of them whose taints the pod tolerates), memoised."""
+        from imagelint.rules._kube import untolerated_taints
+
+        key = (tuple(n.name for n in selected), resources, tolerations)
+        if key not in self._placeable:
+            fits = [n for n in selected if all(r in n.allocatable for r in resources)]
+            self._placeable[key] = (fits, [n for n in fits if not untolerated_taints(self.node_pool(n), tolerations)])
+        return self._placeable[key]
+
+    def most_free(self, nodes: tuple[NodeInfo, ...], resources: tuple[str, ...]) -> tuple[Fraction, NodeInfo | None]:
+        """The node of ``nodes`` with the most free GPUs of every resource in ``resources`` (memoised)."""
+        from imagelint.rules._kube import parse_quantity
+
+        key = (tuple(n.name for n in nodes), resources)
+        if key not in self._most_free:
+            best: tuple[Fraction, NodeInfo | None] = (Fraction(-1), None)
+            for n in nodes:
+                free = min((parse_quantity(n.allocatable.get(r)) or Fraction(0)) - self.gpus_in_use.get((n.name, r), Fraction(0))
+                           for r in resources)
+                if free > best[0]:
+                    best = (free, n)
+            self._most_free[key] = best
+        return self._most_free[key]
+
+    @functools.cached_property
+    def gpus_in_use(self) -> dict[tuple[str, str], Fraction]:
+        """(node, resource) → GPUs the limits of the pods placed there take (one pass over the pods)."""
+        from imagelint.rules._kube import parse_quantity
+
+        used: dict[tuple[str, str], Fraction] = {}
+        for pod in self.snap.pods:
+            if not pod.node or pod.phase in ("Succeeded", "Failed"):
+                continue
+            for container in items(pod.spec, "containers"):
+                for name, value in mapping(container, "resources", "limits").items():
+                    if isinstance(name, str) and name.startswith(self.prefix) and isinstance(value, (str, int)):
+                        amount = parse_quantity(str(value))
+                        if amount is not None:
+                            used[(pod.node, name)] = used.get((pod.node, name), Fraction(0)) + amount
+        return used
 
     def components(self, kind: str) -> tuple[DaemonSetStatus, ...]:
         return tuple(d for d in self.snap.daemonsets if d.component is not None and d.component.kind == kind)

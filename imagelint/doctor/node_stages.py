@@ -4,6 +4,8 @@ failure is the cause, the rest its echo."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.doctor.common import Clue, finding, merge_by_pool, pod_clues
@@ -58,6 +60,7 @@ def check_device_plugin(ctx: Context) -> list[str]:
     """Stage 2: a device plugin DaemonSet selects the node and its pod there is Ready (or DRA publishes the GPUs)."""
     findings: list[Finding] = []
     plugins = ctx.components("device-plugin")
+    seen: dict[tuple[str, str, str], Finding] = {}
     dra_nodes = 0
     for node in ctx.gpu_nodes:
         if node.name in ctx.blocked:
@@ -89,10 +92,17 @@ def check_device_plugin(ctx: Context) -> list[str]:
             continue
         if pod.containers and all(c.ready for c in pod.containers if not c.init):
             continue
-        clues = pod_clues(ctx, pod, "device-plugin")
-        matched = [c for c in clues if c.signature is not None]
         states = ", ".join(f"{c.name} {c.reason or c.state}" for c in pod.containers if not c.ready and not c.init) or pod.phase
         message = f"device plugin pod is not Ready ({states})"
+        # Pods of one DaemonSet in one pool failing the same way fail for the same reason: one
+        # log read per group (a 400-node pool must not cost 400 log reads), the nodes joined.
+        group = (ds.where, ctx.pool_of(node), states)
+        if group in seen:
+            findings.append(replace(seen[group], nodes=(node.name,)))
+            ctx.block(node.name, 2)
+            continue
+        clues = pod_clues(ctx, pod, "device-plugin")
+        matched = [c for c in clues if c.signature is not None]
         if matched and matched[0].signature is not None:
             row = matched[0].signature
             evidence = [c.evidence for c in matched] + [c.evidence for c in clues if c.signature is None]
@@ -101,6 +111,7 @@ def check_device_plugin(ctx: Context) -> list[str]:
         else:
             findings.append(finding(ctx, "device-plugin-no-devices", "node pool", ctx.pool_of(node), message,
                                     [c.evidence for c in clues], nodes=(node.name,)))
+        seen[group] = findings[-1]
         ctx.block(node.name, 2)
     for f in merge_by_pool(findings):
         ctx.add(f)

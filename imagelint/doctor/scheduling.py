@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from imagelint.cluster.node_status import NodeInfo
-from imagelint.cluster.objects import mapping
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 from imagelint.doctor.selectors import nearest_label, nearest_name
 from imagelint.doctor.workloads import PodWorkload
-from imagelint.rules._kube import match_pool, parse_quantity, untolerated_taints
+from imagelint.rules._kube import parse_quantity, untolerated_taints
 
 
 def _requests(w: PodWorkload) -> dict[str, Fraction]:
@@ -43,20 +41,6 @@ def _requests_vs_limits(ctx: Context, w: PodWorkload) -> list[Finding]:
     return found
 
 
-def _used(ctx: Context, node: str, resource: str) -> Fraction:
-    used = Fraction(0)
-    for pod in ctx.pods_on(node):
-        if pod.phase in ("Succeeded", "Failed"):
-            continue
-        containers = pod.spec.get("containers")
-        for container in containers if isinstance(containers, list) else ():
-            limits = mapping(container, "resources", "limits")
-            value = limits.get(resource)
-            amount = parse_quantity(value) if isinstance(value, (str, int)) else None
-            used += amount or 0
-    return used
-
-
 def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> list[Finding]:
     workload = w.workload
     if workload is None:
@@ -64,7 +48,7 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> lis
     pod = w.pod
     nodes = ctx.snap.nodes
     found: list[Finding] = []
-    advertised = {name for n in nodes for name, v in n.allocatable.items() if name.startswith(ctx.prefix) and v not in ("", "0")}
+    advertised = ctx.advertised
     missing = [name for name in wanted if name not in advertised]
     for name in missing:
         near = nearest_name(name, advertised)
@@ -73,23 +57,23 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> lis
                              f"no node advertises {name}" + (f" (did you mean {near}?)" if near else ""),
                              [Evidence(pod_ref(pod), field="spec.containers[].resources.limits", value=value)]))
     # Selectors: judged against every node (a typo matches none of them).
-    selected = [n for n in nodes if match_pool(workload, ctx.node_pool(n))[0] is not False]
+    selected = ctx.selected_nodes(workload)
     if not selected and (workload.node_selector or workload.affinity_terms):
         evidence, hints = [], []
         labels = [n.labels for n in nodes]
         for key, value in workload.node_selector.items():
             if not any(l.get(key) == value for l in labels):
-                near = nearest_label(key, value, labels)
+                near = nearest_label(key, value, ctx.label_pairs)
                 hints.append(f"nodeSelector {key}={value}" + (f": did you mean {near}?" if near else ""))
                 evidence.append(Evidence(pod_ref(pod), field="spec.nodeSelector", value=f"{key}={value} (no node has it" + (f"; nearest {near})" if near else ")")))
         for term in workload.affinity_terms:
             for req in term:
                 if req.operator == "In" and not any(l.get(req.key) in req.values for l in labels):
-                    near = nearest_label(req.key, req.values[0] if req.values else None, labels)
+                    near = nearest_label(req.key, req.values[0] if req.values else None, ctx.label_pairs)
                     hints.append(f"affinity {req.key} In {list(req.values)}" + (f": did you mean {near}?" if near else ""))
                     evidence.append(Evidence(pod_ref(pod), field="spec.affinity.nodeAffinity", value=f"{req.key} In {list(req.values)} (no node has it" + (f"; nearest {near})" if near else ")")))
                 elif req.operator == "Exists" and not any(req.key in l for l in labels):
-                    near = nearest_label(req.key, None, labels)
+                    near = nearest_label(req.key, None, ctx.label_pairs)
                     hints.append(f"affinity {req.key} Exists" + (f": did you mean {near}?" if near else ""))
                     evidence.append(Evidence(pod_ref(pod), field="spec.affinity.nodeAffinity", value=f"{req.key} Exists (no node has the key)"))
         if not evidence:
@@ -100,8 +84,7 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> lis
     if missing:
         return found
     # Taints: among the nodes it selects that have the GPUs, every one taints it away.
-    fits = [n for n in selected if all(name in n.allocatable for name in wanted)]
-    tolerated = [n for n in fits if not untolerated_taints(ctx.node_pool(n), workload.tolerations)]
+    fits, tolerated = ctx.placeable(selected, tuple(sorted(wanted)), workload.tolerations)
     if fits and not tolerated:
         taints = {str(t.key) + (f"={t.value}" if t.value else "") + f":{t.effect}" for n in fits for t in untolerated_taints(ctx.node_pool(n), workload.tolerations)}
         first = fits[0]
@@ -114,10 +97,7 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> lis
         return found
     # Free GPUs on the nodes it can use.
     if tolerated and not pod.node:
-        best: tuple[Fraction, NodeInfo | None] = (Fraction(-1), None)
-        for n in tolerated:
-            free = min((parse_quantity(n.allocatable.get(name)) or Fraction(0)) - _used(ctx, n.name, name) for name in wanted)
-            best = max(best, (free, n), key=lambda x: x[0])
+        best = ctx.most_free(tuple(tolerated), tuple(sorted(wanted)))
         need = max(wanted.values()) if wanted else Fraction(0)
         if best[1] is not None and best[0] < need:
             found.append(finding(ctx, "insufficient-gpu", "pod", pod.where,

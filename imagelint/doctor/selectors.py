@@ -13,10 +13,16 @@ from typing import Iterable, Mapping
 CUTOFF = 0.6
 
 
-def nearest_label(key: str, value: str | None, node_labels: Iterable[Mapping[str, str]]) -> str | None:
+def label_pairs(node_labels: Iterable[Mapping[str, str]]) -> frozenset[tuple[str, str]]:
     pairs: set[tuple[str, str]] = set()
     for labels in node_labels:
         pairs.update(labels.items())
+    return frozenset(pairs)
+
+
+def nearest_label(key: str, value: str | None, node_labels: Iterable[Mapping[str, str]] | frozenset[tuple[str, str]]) -> str | None:
+    """``node_labels``: each node's labels, or their ``label_pairs`` (computed once for many pods)."""
+    pairs = node_labels if isinstance(node_labels, frozenset) else label_pairs(node_labels)
     if not pairs:
         return None
     values_of_key = sorted({v for k, v in pairs if k == key})
@@ -38,4 +44,4 @@ def nearest_name(name: str, names: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
-__all__ = ["CUTOFF", "nearest_label", "nearest_name"]
+__all__ = ["CUTOFF", "label_pairs", "nearest_label", "nearest_name"]

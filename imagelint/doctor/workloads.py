@@ -10,7 +10,7 @@ containers and asks ``imagelint.static.kubernetes`` — doctor does not re-imple
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.cluster.pods import PodInfo
 from imagelint.facts.model import ImageFacts, WorkloadFacts
@@ -49,7 +49,7 @@ def _line_tree(value: Any, depth: int = 0) -> Any:
 
     if depth > MAX_DEPTH:
         return None
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):  # served JSON: dicts and lists (exact types: the ABC checks cost)
         return LineDict({k: _line_tree(v, depth + 1) for k, v in value.items() if isinstance(k, str)})
     if isinstance(value, list):
         return LineList(_line_tree(v, depth + 1) for v in value)
@@ -60,7 +60,7 @@ def pod_workload(pod: PodInfo) -> PodWorkload:
     from imagelint.static.gpuscan import scan_command
     from imagelint.static.kubernetes import find_pod_specs, pod_facts
 
-    doc = _line_tree({
+    doc = _line_tree({  # a Mapping spec (not a dict) is copied into one first
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": pod.name, "namespace": pod.namespace}, "spec": dict(pod.spec),
     })

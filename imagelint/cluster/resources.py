@@ -62,6 +62,10 @@ class Resource:
         return functools.partial(custom.get_cluster_custom_object, self.group, self.version, self.plural, name)
 
 
+# What reading a malformed object the way the API documents it raises. Cluster objects are
+# untrusted: a reader catches these per object, leaves the object out with a warning, and goes on.
+MALFORMED = (AttributeError, TypeError, ValueError, KeyError)
+
 NODES = Resource("", "v1", "nodes", "node", "nodes", core_name="node")
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", "ConfigMaps", namespaced=True, core_name="config_map")
 PODS = Resource("", "v1", "pods", "pod", "pods", namespaced=True, core_name="pod")
@@ -81,6 +85,7 @@ __all__ = [
     "DAEMON_SETS",
     "DEVICE_CLASSES",
     "EVENTS",
+    "MALFORMED",
     "NODES",
     "PODS",
     "RESOURCE_CLAIMS",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from imagelint.errors import EXIT_FINDINGS, EXIT_OK
+from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 
 STAGES: tuple[tuple[int, str, str], ...] = (
     (1, "driver", "driver ready on the node"),
@@ -90,14 +90,23 @@ class DoctorReport:
         return tuple(f for s in self.stages for f in s.findings)
 
     @property
+    def nothing_checked(self) -> bool:
+        return all(s.status == NOT_CHECKED for s in self.stages)
+
+    @property
     def exit_code(self) -> int:
-        return EXIT_FINDINGS if self.findings else EXIT_OK
+        if self.findings:
+            return EXIT_FINDINGS
+        # nothing readable is "the cluster could not be read", never a pass
+        return EXIT_UNREADABLE if self.nothing_checked else EXIT_OK
 
     @property
     def verdict(self) -> str:
         findings = self.findings
         unchecked = [s for s in self.stages if s.status == NOT_CHECKED]
         tail = f"; {len(unchecked)} stage(s) not checked" if unchecked else ""
+        if not findings and self.nothing_checked:
+            return "nothing could be checked: " + "; ".join(dict.fromkeys(n for s in self.stages for n in s.notes))
         if not findings:
             return f"healthy: {self.gpu_nodes} GPU node(s), {self.gpu_pods} GPU pod(s), every checked stage ok{tail}"
         first = findings[0]

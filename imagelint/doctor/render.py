@@ -9,6 +9,7 @@ from imagelint import __version__
 from imagelint.doctor.model import FAILED, DoctorReport, Evidence, Finding
 
 SCHEMA_VERSION = 1
+MAX_TEXT_FINDINGS = 15  # per stage in text (JSON has them all): a big cluster's report stays readable
 _STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked"}
 
 
@@ -24,7 +25,8 @@ def render_text(report: DoctorReport, verbose: bool = False) -> str:
     lines = [f"imagelint doctor: {report.verdict}"]
     for stage in report.stages:
         lines.append(f"stage {stage.number} {stage.title}: {_STATUS[stage.status]}")
-        for f in stage.findings:
+        shown = stage.findings if verbose else stage.findings[:MAX_TEXT_FINDINGS]
+        for f in shown:
             lines.append(f"  {_subject(f)}: {f.message}")
             for e in f.evidence:
                 lines.append(f"    evidence: {e.describe()}")
@@ -32,6 +34,8 @@ def render_text(report: DoctorReport, verbose: bool = False) -> str:
             if verbose:
                 lines.append(f"    why: {f.meaning}")
                 lines.append(f"    source: {f.source}")
+        if len(shown) < len(stage.findings):
+            lines.append(f"  ... and {len(stage.findings) - len(shown)} more (--verbose or --format json shows all)")
         # a failed stage's findings speak for it; what it could not read is said always
         lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or "not checked" in n or "partly" in n)
     lines.extend(f"warning: {w}" for w in report.warnings)

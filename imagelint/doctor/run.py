@@ -17,6 +17,7 @@ from imagelint.doctor.node_stages import check_advertised, check_device_plugin, 
 from imagelint.doctor.runtime import check_runtime
 from imagelint.doctor.scheduling import check_scheduling
 from imagelint.doctor.snapshot import DoctorOptions, Snapshot, read_snapshot
+from imagelint.errors import UsageError
 from imagelint.matrix.doctor_signatures import Signatures, load_signatures
 
 
@@ -63,7 +64,13 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
 
 
 def run_doctor(conn: Connection, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:
-    return diagnose(read_snapshot(conn, options), image_side=image_side)
+    snap = read_snapshot(conn, options)
+    if options.pod and "pods" not in snap.refused and not any(
+        p.name == options.pod and p.namespace == options.namespace for p in snap.pods
+    ):
+        # a pod that is not there would otherwise read as "healthy"
+        raise UsageError(f"no pod {options.pod} in namespace {options.namespace}")
+    return diagnose(snap, image_side=image_side)
 
 
 __all__ = ["CHECKS", "NEEDS", "diagnose", "run_doctor"]

@@ -75,7 +75,7 @@ def test_pod_and_namespace_narrow_the_affected_pods(run_doctor):
     run = run_doctor(state, "--namespace", "other", "--pod", "b", kube=run.kube)
     assert "pod other/b" in run.output and "ml/a" not in run.output
     run = run_doctor(state, "--namespace", "ml", "--pod", "nope", kube=run.kube)
-    assert run.exit_code == 0
+    assert run.exit_code == 2 and "no pod nope in namespace ml" in run.stderr
 
 
 def test_hostile_strings_from_the_cluster_are_printed_escaped(run_doctor):

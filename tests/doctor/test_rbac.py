@@ -79,3 +79,9 @@ def test_every_forbidden_read_degrades_to_not_checked(run_doctor, prefix, expect
     for text in expect:
         assert text in run.output, run.output
     assert any(p.startswith(prefix) for p in run.kube.requests)
+
+
+def test_a_role_that_allows_nothing_is_unreadable_not_healthy(run_doctor):
+    run = run_doctor(busy_state(), forbidden=("/api/v1/", "/apis/"))
+    assert run.exit_code == 3
+    assert run.lines[0].startswith("imagelint doctor: nothing could be checked: stage 1 not checked: RBAC forbids listing nodes")

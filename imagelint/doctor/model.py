@@ -19,7 +19,7 @@ STAGES: tuple[tuple[int, str, str], ...] = (
     (5, "runtime", "runtime hands the GPU to the container"),
     (6, "isolation", "isolation (no stage reports it)"),
 )
-OK, FAILED, NOT_CHECKED = "ok", "failed", "not checked"
+OK, FAILED, NOT_CHECKED, BLOCKED = "ok", "failed", "not checked", "blocked"  # blocked: every subject failed an earlier stage
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class StageResult:
     number: int
     id: str
     title: str
-    status: str  # ok | failed | not checked
+    status: str  # ok | failed | not checked | blocked
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()  # "not checked: RBAC forbids listing pods", "2 GPU nodes checked"...
 
@@ -132,4 +132,4 @@ class ImageSide:
     unread: dict[str, str] = field(default_factory=dict)  # image → why it could not be read
 
 
-__all__ = ["ImageSide", "ImageVerdict", "FAILED", "NOT_CHECKED", "OK", "STAGES", "DoctorReport", "Evidence", "Finding", "ObjectRef", "StageResult"]
+__all__ = ["BLOCKED", "ImageSide", "ImageVerdict", "FAILED", "NOT_CHECKED", "OK", "STAGES", "DoctorReport", "Evidence", "Finding", "ObjectRef", "StageResult"]

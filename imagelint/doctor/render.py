@@ -10,7 +10,7 @@ from imagelint.doctor.model import FAILED, DoctorReport, Evidence, Finding
 
 SCHEMA_VERSION = 1
 MAX_TEXT_FINDINGS = 15  # per stage in text (JSON has them all): a big cluster's report stays readable
-_STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked"}
+_STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocked": "blocked (every GPU node fails an earlier stage)"}
 
 
 def _subject(f: Finding) -> str:

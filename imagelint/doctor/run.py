@@ -12,7 +12,7 @@ from typing import Callable
 from imagelint.cluster.connection import Connection
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
-from imagelint.doctor.model import FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, ImageSide, StageResult
+from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, ImageSide, StageResult
 from imagelint.doctor.node_stages import check_advertised, check_device_plugin, check_driver
 from imagelint.doctor.runtime import check_runtime
 from imagelint.doctor.scheduling import check_scheduling
@@ -48,11 +48,14 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         # refusals met while checking (pods/log, configmaps) are known only now
         notes += [f"partly checked: {snap.refused[k]}" for k in NARROWS[number] if k in snap.refused]
         mine = tuple(f for f in ctx.findings[before:])
-        results.append(StageResult(number, ident, title, FAILED if mine else OK, findings=mine, notes=tuple(notes)))
+        status = FAILED if mine else OK
+        if not mine and number in (2, 3) and ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes):
+            status = BLOCKED  # nothing was judged here: an "ok" would be a silent pass
+        results.append(StageResult(number, ident, title, status, findings=mine, notes=tuple(notes)))
     # a check may report a finding under another stage (a driver error seen in a pod's events)
     by_stage = {r.number: [f for f in ctx.findings if f.stage == r.number] for r in results}
     results = [
-        StageResult(r.number, r.id, r.title, r.status if r.status == NOT_CHECKED else (FAILED if by_stage[r.number] else OK),
+        StageResult(r.number, r.id, r.title, r.status if r.status in (NOT_CHECKED, BLOCKED) else (FAILED if by_stage[r.number] else OK),
                     findings=tuple(by_stage[r.number]), notes=r.notes)
         for r in results
     ]

@@ -54,7 +54,7 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> lis
         near = nearest_name(name, advertised)
         value = f"asks {name}; nodes advertise {', '.join(sorted(advertised)) or 'no nvidia.com resource'}"
         found.append(finding(ctx, "resource-name-not-advertised", "pod", pod.where,
-                             f"no node advertises {name}" + (f" (did you mean {near}?)" if near else ""),
+                             f"no node advertises {name}" + (f" (did you mean {near}?)" if near else "") + _echo(ctx),
                              [Evidence(pod_ref(pod), field="spec.containers[].resources.limits", value=value)]))
     # Selectors: judged against every node (a typo matches none of them).
     selected = ctx.selected_nodes(workload)
@@ -101,7 +101,7 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> lis
         need = max(wanted.values()) if wanted else Fraction(0)
         if best[1] is not None and best[0] < need:
             found.append(finding(ctx, "insufficient-gpu", "pod", pod.where,
-                                 f"no node it can use has {need} free " + ", ".join(wanted),
+                                 f"no node it can use has {need} free " + ", ".join(wanted) + _echo(ctx),
                                  [Evidence(ObjectRef("Node", best[1].name), field="status.allocatable minus GPUs of pods on it",
                                            value=f"{best[0]} free")]))
     return found
@@ -138,6 +138,14 @@ def check_scheduling(ctx: Context) -> list[str]:
                             [Evidence(ObjectRef(event.object_kind, event.object_name, event.namespace),
                                       event_reason=event.reason, event_message=event.message)]))
     return [f"{len(ctx.gpu_workloads)} GPU pod(s), {pending} Pending and unscheduled"]
+
+
+def _echo(ctx: Context) -> str:
+    """A GPU shortage while GPU nodes fail stages 1-3 is mostly their echo: say where the cause is."""
+    if not ctx.blocked:
+        return ""
+    first = min(ctx.blocked.values())
+    return f" (while {len(ctx.blocked)} GPU node(s) fail stage {first}: fix that first)"
 
 
 def _scope_ok(ctx: Context, namespace: str) -> bool:

@@ -77,3 +77,19 @@ def test_gpu_pod_pinned_alone_is_reported_once_as_env_not_as_collision(run_docto
     block = "\n".join(_stage_block(run.lines, 6))
     assert "container main sets NVIDIA_VISIBLE_DEVICES and the toolkit honours it" in block
     assert "all use GPU" not in block
+
+
+def test_a_gpu_shortage_caused_by_a_broken_plugin_points_at_stage_2(run_doctor):
+    state = clone(healthy_state())
+    for name in ("nvidia-device-plugin-daemonset-1", "nvidia-device-plugin-daemonset-2"):
+        find(state, name)["status"]["containerStatuses"] = [container_status(
+            "nvidia-device-plugin", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", waiting="CrashLoopBackOff", restarts=7)]
+    for node in ("gpu-a-1", "gpu-a-2"):
+        del find(state, node)["status"]["allocatable"]["nvidia.com/gpu"]
+    state.pods.append(pod("ml", "stuck", node=None, phase="Pending", gpus=1))
+    run = run_doctor(state)
+    assert "stage 2 (device plugin registered)" in run.lines[0]
+    block = "\n".join(_stage_block(run.lines, 4))
+    assert "no node advertises nvidia.com/gpu (while 2 GPU node(s) fail stage 2: fix that first)" in block
+    # blocked nodes are not judged again, and the stage says so rather than "ok"
+    assert _stage_block(run.lines, 3)[0] == "stage 3 node advertises the GPUs: blocked (every GPU node fails an earlier stage)"

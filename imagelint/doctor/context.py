@@ -193,9 +193,16 @@ class Context:
         return self._pods_by_node.get(node, [])
 
     def is_component_pod(self, pod: PodInfo) -> bool:
+        """A pod of an NVIDIA component DaemonSet (device plugin, toolkit): judged at stages 1-2."""
         return pod.owner_kind == "DaemonSet" and any(
-            d.namespace == pod.namespace and d.name == pod.owner_name for d in self.snap.daemonsets
+            d.namespace == pod.namespace and d.name == pod.owner_name for d in self.component_daemonsets
         )
+
+    @staticmethod
+    def is_node_agent(pod: PodInfo) -> bool:
+        """Any DaemonSet's pod (GPU monitoring agents such as DCGM exporter see every GPU on
+        purpose): left out of the isolation checks, even when DaemonSets cannot be listed."""
+        return pod.owner_kind == "DaemonSet"
 
     def in_scope(self, pod: PodInfo) -> bool:
         options = self.snap.options

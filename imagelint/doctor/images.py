@@ -42,7 +42,7 @@ def _images_on_gpu_nodes(ctx: Context) -> dict[str, set[str]]:
     gpu_nodes = {n.name for n in ctx.gpu_nodes}
     found: dict[str, set[str]] = {}
     for w in ctx.workloads:
-        if w.pod.node not in gpu_nodes or ctx.is_component_pod(w.pod):
+        if w.pod.node not in gpu_nodes or ctx.is_component_pod(w.pod) or ctx.is_node_agent(w.pod) and not w.requests_gpu:
             continue
         for container in items(w.pod.spec, "containers"):
             image = text(container, "image", limit=1024)

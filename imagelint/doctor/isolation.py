@@ -97,7 +97,7 @@ def check_isolation(ctx: Context) -> list[str]:
     for w in ctx.workloads:
         pod = w.pod
         node = gpu_nodes.get(pod.node)
-        if node is None or ctx.is_component_pod(pod):
+        if node is None or ctx.is_node_agent(pod):
             continue
         toolkit = _toolkit(ctx, node.labels)
         runtime_class = w.workload.runtime_class_name if w.workload else None
@@ -131,7 +131,7 @@ def check_isolation(ctx: Context) -> list[str]:
             honoured = privileged or accept
             accept_evidence = Evidence(ObjectRef("Node", node.name), field="toolkit accept-nvidia-visible-devices-envvar-when-unprivileged",
                                        value=f"{accept_value} ({accept_where})")
-            if privileged and pod.owner_kind != "DaemonSet":
+            if privileged:
                 ctx.add(finding(ctx, "privileged-gpu-container", "pod", pod.where, f"container {workload.container} is privileged on GPU node {node.name}",
                                 [Evidence(pod_ref(pod), field=f"spec.containers[{workload.container}].securityContext", value="privileged / SYS_ADMIN")],
                                 nodes=(node.name,)))

@@ -93,3 +93,23 @@ def test_a_gpu_shortage_caused_by_a_broken_plugin_points_at_stage_2(run_doctor):
     assert "no node advertises nvidia.com/gpu (while 2 GPU node(s) fail stage 2: fix that first)" in block
     # blocked nodes are not judged again, and the stage says so rather than "ok"
     assert _stage_block(run.lines, 3)[0] == "stage 3 node advertises the GPUs: blocked (every GPU node fails an earlier stage)"
+
+
+def test_a_gpu_monitoring_daemonset_that_sees_all_gpus_is_not_an_isolation_problem(run_doctor):
+    state = clone(healthy_state())
+    for n in ("gpu-a-1", "gpu-a-2"):
+        state.pods.append(pod("gpu-operator", f"nvidia-dcgm-exporter-{n[-1]}", node=n, gpus=None, owner=("DaemonSet", "nvidia-dcgm-exporter"),
+                              image="nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04", runtimeClassName="nvidia",
+                              env={"NVIDIA_VISIBLE_DEVICES": "all"}))
+    assert run_doctor(state).exit_code == 0
+    # ... also when DaemonSets cannot be listed (stage 2 not checked, isolation still quiet)
+    run = run_doctor(state, forbidden=("/apis/apps/v1/daemonsets",))
+    assert "stage 2 not checked" in run.output and "stage 6 isolation (no stage reports it): ok" in run.output
+
+
+def test_a_daemonset_that_asks_for_gpus_is_still_scheduled_and_judged(run_doctor):
+    state = clone(healthy_state())
+    state.pods.append(pod("edge", "infer-agent-x", node=None, phase="Pending", gpus=1, owner=("DaemonSet", "infer-agent"),
+                          nodeSelector={"hardware-type": "ai-trainng"}))
+    run = run_doctor(state)
+    assert run.exit_code == 1 and "pod edge/infer-agent-x" in run.lines[0]

@@ -115,6 +115,33 @@ class Context:
         return found
 
     @functools.cached_property
+    def matrix(self) -> object | None:
+        """The shipped matrix, for what a component release needs (None if it cannot be read)."""
+        from imagelint.errors import ImagelintError
+        from imagelint.matrix import load_matrix
+
+        try:
+            return load_matrix()
+        except ImagelintError:
+            return None
+
+    def plugin_requirements_unmet(self, node_name: str) -> list[str]:
+        """What the node's device plugin release needs that the node lacks (driver, toolkit,
+        strategies), in the words of check's IL501 (``rules._requirements``)."""
+        from imagelint.rules._requirements import device_plugin_unmet
+
+        matrix = self.matrix
+        target = self.node_target(node_name, matrix) if matrix is not None else None
+        if target is None:
+            return []
+        found = []
+        for pool in target.pools:
+            release = matrix.device_plugin(pool.device_plugin) if pool.device_plugin else None  # type: ignore[attr-defined]
+            if release is not None:
+                found.extend(device_plugin_unmet(release, pool, matrix))
+        return found
+
+    @functools.cached_property
     def label_pairs(self) -> frozenset[tuple[str, str]]:
         from imagelint.doctor.selectors import label_pairs
 

@@ -102,6 +102,8 @@ def check_device_plugin(ctx: Context) -> list[str]:
             ctx.block(node.name, 2)
             continue
         clues = pod_clues(ctx, pod, "device-plugin")
+        # only where the plugin fails: a release "too old" for a node whose plugin works is no failure
+        clues += [Clue(None, Evidence(ds_ref, field="image", value=unmet)) for unmet in ctx.plugin_requirements_unmet(node.name)]
         matched = [c for c in clues if c.signature is not None]
         if matched and matched[0].signature is not None:
             row = matched[0].signature

@@ -113,3 +113,24 @@ def test_a_daemonset_that_asks_for_gpus_is_still_scheduled_and_judged(run_doctor
                           nodeSelector={"hardware-type": "ai-trainng"}))
     run = run_doctor(state)
     assert run.exit_code == 1 and "pod edge/infer-agent-x" in run.lines[0]
+
+
+def test_a_failing_plugin_too_old_for_the_driver_names_that_too(run_doctor, tmp_path):
+    from imagelint.matrix import load_matrix
+
+    floor = load_matrix().device_plugin_requirement("min_driver")
+    if not floor:
+        import pytest
+
+        pytest.skip("the shipped matrix states no device plugin driver floor")
+    state = clone(healthy_state())
+    node = find(state, "gpu-a-1")
+    major = int(str(floor).split(".")[0]) - 10
+    node["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] = f"{major}.60.13"
+    for key, value in (("major", str(major)), ("minor", "60"), ("revision", "13")):
+        node["metadata"]["labels"][f"nvidia.com/cuda.driver-version.{key}"] = value
+    find(state, "nvidia-device-plugin-daemonset-1")["status"]["containerStatuses"] = [container_status(
+        "nvidia-device-plugin", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", waiting="CrashLoopBackOff", restarts=2)]
+    run = run_doctor(state)
+    block = "\n".join(_stage_block(run.lines, 2))
+    assert f"needs driver >= {floor}, pool has {major}.60.13" in block, run.output

@@ -21,21 +21,37 @@ def _subject(f: Finding) -> str:
     return text
 
 
+def _same_problem(findings: tuple[Finding, ...]) -> list[tuple[Finding, list[Finding]]]:
+    """Pods with the same signature and message (a Job's 100 Pending pods) → one entry in text."""
+    groups: dict[tuple[str, str, str], tuple[Finding, list[Finding]]] = {}
+    for f in findings:
+        key = (f.signature, f.subject_kind, f.message) if f.subject_kind == "pod" else (f.signature, f.subject, id(f))
+        if key in groups:
+            groups[key][1].append(f)
+        else:
+            groups[key] = (f, [])
+    return list(groups.values())
+
+
 def render_text(report: DoctorReport, verbose: bool = False) -> str:
     lines = [f"imagelint doctor: {report.verdict}"]
     for stage in report.stages:
         lines.append(f"stage {stage.number} {stage.title}: {_STATUS[stage.status]}")
-        shown = stage.findings if verbose else stage.findings[:MAX_TEXT_FINDINGS]
-        for f in shown:
+        groups = _same_problem(stage.findings)
+        shown = groups if verbose else groups[:MAX_TEXT_FINDINGS]
+        for f, others in shown:
             lines.append(f"  {_subject(f)}: {f.message}")
+            if others:
+                names = ", ".join(o.subject for o in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+                lines.append(f"    also {len(others)} other {f.subject_kind}(s) with the same problem: {names}")
             for e in f.evidence:
                 lines.append(f"    evidence: {e.describe()}")
             lines.append(f"    fix: {f.fix}")
             if verbose:
                 lines.append(f"    why: {f.meaning}")
                 lines.append(f"    source: {f.source}")
-        if len(shown) < len(stage.findings):
-            lines.append(f"  ... and {len(stage.findings) - len(shown)} more (--verbose or --format json shows all)")
+        if len(shown) < len(groups):
+            lines.append(f"  ... and {len(groups) - len(shown)} more (--verbose or --format json shows all)")
         # a failed stage's findings speak for it; what it could not read is said always
         lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or "not checked" in n or "partly" in n)
     lines.extend(f"warning: {w}" for w in report.warnings)

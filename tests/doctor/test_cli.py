@@ -96,3 +96,15 @@ def test_malformed_objects_are_skipped_not_a_traceback(run_doctor):
     run = run_doctor(state)
     assert run.exit_code in (0, 1), run.output + run.stderr
     assert run.lines[0].startswith("imagelint doctor:")
+
+
+def test_many_pods_with_the_same_problem_read_as_one_entry_in_text(run_doctor):
+    state = clone(healthy_state())
+    for i in range(30):
+        state.pods.append(pod("ml", f"sweep-{i:02d}", node=None, phase="Pending", nodeSelector={"hardware-type": "ai-trainng"}))
+    run = run_doctor(state)
+    block = [line for line in run.lines if line.startswith("  pod ml/sweep-")]
+    assert len(block) == 1
+    assert "also 29 other pod(s) with the same problem: ml/sweep-01, ml/sweep-02" in run.output and "and 24 more" in run.output
+    data = run_doctor(state, "--format", "json", kube=run.kube).json
+    assert len(data["stages"][3]["findings"]) == 30  # JSON keeps every pod

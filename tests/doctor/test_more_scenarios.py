@@ -134,3 +134,19 @@ def test_a_failing_plugin_too_old_for_the_driver_names_that_too(run_doctor, tmp_
     run = run_doctor(state)
     block = "\n".join(_stage_block(run.lines, 2))
     assert f"needs driver >= {floor}, pool has {major}.60.13" in block, run.output
+
+
+def test_a_dra_pod_whose_device_class_does_not_exist(run_doctor):
+    state = clone(healthy_state())
+    message = ('0/3 nodes are available: resourceclaim "gpu-claim-x7": device class gpu.nvidia.com does not exist. '
+               "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+    p = pod("ml", "dra-train", node=None, phase="Pending", gpus=None, unschedulable=message,
+            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    p["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    state.pods.append(p)
+    state.deviceclasses, state.resourceslices, state.resourceclaims = [], [], []
+    run = run_doctor(state)
+    assert run.exit_code == 1
+    assert "stage 4" in run.lines[0] and "pod ml/dra-train" in run.lines[0]
+    block = "\n".join(_stage_block(run.lines, 4))
+    assert "device class gpu.nvidia.com does not exist" in block and "fix: Install or enable the NVIDIA DRA driver" in block

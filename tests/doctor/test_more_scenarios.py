@@ -150,3 +150,19 @@ def test_a_dra_pod_whose_device_class_does_not_exist(run_doctor):
     assert "stage 4" in run.lines[0] and "pod ml/dra-train" in run.lines[0]
     block = "\n".join(_stage_block(run.lines, 4))
     assert "device class gpu.nvidia.com does not exist" in block and "fix: Install or enable the NVIDIA DRA driver" in block
+
+
+def test_gpus_advertised_by_another_device_plugin_are_not_a_missing_plugin(run_doctor):
+    state = clone(healthy_state())
+    node = find(state, "gpu-a-2")
+    node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] = "false"
+    node["metadata"]["labels"]["nvidia.com/gpu.present"] = "false"  # the plugin's affinity no longer selects it
+    del node["status"]["allocatable"]["nvidia.com/gpu"]
+    node["status"]["allocatable"]["nvidia.com/GA100_A100_PCIE_40GB"] = "1"  # KubeVirt's sandbox plugin
+    state.pods = [p for p in state.pods if p["metadata"]["name"] != "nvidia-device-plugin-daemonset-2"]
+    run = run_doctor(state)
+    assert run.exit_code == 0, run.output
+    # without any advertised GPU, the same node is a missing plugin
+    del node["status"]["allocatable"]["nvidia.com/GA100_A100_PCIE_40GB"]
+    run = run_doctor(state, kube=run.kube)
+    assert "stage 2 (device plugin registered)" in run.lines[0] and "no device plugin runs on the node" in run.lines[0]

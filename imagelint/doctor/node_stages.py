@@ -41,8 +41,7 @@ def check_driver(ctx: Context) -> list[str]:
             if row is not None and row.stage == 1:
                 clues.append(Clue(row, Evidence(_node_ref(node), event_reason=event.reason, event_message=event.message)))
         if clues:
-            row = clues[0].signature
-            assert row is not None
+            row = next(c.signature for c in clues if c.signature is not None)
             findings.append(finding(ctx, row.id, "node pool", ctx.pool_of(node), f"the NVIDIA driver is not usable ({row.id})",
                                     [c.evidence for c in clues], nodes=(node.name,)))
             ctx.block(node.name, 1)

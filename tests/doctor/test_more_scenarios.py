@@ -166,3 +166,13 @@ def test_gpus_advertised_by_another_device_plugin_are_not_a_missing_plugin(run_d
     del node["status"]["allocatable"]["nvidia.com/GA100_A100_PCIE_40GB"]
     run = run_doctor(state, kube=run.kube)
     assert "stage 2 (device plugin registered)" in run.lines[0] and "no device plugin runs on the node" in run.lines[0]
+
+
+def test_a_driver_event_on_the_node_itself_is_stage_1(run_doctor):
+    state = clone(healthy_state())
+    e = event("default", "Node", "gpu-a-1", "DriverNotLoaded", "nvml error: driver not loaded on gpu-a-1")
+    e["involvedObject"].pop("namespace")  # as the API server files node events: metadata.namespace default only
+    state.events.append(e)
+    run = run_doctor(state)
+    assert run.exit_code == 1 and "stage 1 (driver ready on the node)" in run.lines[0]
+    assert "Node gpu-a-1 event DriverNotLoaded: nvml error: driver not loaded" in run.output

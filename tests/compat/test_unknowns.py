@@ -11,14 +11,13 @@ from imagelint.core.check import run_check
 from imagelint.core.config import Config
 from imagelint.facts.model import CudaVersionEvidence
 from imagelint.report import ReportOptions
+from imagelint.report.artifacts import SarifArtifacts
 from imagelint.report import json as json_report
 from imagelint.report import sarif as sarif_report
-from imagelint.report.artifacts import SarifArtifacts
 from imagelint.report import text as text_report
 from imagelint.sources import SourceOptions
 
 from tests.rules.helpers import env_prov, facts, file_prov, matrix, of, pool, run, target
-
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +27,7 @@ def _render_all(image, t, today=dt.date(2026, 12, 1)) -> dict[str, str]:
     return {
         "text": text_report.render(checked, ReportOptions()),
         "json": json_report.render(checked, ReportOptions()),
-        # SARIF points image findings at a repository file (GitHub refuses results without one).
+        # Code scanning needs a repository file for image findings: the README stands in.
         "sarif": sarif_report.render(checked, ReportOptions(sarif_artifacts=SarifArtifacts(root=str(ROOT), anchor=str(ROOT / "README.md")))),
     }
 

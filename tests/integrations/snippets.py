@@ -29,8 +29,10 @@ class Snippet:
 
     @property
     def kind(self) -> str:
-        """shell | workflow | pre-commit | config | target | matrix | api | tree | synopsis | unknown."""
+        """shell | workflow | pre-commit | config | target | matrix | api | tree | synopsis | output | unknown."""
         body, lang = self.body, self.lang
+        if lang == "text" and body.startswith("$ imagelint "):
+            return "output"  # a command and (an excerpt of) what it prints: checked against a real run
         if lang in ("sh", "bash", "shell", "console") or (not lang and _looks_like_shell(body)):
             return "shell"
         if not lang and re.search(r"^\$ imagelint\b", body, re.M):

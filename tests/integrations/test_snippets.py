@@ -366,3 +366,28 @@ def test_pre_commit_snippet_as_pasted(tmp_path):
     proc = subprocess.run([exe, "run", "--all-files"], cwd=project, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"})
     assert proc.returncode == 1 and m.group(2) in proc.stdout and "Dockerfile:1" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-1000:]
+
+
+# --- output ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("snippet", of_kind("output"), ids=lambda s: s.where)
+def test_output_excerpts_are_what_the_command_prints(snippet):
+    """An output block starts with ``$ imagelint ...`` (run in the checkout); each later line, up to
+    a ``…`` where the excerpt shortens it, is the start of a line the command prints, in order."""
+    import shlex
+    import sys
+
+    first, *shown = snippet.body.splitlines()
+    args = shlex.split(first[2:])[1:]
+    proc = subprocess.run([sys.executable, "-m", "imagelint", *args, "--color", "never"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=180)
+    printed = [ln.strip() for ln in proc.stdout.splitlines()]
+    at = 0
+    for line in shown:
+        want = line.strip().split("…", 1)[0].rstrip()
+        if not want:
+            continue
+        hits = [i for i in range(at, len(printed)) if printed[i].startswith(want)]
+        assert hits, f"{snippet.where}: {want!r} is not (after line {at}) in the output of {first!r}:\n{proc.stdout}"
+        at = hits[0] + 1

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from imagelint.core.check import CheckRun
 from imagelint.core.engine import at_or_above
 from imagelint.report import ReportOptions
+from imagelint.report._common import finding_lines
 from imagelint.rules import RULES
 
 
@@ -34,20 +35,25 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                 failing = [f for f in found if at_or_above(f.severity, run.config.fail_on)]
                 if failing:
                     fails += 1
-                    text = "\n".join(
-                        f"[{f.severity}]{' [pool ' + f.pool + ']' if f.pool else ''} {f.message}"
-                        + (f"\n  at {f.location.describe()}" if f.location else "")
-                        for f in failing
-                    )
-                    ET.SubElement(case, "failure", message=failing[0].message, type=failing[0].severity).text = text
+                    blocks = []
+                    for f in failing:
+                        head, details = finding_lines(f)
+                        blocks.append("\n".join([
+                            f"[{f.severity}]{' [pool ' + f.pool + ']' if f.pool else ''} {head}",
+                            *(f"  {d}" for d in details),
+                            *([f"  at {f.location.describe()}"] if f.location else []),
+                        ]))
+                    # The message attribute is what CI summaries show in one line: the headline.
+                    ET.SubElement(case, "failure", message=finding_lines(failing[0])[0],
+                                  type=failing[0].severity).text = "\n".join(blocks)
                 elif rule_id in r.skipped_rules:
                     skips += 1
                     ET.SubElement(case, "skipped", message="needs a target (--driver/--gpu, --target-file or --cluster)")
                 below = [f for f in found if f not in failing]
                 supp = [s for s in r.suppressed if s.finding.rule == rule_id]
                 if below or supp:
-                    out = [f"[{f.severity}] {f.message}" for f in below]
-                    out += [f"[suppressed: {s.reason}] {s.finding.message}" for s in supp]
+                    out = [line for f in below for line in _lines(f"[{f.severity}] ", f)]
+                    out += [line for s in supp for line in _lines(f"[suppressed: {s.reason}] ", s.finding)]
                     ET.SubElement(case, "system-out").text = "\n".join(out)
         suite.set("tests", str(tests))
         suite.set("failures", str(fails))
@@ -60,3 +66,8 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     root.set("skipped", str(skipped_total))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _lines(prefix: str, f) -> list[str]:  # type: ignore[no-untyped-def]
+    head, details = finding_lines(f)
+    return [prefix + head, *(f"  {d}" for d in details)]

@@ -184,6 +184,8 @@ def test_a_finding_with_details_is_shown_as_written_in_every_format(report_schem
     [note] = [ln for ln in render("github", r).splitlines() if ln.startswith("::warning title=IL101")]
     assert "depends on the container toolkit%0Alegacy <1.17.4; cdi >=1.17.5: runs" in note
     assert escape_data(details[1]) in note
+    case = ET.fromstring(render("junit", r)).find(".//testcase[@name='IL101 cuda-driver-too-old']")
+    assert case.find("system-out").text.splitlines() == [f"[warning] {f.message}", *(f"  {d}" for d in details)]
 
 
 def test_a_long_message_without_details_still_falls_back_to_the_splitter():

@@ -213,6 +213,10 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
         flags = {name: kwargs.pop(name, _DEFAULTS[name]) for name in _FLAG_PARAMS}
         try:
             options = build(**flags)
+            from imagelint.cachedir import configure
+
+            # Every cache in the process (the parsed-matrix one too) follows --cache-dir / --no-cache.
+            configure(flags["cache_dir"], flags["no_cache"])
         except ImagelintError as exc:
             from imagelint.cli import fail
 

@@ -9,6 +9,12 @@ it follows itself so that an ``Authorization`` header never leaves the host it
 was meant for. It also counts and logs requests, so tests can assert how many a
 check cost.
 
+Credentials come from the docker config only: the session never reads ``~/.netrc``
+(``trust_env`` is off; the proxy variables ``HTTPS_PROXY``/``NO_PROXY`` are still
+honoured, per request) and keeps no cookies (RFC 6265 cookies ignore the port, so a
+registry's cookie would reach any other service on its host; no registry protocol
+needs one).
+
 Nothing here knows about registries: callers turn a final bad status or a
 ``TransportFailure`` into their own one-line error.
 """
@@ -110,7 +116,7 @@ class HttpTransport:
         self.timeout = (min(timeout, 10.0), timeout)
         self.retries = max(0, retries)
         self.backoff = max(0.0, backoff)
-        self.session = session or requests.Session()
+        self.session = session or private_session()
         self.log: list[RequestRecord] = []
         self._on_request = on_request
         self._sleep = sleep
@@ -203,6 +209,7 @@ class HttpTransport:
                     timeout=self.timeout,
                     verify=verify,
                     allow_redirects=False,
+                    proxies=_env_proxies(url) if not self.session.trust_env else None,
                 )
         except requests.exceptions.SSLError as exc:
             self._record(method, url, None, authorized)
@@ -233,6 +240,84 @@ class HttpTransport:
         self.log.append(record)
         if self._on_request:
             self._on_request(record)
+
+
+def private_session() -> requests.Session:
+    """A session that sends only what imagelint puts in a request: no netrc, no cookies."""
+    import http.cookiejar
+
+    session = requests.Session()
+    session.trust_env = False  # no ~/.netrc, no REQUESTS_CA_BUNDLE; proxies are added per request
+    session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))  # accept none
+    # Only the encodings read_capped decodes itself, within its bound (not brotli or zstd).
+    session.headers["Accept-Encoding"] = "gzip, deflate"
+    return session
+
+
+class BodyError(Exception):
+    """A response body over its cap (``kind`` "limit") or in an encoding we do not read ("encoding")."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def read_capped(response: requests.Response, limit: int) -> bytes:
+    """The whole body of ``response``, decoded, at most ``limit`` bytes; BodyError beyond.
+
+    Content-Encoding is undone here, with the output bounded at every step (a few MB of
+    gzip must not inflate to gigabytes before anything counts it); the bytes on the wire
+    are bounded too. Network errors propagate as the caller's read errors.
+    """
+    import zlib
+
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding in ("identity", ""):
+        decoder = None
+    elif encoding in ("gzip", "x-gzip", "deflate"):
+        decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip or zlib header, detected
+    else:
+        raise BodyError("encoding", f"the response has Content-Encoding {encoding[:40]!r}, which imagelint does not read")
+    raw = response.raw
+    if raw is None:
+        return b""
+    parts: list[bytes] = []
+    total = wire = 0
+    wire_limit = limit + (1 << 20)
+    while True:
+        chunk = raw.read(65536, decode_content=False)
+        if not chunk:
+            break
+        wire += len(chunk)
+        if wire > wire_limit:
+            raise BodyError("limit", f"body larger than {limit} bytes")
+        while decoder is not None and chunk:
+            try:
+                out = decoder.decompress(chunk, limit + 1 - total)
+            except zlib.error:
+                raise BodyError("encoding", f"the body is not valid {encoding}") from None
+            total += len(out)
+            if total > limit or decoder.unconsumed_tail:
+                raise BodyError("limit", f"body larger than {limit} bytes once decoded")
+            parts.append(out)
+            chunk = b""
+            if decoder.eof and decoder.unused_data:  # the next member of a multi-member gzip stream
+                chunk = decoder.unused_data
+                decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)
+        if decoder is None:
+            total += len(chunk)
+            if total > limit:
+                raise BodyError("limit", f"body larger than {limit} bytes")
+            parts.append(chunk)
+    if decoder is not None and not decoder.eof and total:
+        raise BodyError("encoding", f"the body ends inside its {encoding} stream")
+    return b"".join(parts)
+
+
+def _env_proxies(url: str) -> dict[str, str]:
+    # The proxy variables (and NO_PROXY) as requests would read them with trust_env on, netrc aside.
+    return requests.utils.get_environ_proxies(url)
 
 
 class UnverifiedTLSAdapter(HTTPAdapter):

@@ -33,7 +33,7 @@ from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
 from imagelint.sources import SourceOptions
-from imagelint.sources.http import HttpTransport, RequestRecord, TransportFailure
+from imagelint.sources.http import BodyError, HttpTransport, RequestRecord, TransportFailure, read_capped, same_origin
 from imagelint.sources.manifest import (
     ACCEPT_MANIFESTS,
     MAX_DOCUMENT_BYTES,
@@ -99,7 +99,7 @@ class RegistryClient:
         self.transport = HttpTransport(
             self._verify_for, options.timeout, options.retries, options.backoff, session, on_request
         )
-        credentials = load_credentials(name.registry, options.docker_config)
+        credentials = load_credentials(name.registry, options.docker_config, options.timeout)
         self.auth = Authenticator(name.registry, name.repository, credentials, self.transport, self.redact, self.where)
         self._base: str | None = None
 
@@ -150,6 +150,10 @@ class RegistryClient:
         for _ in range(MAX_AUTH_ROUNDS):
             if response.status_code != 401:
                 break
+            if not same_origin(response.url or "", self._base or ""):
+                # A redirect target (blob storage, a CDN) asking for auth: its challenge is not the
+                # registry's, and the registry's credentials go to the registry's challenges only.
+                break
             try:
                 answered = self.auth.answer(response.headers.get("WWW-Authenticate"), step)
             except BaseException:
@@ -195,6 +199,9 @@ class RegistryClient:
         code_text = f" {','.join(codes)}" if codes else ""
         if status == 404 and not_found:
             text = f"{not_found} (HTTP 404{code_text})"
+        elif status == 401 and not same_origin(response.url or "", self._base or ""):
+            text = (f"{step}: HTTP 401 from {urlsplit(response.url).netloc}, where the registry redirected "
+                    "(the registry's credentials are sent to the registry only)")
         elif status == 401:
             if self.auth.credentials is None:
                 why = f"authentication required and the docker config has no credentials for {config_key(self.name.registry)}"
@@ -359,24 +366,20 @@ def _skip(response: requests.Response, count: int) -> None:
 
 
 def _read_bounded(response: requests.Response, limit: int, what: str) -> bytes:
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        data = response.raw.read(65536, decode_content=True)
-        if not data:
-            return b"".join(parts)
-        total += len(data)
-        if total > limit:
-            raise LimitExceededError(f"{what}: document larger than {limit} bytes")
-        parts.append(data)
+    try:
+        return read_capped(response, limit)
+    except BodyError as exc:
+        if exc.kind == "limit":
+            raise LimitExceededError(f"{what}: document larger than {limit} bytes") from None
+        raise ImageFormatError(f"{what}: {exc.detail}") from None
 
 
 def _registry_errors(response: requests.Response) -> tuple[list[str], str]:
     """The distribution error codes and first message of an error body, if it has them."""
     try:
-        body = response.raw.read(ERROR_BODY_LIMIT, decode_content=True) if response.raw else b""
+        body = read_capped(response, ERROR_BODY_LIMIT)
         doc = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError, *_BODY_READ_ERRORS):
+    except (ValueError, UnicodeDecodeError, BodyError, *_BODY_READ_ERRORS):
         return [], ""
     errors = doc.get("errors") if isinstance(doc, dict) else None
     if not isinstance(errors, list):

@@ -64,8 +64,13 @@ def fail(exc: ImagelintError) -> "typer.Exit":
 
 
 def main() -> None:
+    import os
+
+    from imagelint import deadline
+
     _register(next((a for a in sys.argv[1:] if not a.startswith("-")), None))
     try:
+        deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
         app(standalone_mode=True)
     except ImagelintError as exc:  # commands normally convert these; this is the safety net
         typer.echo(f"imagelint: error: {exc.message}", err=True)
@@ -77,6 +82,8 @@ def main() -> None:
         detail = " ".join(str(exc).split())[:200]  # one line, whatever the exception text holds
         typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
         sys.exit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
+    finally:
+        deadline.stop()
 
 
 __all__ = ["app", "main", "fail"]

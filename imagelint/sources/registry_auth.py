@@ -33,6 +33,8 @@ from urllib.parse import urlencode, urlsplit
 import requests
 import urllib3.exceptions
 
+from imagelint.deadline import DeadlineExceeded, bounded
+from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
 from imagelint.reference import DOCKER_HUB
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, read_capped
@@ -162,7 +164,7 @@ def _helper_credentials(store: str, registry: str, timeout: float) -> dict[str, 
     if exe is None:
         raise RegistryError(f"{what} is not installed or not on PATH")
     try:
-        result = run_bounded([exe, "get"], config_key(registry).encode(), timeout=timeout)
+        result = run_bounded([exe, "get"], config_key(registry).encode(), timeout=bounded(timeout))
     except HelperFailure as failure:
         raise RegistryError(f"{what} failed: {failure.detail}") from None
     if result.returncode != 0:
@@ -374,6 +376,8 @@ class Authenticator:
                 sep = "&" if "?" in realm else "?"
                 response = self._transport.request("GET", f"{realm}{sep}{urlencode(params)}", headers, stream=True)
         except TransportFailure as failure:
+            if failure.kind == "deadline":
+                raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {deadline_message()}") from None
             raise RegistryError(self._redact(f"{self._where}: {step} from {_host(realm)}: {failure.kind} error: {failure.detail}")) from None
         with response:
             status = response.status_code
@@ -381,6 +385,8 @@ class Authenticator:
                 body = read_capped(response, MAX_TOKEN_RESPONSE_BYTES) if status == 200 else b""
             except BodyError as exc:
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: {exc.detail}") from None
+            except DeadlineExceeded as exc:
+                raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {exc.message}") from None
             except (OSError, ValueError, requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: connection lost while reading the "
                                     f"response ({type(exc).__name__})") from None

@@ -277,4 +277,7 @@ def facts_to_text(facts: ImageFacts) -> str:
         lines.append("")
         lines.append("Warnings")
         lines += [f"  {w}" for w in facts.warnings]
-    return "\n".join(lines) + "\n"
+    from imagelint.escape import printable_lines
+
+    # Each element is one line: a newline or control character inside a value is shown escaped.
+    return printable_lines(lines) + "\n"

@@ -59,8 +59,15 @@ def _register(command: str | None = None) -> None:
 
 def fail(exc: ImagelintError) -> "typer.Exit":
     """Print an imagelint error as one line on stderr and return the Exit to raise."""
-    typer.echo(f"imagelint: error: {exc.message}", err=True)
+    typer.echo(error_line(exc.message), err=True)
     return typer.Exit(exc.exit_code)
+
+
+def error_line(message: str) -> str:
+    """``imagelint: error: MESSAGE`` as one printable line (a message may quote an image or a registry)."""
+    from imagelint.escape import guard_line, printable
+
+    return guard_line(f"imagelint: error: {printable(' '.join(message.splitlines()))}")
 
 
 def main() -> None:
@@ -73,13 +80,15 @@ def main() -> None:
         deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
         app(standalone_mode=True)
     except ImagelintError as exc:  # commands normally convert these; this is the safety net
-        typer.echo(f"imagelint: error: {exc.message}", err=True)
+        typer.echo(error_line(exc.message), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("imagelint: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # never a traceback for users; say what broke in one line
-        detail = " ".join(str(exc).split())[:200]  # one line, whatever the exception text holds
+        from imagelint.escape import printable
+
+        detail = printable(" ".join(str(exc).split()))[:200]  # one line, whatever the exception text holds
         typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
         sys.exit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
     finally:

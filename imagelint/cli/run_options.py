@@ -219,4 +219,6 @@ def report_unreadable(run: Any) -> None:
     """One line on stderr per image that could not be read."""
     for r in run.results:
         if r.error:
-            typer.echo(f"imagelint: error: {r.subject}: {r.error}", err=True)
+            from imagelint.cli import error_line
+
+            typer.echo(error_line(f"{r.subject}: {r.error}"), err=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from imagelint.check import CheckRun
 from imagelint.engine import SuppressedFinding
+from imagelint.escape import uri_reference
 from imagelint.facts.model import Provenance
 from imagelint.report import ReportOptions
 from imagelint.rules import RULES
@@ -40,9 +41,9 @@ def _location(p: Provenance | None) -> dict[str, Any] | None:
     if p is None:
         return None
     if p.kind == "file" and p.path:
-        loc: dict[str, Any] = {"artifactLocation": {"uri": p.path.lstrip("/"), "uriBaseId": "IMAGEROOT"}}
+        loc: dict[str, Any] = {"artifactLocation": {"uri": uri_reference(p.path.lstrip("/")), "uriBaseId": "IMAGEROOT"}}
     elif p.source:
-        loc = {"artifactLocation": {"uri": p.source}}
+        loc = {"artifactLocation": {"uri": uri_reference(p.source)}}
     else:
         return {"logicalLocations": [{"name": p.describe(), "kind": "variable" if p.kind == "env" else "object"}]}
     if p.line:

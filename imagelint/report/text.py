@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from imagelint.check import CheckRun
+from imagelint.escape import guard_line
+from imagelint.escape import printable as p
 from imagelint.report import ReportOptions
 from imagelint.report._common import SEVERITY_ORDER, image_label
 
@@ -16,9 +18,9 @@ def render(run: CheckRun, options: ReportOptions) -> str:
 
     lines: list[str] = []
     for result in run.results:
-        lines.append(c("bold", image_label(result)))
+        lines.append(c("bold", p(image_label(result))))
         if result.error:
-            lines.append(f"  {c('error', 'unreadable')}: {result.error}")
+            lines.append(f"  {c('error', 'unreadable')}: {p(result.error)}")
             lines.append("")
             continue
         if not result.findings:
@@ -29,31 +31,32 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                 continue
             lines.append(f"  {c(severity, severity)} ({len(group)})")
             for f in group:
-                pool = f" [pool {f.pool}]" if f.pool else ""
-                lines.append(f"    {f.rule} {f.name}{pool}: {f.message}")
+                pool = f" [pool {p(f.pool)}]" if f.pool else ""
+                lines.append(f"    {f.rule} {f.name}{pool}: {p(f.message)}")
                 if f.location is not None:
-                    lines.append(f"      {c('dim', 'at')} {f.location.describe()}")
+                    lines.append(f"      {c('dim', 'at')} {p(f.location.describe())}")
                 if f.remediation:
-                    lines.append(f"      {c('dim', 'fix')} {f.remediation}")
+                    lines.append(f"      {c('dim', 'fix')} {p(f.remediation)}")
         if result.suppressed:
             lines.append(f"  suppressed ({len(result.suppressed)})")
             for s in result.suppressed:
-                lines.append(f"    {s.finding.rule} {s.finding.name}: {s.reason} [{s.by}]")
+                lines.append(f"    {s.finding.rule} {s.finding.name}: {p(s.reason)} [{p(s.by)}]")
         for notice in result.notices:
-            lines.append(f"  note: {notice}")
+            lines.append(f"  note: {p(notice)}")
         if not result.complete and result.kind == "image":
             lines.append("  note: layers were not read (config only); file-based rules saw no files")
         if result.skipped_rules:
             lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
         lines.append("")
     for notice in run.notices:
-        lines.append(f"note: {notice}")
+        lines.append(f"note: {p(notice)}")
     s = run.summary
     lines.append(
         f"{_subjects(run.results)}: {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "
         f"{s['suppressed']} suppressed (fail-on {run.config.fail_on})"
     )
-    return "\n".join(lines) + "\n"
+    # Every value from an image or a file went through printable(); no line may open with "::".
+    return "\n".join(guard_line(line) for line in lines) + "\n"
 
 
 def _subjects(results) -> str:  # type: ignore[no-untyped-def]

@@ -1,0 +1,140 @@
+"""Output an image (or a repository file) controls is escaped in every format.
+
+The adversary: env values, labels, a script line and file paths that carry newlines
+followed by GitHub workflow commands (``::stop-commands::``, ``::error``), carriage
+returns, terminal escapes (OSC 52 clipboard, OSC 0 title, CSI clear-screen), an XML-
+illegal control character, Markdown/HTML and table pipes, and path characters that
+are not allowed raw in a URI (space, ``#``, ``%``, ``?``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.parsers.expat
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from tests.hostile.cli import run_cli
+from tests.support.hostile_images import image_of, publish, tar_layer
+from tests.support.imagebuilder import File
+
+INJECT = ("3\n::stop-commands::pwned\n::error file=x::injected\r\x1b]52;c;aGk=\x07\x1b[2J\x01"
+          "|cell|<img src=x onerror=alert(1)>[link](http://evil.example)\u202e")
+SCRIPT = "app/run me#1%25?.sh"
+WORKFLOW_COMMANDS = ("group", "endgroup", "error", "warning", "notice")
+
+
+@pytest.fixture(scope="module")
+def image_ref(tmp_path_factory) -> str:
+    env = {"CUDA_VERSION": "12.4.1", "NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "CUDA_VISIBLE_DEVICES": INJECT,
+           "APP_NOTE": INJECT}
+    script = ("#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=2\x1b]0;t\x07\nexec python app.py --device cuda:1\n").encode()
+    layer = tar_layer([File(SCRIPT, script), File("usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", b"\x7fELF" + bytes(64))])
+    built = image_of([layer], config_patch={"config": {"Env": [f"{k}={v}" for k, v in env.items()],
+                                                       "Entrypoint": ["/" + SCRIPT], "Labels": {"note": INJECT}}})
+    return publish(built, tmp_path_factory.mktemp("escaping"))["oci-dir"]
+
+
+def _no_raw_controls(text: str) -> None:
+    bad = sorted({hex(ord(c)) for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
+                  or c == "\u202e"})
+    assert not bad, f"raw control characters in output: {bad}"
+
+
+def _no_command_lines(text: str) -> None:
+    for line in text.splitlines():
+        assert not line.lstrip().startswith("::"), f"a line opens a workflow command: {line[:80]!r}"
+
+
+def _check(image_ref: str, out: Path, fmt: str):
+    out.mkdir(exist_ok=True)
+    return run_cli("check", image_ref, "--driver", "535.104.05", "--gpu", "H100", "--no-cache",
+                   "--format", fmt, env={"GITHUB_STEP_SUMMARY": str(out / "summary.md")}, cwd=out, timeout=60)
+
+
+def test_text_report_is_escaped(image_ref, tmp_path):
+    run = _check(image_ref, tmp_path, "text")
+    assert run.returncode == 1, run.stderr
+    assert "IL301" in run.stdout and "IL302" in run.stdout  # the verdict is intact
+    _no_raw_controls(run.stdout)
+    _no_command_lines(run.stdout)
+    assert "\\x1b]52" in run.stdout and "::stop-commands::pwned" in run.stdout  # shown, defused
+
+
+def test_inspect_text_is_escaped(image_ref, tmp_path):
+    run = run_cli("inspect", image_ref, "--no-cache", timeout=60)
+    assert run.returncode == 0, run.stderr
+    _no_raw_controls(run.stdout)
+    _no_command_lines(run.stdout)
+
+
+def test_github_annotations_have_one_line_per_command(image_ref, tmp_path):
+    run = _check(image_ref, tmp_path, "github")
+    assert run.returncode == 1, run.stderr
+    _no_raw_controls(run.stdout)
+    for line in run.stdout.splitlines():
+        command = re.match(r"::(\w+)", line)
+        assert command and command.group(1) in WORKFLOW_COMMANDS, f"a line that is not our command: {line[:80]!r}"
+    assert "stop-commands" not in [m for m in re.findall(r"^::([\w-]+)", run.stdout, re.M)]
+
+
+def test_step_summary_table_keeps_its_shape(image_ref, tmp_path):
+    run = _check(image_ref, tmp_path, "github")
+    summary = (tmp_path / "summary.md").read_text()
+    _no_raw_controls(summary)
+    assert "\r" not in summary
+    rows = [l for l in summary.splitlines() if l.startswith("|")]
+    assert len(rows) >= 4
+    for row in rows:
+        cells = re.split(r"(?<!\\)\|", row)
+        assert len(cells) == 8, f"a cell broke the table: {row[:120]!r}"
+    assert not re.search(r"(?<!\\)<img", summary) and not re.search(r"(?<!\\)\]\(http", summary), "raw HTML or a link"
+
+
+def test_junit_is_well_formed(image_ref, tmp_path):
+    run = _check(image_ref, tmp_path, "junit")
+    assert run.returncode == 1, run.stderr
+    parser = xml.parsers.expat.ParserCreate()
+    parser.Parse(run.stdout.encode(), True)  # raises on ill-formed XML
+
+
+def test_sarif_uris_are_uri_references(image_ref, tmp_path):
+    run = _check(image_ref, tmp_path, "sarif")
+    assert run.returncode == 1, run.stderr
+    doc = json.loads(run.stdout)
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
+            for res in doc["runs"][0]["results"] for loc in res.get("locations", []) if "physicalLocation" in loc]
+    assert any(unquote(u) == SCRIPT for u in uris), uris
+    for uri in uris:
+        assert re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*", uri), uri
+
+
+def test_lint_sarif_uri_of_a_repository_path(tmp_path):
+    folder = tmp_path / "svc #1 100%"
+    folder.mkdir()
+    (folder / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-base-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=1\n")
+    run = run_cli("lint", "--format", "sarif", "svc #1 100%/Dockerfile", cwd=tmp_path, timeout=60)
+    assert run.returncode == 1, run.stderr
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for res in json.loads(run.stdout)["runs"][0]["results"]
+            for loc in res.get("locations", []) if "physicalLocation" in loc]
+    assert uris and all(u == "svc%20%231%20100%25/Dockerfile" for u in uris), uris
+
+
+def test_an_error_line_quoting_a_registry_is_one_printable_line(tmp_path):
+    from tests.hostile.scripted_registry import Reply, ScriptedRegistry
+
+    reg = ScriptedRegistry()
+    try:
+        reg.default = Reply(403, json.dumps({"errors": [{"code": "DENIED", "message": "no\x1b]0;x\x07\u202e"}]}).encode(),
+                            {"Content-Type": "application/json"})
+        run = run_cli("inspect", f"registry:{reg.host}/a/b:t", "--insecure-registry", reg.host,
+                      env={"IMAGELINT_NO_CACHE": "1"}, timeout=30)
+        assert run.returncode == 3
+        line = run.error_line()
+        _no_raw_controls(run.stderr)
+        assert "403" in line
+    finally:
+        reg.stop()

@@ -37,6 +37,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from imagelint.errors import ConfigError
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 
 FAIL_ON_LEVELS = ("error", "warning", "info", "never")
@@ -122,7 +123,7 @@ def load_config(path: str | os.PathLike | None = None, *, search: bool = True) -
 def parse_config(text: str, path: str) -> Config:
     tomllib = toml_parser()
     try:
-        doc = tomllib.loads(text)
+        doc = toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else (max(1, len(text.splitlines())) if "end of document" in str(exc) else None)

@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from imagelint.errors import ConfigError, UsageError
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.target import GpuSpec, NodePool, Target, Taint
 
@@ -661,7 +662,7 @@ def _type_name(value: Any) -> str:
 def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Target:
     tomllib = toml_parser()
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = None
         match = re.search(r"line (\d+)", str(exc))

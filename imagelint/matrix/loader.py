@@ -21,6 +21,7 @@ from typing import Any
 
 from imagelint import __version__
 from imagelint.errors import ConfigError
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
@@ -81,7 +82,7 @@ def shipped_versions() -> list[str]:
 def parse_text(text: str, origin: str) -> dict[str, Any]:
     tomllib = toml_parser()
     try:
-        return tomllib.loads(text)
+        return toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message ends with "(at line N, column M)"; keep it as the location.
         message = str(exc)
@@ -202,7 +203,7 @@ def _store_document(kind: str, text: str, doc: dict[str, Any]) -> None:
 
     try:
         body = json.dumps({"imagelint": __version__, "kind": kind, "text": text, "doc": doc}, separators=(",", ":")).encode()
-    except (TypeError, ValueError):  # a TOML date or time: not JSON, so not cached
+    except (TypeError, ValueError, RecursionError):  # a TOML date or time (or absurd nesting): not cached
         return
     from imagelint.cachedir import make_private_dirs
 
@@ -331,7 +332,7 @@ def is_matrix_document(text: str) -> bool:
     """True when TOML text declares ``[meta] kind`` of a matrix or overlay (others are not ours)."""
     tomllib = toml_parser()
     try:
-        doc = tomllib.loads(text)
+        doc = toml_loads(text)
     except tomllib.TOMLDecodeError:
         return False
     meta = doc.get("meta")

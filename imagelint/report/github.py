@@ -10,7 +10,7 @@ inside an image do not exist in the checkout, so they go into the message.
 
 from __future__ import annotations
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 from imagelint.escape import github_data as escape_data
 from imagelint.escape import github_property as escape_property
 from imagelint.escape import markdown_cell

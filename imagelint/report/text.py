@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 from imagelint.escape import guard_line
 from imagelint.escape import printable as p
 from imagelint.report import ReportOptions

@@ -9,6 +9,9 @@ the deadline it prints one line and ends the process with exit 3.
 
 Default 15 minutes (a CI step's usual budget); ``IMAGELINT_DEADLINE`` or ``--deadline``
 change it; ``0`` turns it off.
+
+``--timeout`` (per request) is kept here too, for the readers far from the source options
+that must honour it (the cluster connection): ``request_timeout()``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ _lock = threading.Lock()
 _started: float | None = None  # monotonic time the run began (the first start())
 _seconds: float | None = None
 _watchdog: threading.Timer | None = None
+_request_timeout: float | None = None
 
 
 class DeadlineExceeded(SourceError):
@@ -63,13 +67,23 @@ def start(seconds: float | None) -> None:
             _watchdog.start()
 
 
+def set_request_timeout(seconds: float | None) -> None:
+    """``--timeout`` as given: the bound of one request's connect and of each read."""
+    global _request_timeout
+    _request_timeout = seconds
+
+
+def request_timeout(default: float) -> float:
+    return _request_timeout if _request_timeout is not None else default
+
+
 def stop() -> None:
     """The run is over (also between in-process runs, e.g. tests calling ``main()``)."""
-    global _started, _seconds, _watchdog
+    global _started, _seconds, _watchdog, _request_timeout
     with _lock:
         if _watchdog is not None:
             _watchdog.cancel()
-        _started = _seconds = _watchdog = None
+        _started = _seconds = _watchdog = _request_timeout = None
 
 
 def remaining() -> float | None:

@@ -37,11 +37,11 @@ class HelperFailure(Exception):
 
 
 def run_bounded(argv: Sequence[str], stdin: bytes = b"", *, timeout: float, max_output: int = MAX_HELPER_OUTPUT,
-                env: Mapping[str, str] | None = None) -> HelperResult:
+                env: Mapping[str, str] | None = None, cwd: str | None = None) -> HelperResult:
     """Run ``argv`` to completion within ``timeout`` seconds, reading at most ``max_output`` bytes of stdout."""
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=dict(env) if env is not None else None, start_new_session=True)
+                                env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
     except OSError as exc:
         raise HelperFailure("missing", exc.strerror or type(exc).__name__) from None
     deadline = time.monotonic() + timeout

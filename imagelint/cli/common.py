@@ -57,7 +57,7 @@ DockerConfigOpt = Annotated[
     Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
 ]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds per registry/daemon request (connect and read).", rich_help_panel=PANEL)
+    float, typer.Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).", rich_help_panel=PANEL)
 ]
 DeadlineOpt = Annotated[
     Optional[str],
@@ -237,10 +237,11 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
 
             # Every cache in the process (the parsed-matrix one too) follows --cache-dir / --no-cache.
             configure(flags["cache_dir"], flags["no_cache"])
-            if flags["deadline"] is not None:
-                from imagelint import deadline
+            from imagelint import deadline
 
+            if flags["deadline"] is not None:
                 deadline.start(deadline.parse_deadline(flags["deadline"]))
+            deadline.set_request_timeout(float(flags["timeout"]))  # the cluster reads honour it too
         except ImagelintError as exc:
             from imagelint.cli import fail
 

@@ -15,6 +15,9 @@ closed. Every request:
 
 Lists follow ``continue`` tokens, ``LIST_PAGE_SIZE`` items a page, at most
 ``MAX_LIST_PAGES`` pages (a server that never stops paging is an error, not a hang).
+Every answer is read up to ``MAX_ANSWER_BYTES`` (a node list that is a gigabyte is an
+error, not 3 GB of RSS), and every request's timeouts are cut to what is left of the
+run's ``--deadline``; the read timeout is ``--timeout`` when the CLI gives one.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from imagelint.errors import ClusterError
 # fail the run quickly, not hang CI.
 DEFAULT_TIMEOUT: tuple[float, float] = (5.0, 20.0)
 LIST_PAGE_SIZE = 500
+# One answer (a page of 500 nodes is a few MB; ConfigMaps stop at 1 MiB): a bound on what is
+# held in memory per request, the parsed JSON costing a few times its size.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
 MAX_LIST_PAGES = 200  # 100,000 objects of one kind: far beyond any cluster imagelint reads
 _STATUS_TEXT = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
 # Statuses an optional read degrades to "not checked" on: no permission, or the API is not served here.
@@ -184,9 +190,23 @@ class Connection:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
+        from imagelint import deadline
+        from imagelint.deadline import DeadlineExceeded
+
         try:
-            response = call(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
-            return bytes(response.data or b"")
+            left = deadline.remaining()
+            if left is not None and left <= 0:
+                raise self.error(step, deadline.message())
+            timeout = self.timeout if left is None else (min(self.timeout[0], left), min(self.timeout[1], left))
+            response = call(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
+            try:
+                return _read_answer(response, MAX_ANSWER_BYTES, step)
+            finally:
+                response.release_conn()
+        except _AnswerTooLarge:
+            raise self.error(step, f"the answer is larger than {MAX_ANSWER_BYTES // (1 << 20)} MiB; stopped reading") from None
+        except DeadlineExceeded:
+            raise self.error(step, deadline.message()) from None
         except ApiException as exc:
             status = exc.status or 0
             if optional and status in NOT_CHECKED_STATUSES:
@@ -215,12 +235,21 @@ class Connection:
         return ClusterError(message)
 
 
-def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Connection:
-    """Load the kubeconfig (or in-cluster config) and open a client; nothing is requested yet."""
+def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, float] | None = None) -> Connection:
+    """Load the kubeconfig (or in-cluster config) and open a client; nothing is requested yet.
+
+    ``timeout`` is (connect, read) seconds; None: ``--timeout`` when given (connect at most
+    5 s), else ``DEFAULT_TIMEOUT``.
+    """
     import urllib3
     from kubernetes import client
 
-    loaded = load_client_configuration(context, kubeconfig)
+    from imagelint import deadline
+
+    if timeout is None:
+        read = deadline.request_timeout(DEFAULT_TIMEOUT[1])
+        timeout = (min(DEFAULT_TIMEOUT[0], read), read)
+    loaded = load_client_configuration(context, kubeconfig, timeout[1])
     configuration = loaded.configuration
     # No retries: a stalled server must cost one timeout, not four, and urllib3
     # logs each retry as a stray warning line on stderr.
@@ -241,6 +270,28 @@ def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, f
         secrets=secrets,
         timeout=timeout,
     )
+
+
+class _AnswerTooLarge(Exception):
+    pass
+
+
+def _read_answer(response: Any, limit: int, step: str) -> bytes:
+    """The body of a ``_preload_content=False`` answer, at most ``limit`` bytes (decoded),
+    the deadline checked between reads."""
+    from imagelint import deadline
+
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        deadline.check(step)
+        chunk = response.read(1 << 16, decode_content=True)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > limit:
+            raise _AnswerTooLarge()
+        parts.append(chunk)
 
 
 def _tls_reason(text: str) -> str:

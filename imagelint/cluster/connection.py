@@ -14,10 +14,10 @@ closed. Every request:
   the reader decides what to say (a warning on the Target, a "not checked" line...).
 
 Lists follow ``continue`` tokens, ``LIST_PAGE_SIZE`` items a page, at most
-``MAX_LIST_PAGES`` pages (a server that never stops paging is an error, not a hang).
-Every answer is read up to ``MAX_ANSWER_BYTES`` (a node list that is a gigabyte is an
-error, not 3 GB of RSS), and every request's timeouts are cut to what is left of the
-run's ``--deadline``; the read timeout is ``--timeout`` when the CLI gives one.
+``MAX_LIST_PAGES`` pages (a server that never stops paging is an error, not a hang), and no
+answer is read past ``MAX_RESPONSE_BYTES``. Every request's timeouts are cut to what is
+left of the run's ``--deadline`` (checked between reads of an answer too); the read
+timeout is ``--timeout`` when the CLI gives one.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from imagelint.errors import ClusterError
 # fail the run quickly, not hang CI.
 DEFAULT_TIMEOUT: tuple[float, float] = (5.0, 20.0)
 LIST_PAGE_SIZE = 500
-# One answer (a page of 500 nodes is a few MB; ConfigMaps stop at 1 MiB): a bound on what is
-# held in memory per request, the parsed JSON costing a few times its size.
-MAX_ANSWER_BYTES = 32 * 1024 * 1024
 MAX_LIST_PAGES = 200  # 100,000 objects of one kind: far beyond any cluster imagelint reads
+# One answer's body: a page of 500 GPU nodes with all their labels is a few MB. Bigger is read no
+# further (untrusted input; memory stays bounded). Callers may pass a smaller max_bytes (pods/log).
+MAX_RESPONSE_BYTES = 64 * 2**20
 _STATUS_TEXT = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
 # Statuses an optional read degrades to "not checked" on: no permission, or the API is not served here.
 NOT_CHECKED_STATUSES = (403, 404)
@@ -134,9 +134,11 @@ class Connection:
                 if token:
                     kwargs["_continue"] = token
                 body = self.request(step, call, optional=optional, **kwargs)
-                page = body.get("items") if isinstance(body, Mapping) else None
-                items.extend(i for i in page or () if isinstance(i, Mapping))
-                token = ((body.get("metadata") or {}) if isinstance(body, Mapping) else {}).get("continue")
+                if not isinstance(body, Mapping) or not isinstance(body.get("items") or [], list):
+                    raise self.error(step, "the answer is not a list of objects")
+                items.extend(i for i in body.get("items") or () if isinstance(i, Mapping))
+                metadata = body.get("metadata")
+                token = metadata.get("continue") if isinstance(metadata, Mapping) else None
                 if not token:
                     return Listing(items=tuple(items))
                 if not isinstance(token, str) or token in seen:
@@ -170,22 +172,33 @@ class Connection:
 
     # --- one request -------------------------------------------------------------------
 
-    def request(self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, **kwargs: Any) -> Any:
+    def request(
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+    ) -> Any:
         """Run one API request of the typed client and return its JSON body. Any failure
         becomes a one-line ClusterError naming the server and the step; ``optional``
-        403/404 → ``Refused``."""
-        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON")
+        403/404 → ``Refused``; a body over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
+        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes)
         try:
             return json.loads(body) if body else {}
         except ValueError:
             raise self.error(step, "the answer is not JSON") from None
 
-    def request_bytes(self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, **kwargs: Any) -> bytes:
+    def request_bytes(
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+    ) -> bytes:
         """Like ``request``, for answers that are not JSON (``pods/log``): the body as bytes."""
-        return self._send(step, call, args, kwargs, optional, "the answer cannot be read")
+        return self._send(step, call, args, kwargs, optional, "the answer cannot be read", max_bytes)
 
     def _send(
-        self, step: str, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], optional: bool, bad_answer: str
+        self,
+        step: str,
+        call: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        optional: bool,
+        bad_answer: str,
+        max_bytes: int | None,
     ) -> bytes:
         import urllib3
         from kubernetes.client.exceptions import ApiException
@@ -193,18 +206,14 @@ class Connection:
         from imagelint import deadline
         from imagelint.deadline import DeadlineExceeded
 
+        limit = MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
         try:
             left = deadline.remaining()
             if left is not None and left <= 0:
                 raise self.error(step, deadline.message())
             timeout = self.timeout if left is None else (min(self.timeout[0], left), min(self.timeout[1], left))
             response = call(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
-            try:
-                return _read_answer(response, MAX_ANSWER_BYTES, step)
-            finally:
-                response.release_conn()
-        except _AnswerTooLarge:
-            raise self.error(step, f"the answer is larger than {MAX_ANSWER_BYTES // (1 << 20)} MiB; stopped reading") from None
+            return self._bounded_body(response, limit, step)
         except DeadlineExceeded:
             raise self.error(step, deadline.message()) from None
         except ApiException as exc:
@@ -221,11 +230,35 @@ class Connection:
                     reason += " (the credentials lack permission for this)"
             raise self.error(step, reason) from None
         except urllib3.exceptions.MaxRetryError as exc:
-            raise self.error(step, _network_reason(exc.reason, self.timeout)) from None
+            raise self.error(step, _out_of_time() or _network_reason(exc.reason, self.timeout)) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise self.error(step, _network_reason(exc, self.timeout)) from None
+            raise self.error(step, _out_of_time() or _network_reason(exc, self.timeout)) from None
         except ValueError:
             raise self.error(step, bad_answer) from None
+
+    def _bounded_body(self, response: Any, limit: int, step: str) -> bytes:
+        """The body, read at most ``limit`` bytes (+1 to tell "exactly" from "more")."""
+        if not callable(getattr(response, "read", None)):  # an already-read response object
+            body = bytes(response.data or b"")
+        else:
+            from imagelint import deadline
+
+            parts: list[bytes] = []
+            total = 0
+            try:
+                while total <= limit:  # in pieces: the run's deadline is checked between them
+                    deadline.check(step)
+                    chunk = response.read(min(1 << 16, limit + 1 - total))
+                    if not chunk:
+                        break
+                    parts.append(chunk)
+                    total += len(chunk)
+            finally:
+                response.close()  # unread bytes are dropped with the connection
+            body = b"".join(parts)
+        if len(body) > limit:
+            raise self.error(step, f"the answer is larger than {_size(limit)}; stopped reading")
+        return body
 
     def error(self, step: str, reason: str) -> ClusterError:
         """``cluster SERVER: STEP: REASON``, credentials scrubbed."""
@@ -272,26 +305,16 @@ def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, f
     )
 
 
-class _AnswerTooLarge(Exception):
-    pass
-
-
-def _read_answer(response: Any, limit: int, step: str) -> bytes:
-    """The body of a ``_preload_content=False`` answer, at most ``limit`` bytes (decoded),
-    the deadline checked between reads."""
+def _out_of_time() -> str | None:
+    """The deadline's words when a timeout was the run's deadline (the request's bound was cut to it)."""
     from imagelint import deadline
 
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        deadline.check(step)
-        chunk = response.read(1 << 16, decode_content=True)
-        if not chunk:
-            return b"".join(parts)
-        total += len(chunk)
-        if total > limit:
-            raise _AnswerTooLarge()
-        parts.append(chunk)
+    left = deadline.remaining()
+    return deadline.message() if left is not None and left <= 0.05 else None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
 
 
 def _tls_reason(text: str) -> str:
@@ -328,6 +351,9 @@ def _network_reason(error: Any, timeout: tuple[float, float]) -> str:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "LIST_PAGE_SIZE",
+    "MAX_LIST_PAGES",
+    "MAX_RESPONSE_BYTES",
     "Connection",
     "Fetched",
     "Listing",

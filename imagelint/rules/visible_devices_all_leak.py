@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from imagelint.facts.gpuenv import nvidia_visible_devices
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL303"
@@ -35,8 +36,10 @@ REMEDIATION = (
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    setting = ctx.facts.gpu.visible_devices
-    if setting is None or setting.value.strip().lower() != "all":
+    visible = nvidia_visible_devices(ctx.facts)
+    # The image sets it to all (unset in a legacy image also means all; not reported here).
+    setting = visible.setting
+    if setting is None or visible.kind != "all":
         return
     leaky = [p for p in ctx.pools if "envvar" in p.device_list_strategy and p.accept_envvar_unprivileged is not False]
     for pool in leaky:

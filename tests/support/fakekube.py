@@ -15,6 +15,7 @@ Switches (set on the running server, read per request):
   ``endless_continue`` answer every list page with a new ``continue`` token (a server that never ends)
   ``huge_nodes_bytes`` answer ``/api/v1/nodes`` with a NodeList of about this many bytes, generated
                        as it is sent (a gigabyte costs the server nothing)
+  ``raw``         path -> bytes answered as they are (200, JSON content type): malformed answers
 Lists honour ``limit`` and ``continue`` as the API server does (the token is an offset here).
 Every request needs ``Authorization: Bearer <token>``, else 401.
 """
@@ -114,6 +115,7 @@ class FakeKube:
         self.broken_continue = False
         self.endless_continue = False
         self.huge_nodes_bytes = 0
+        self.raw: dict[str, bytes] = {}
         self.requests: list[str] = []
         self.queries: list[str] = []  # the query string of each request, in order
         self._release = threading.Event()
@@ -213,6 +215,8 @@ class FakeKube:
             return self._send(request, 404, _status(404, "NotFound"))
         if path == "/api/v1/nodes" and self.huge_nodes_bytes:
             return self._send_huge_nodes(request, self.huge_nodes_bytes)
+        if path in self.raw:
+            return self._send_bytes(request, 200, self.raw[path])
         body = self._route(path)
         if body is None:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
@@ -286,7 +290,10 @@ class FakeKube:
 
     @staticmethod
     def _send(request: BaseHTTPRequestHandler, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
+        FakeKube._send_bytes(request, status, json.dumps(body).encode())
+
+    @staticmethod
+    def _send_bytes(request: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
         request.send_header("Content-Length", str(len(data)))

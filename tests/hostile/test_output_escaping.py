@@ -138,3 +138,31 @@ def test_an_error_line_quoting_a_registry_is_one_printable_line(tmp_path):
         assert "403" in line
     finally:
         reg.stop()
+
+
+def test_target_show_and_snapshot_escape_what_the_cluster_says(tmp_path):
+    import tomllib
+
+    from tests.support.fakekube import FakeKube
+    from tests.target.conftest import realistic_state
+
+    state = realistic_state()
+    for node in state.nodes:
+        labels = node["metadata"]["labels"]
+        if "nvidia.com/gpu.product" in labels:
+            labels["nvidia.com/gpu.product"] = "Tesla-T4" + INJECT + "\x7f"
+    kube = FakeKube(state, tmp_path, "escaping-token-0123456789").start()
+    try:
+        kubeconfig = kube.write_kubeconfig(tmp_path / "kc")
+        shown = run_cli("target", "show", "--cluster", "--kubeconfig", str(kubeconfig), timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        assert "\\x1b]52" in shown.stdout
+        for text in (shown.stdout, shown.stderr):
+            _no_raw_controls(text)
+            _no_command_lines(text)
+        snap = run_cli("target", "snapshot", "--cluster", "--kubeconfig", str(kubeconfig), timeout=60)
+        assert snap.returncode == 0, snap.stderr
+        products = [g.get("product", "") for p in tomllib.loads(snap.stdout)["pool"] for g in p.get("gpus", [])]
+        assert any(INJECT in p for p in products), products  # kept exactly, as a valid TOML string
+    finally:
+        kube.stop()

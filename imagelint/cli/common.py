@@ -230,23 +230,28 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from imagelint import cachedir, deadline
+
         flags = {name: kwargs.pop(name, _DEFAULTS[name]) for name in _FLAG_PARAMS}
         try:
             options = build(**flags)
-            from imagelint.cachedir import configure
-
-            # Every cache in the process (the parsed-matrix one too) follows --cache-dir / --no-cache.
-            configure(flags["cache_dir"], flags["no_cache"])
-            from imagelint import deadline
-
+            # Every cache in the process (the parsed-matrix one too) follows --cache-dir / --no-cache,
+            # and every reader (the cluster's too) --timeout and --deadline.
+            cachedir.configure(flags["cache_dir"], flags["no_cache"])
             if flags["deadline"] is not None:
                 deadline.start(deadline.parse_deadline(flags["deadline"]))
-            deadline.set_request_timeout(float(flags["timeout"]))  # the cluster reads honour it too
+            deadline.set_request_timeout(float(flags["timeout"]))
         except ImagelintError as exc:
             from imagelint.cli import fail
 
             raise fail(exc) from None
-        return func(*args, source_options=options, **kwargs)
+        try:
+            return func(*args, source_options=options, **kwargs)
+        finally:
+            # The run is over: no watchdog, deadline, --timeout or cache choice outlives the command
+            # (in-process callers, tests, run several commands in one interpreter).
+            deadline.stop()
+            cachedir.configure(None, False)
 
     wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]

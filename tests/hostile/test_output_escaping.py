@@ -83,6 +83,7 @@ def test_github_annotations_have_one_line_per_command(image_ref, tmp_path):
 
 def test_step_summary_table_keeps_its_shape(image_ref, tmp_path):
     run = _check(image_ref, tmp_path, "github")
+    assert run.returncode == 1, run.stderr
     summary = (tmp_path / "summary.md").read_text()
     _no_raw_controls(summary)
     assert "\r" not in summary

@@ -58,6 +58,9 @@ def load_client_configuration(context: str | None, kubeconfig: str | None, timeo
     namespace = "default"
     if kubeconfig and not existing:
         raise ClusterError(f"kubeconfig {kubeconfig}: no such file")
+    for path in existing:  # a FIFO or device would block the client's plain open()
+        if not os.path.isfile(path):
+            raise ClusterError(f"kubeconfig {path}: not a regular file")
     logging.disable(logging.CRITICAL)  # the client logs exec failures on the root logger; we say them once
     try:
         if existing:

@@ -103,8 +103,11 @@ def find_config(start: str | os.PathLike | None = None) -> Path | None:
 
 
 def _has_tool_table(path: Path) -> bool:
+    from imagelint.localfile import read_regular_file
+
     try:
-        return re.search(r"^\s*\[\s*tool\.imagelint[\].]", path.read_text(encoding="utf-8"), re.M) is not None
+        text = read_regular_file(path).decode("utf-8")
+        return re.search(r"^\s*\[\s*tool\.imagelint[\].]", text, re.M) is not None
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -118,7 +121,9 @@ def load_config(path: str | os.PathLike | None = None, *, search: bool = True) -
         path = found
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        from imagelint.localfile import read_regular_file
+
+        text = read_regular_file(p).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file: {exc.strerror or exc}", str(p)) from None
     except UnicodeDecodeError:

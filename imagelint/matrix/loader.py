@@ -91,8 +91,10 @@ def parse_text(text: str, origin: str) -> dict[str, Any]:
 
 
 def _read(path: Path) -> str:
+    from imagelint.localfile import read_regular_file
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError("no such matrix file", str(path)) from None
     except UnicodeDecodeError:

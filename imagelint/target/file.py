@@ -318,8 +318,9 @@ def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Targ
 
 def load_target_file(path: str, matrix: TargetMatrix | None) -> Target:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        from imagelint.localfile import read_regular_file
+
+        text = read_regular_file(path).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read target file: {exc.strerror or exc}", str(path)) from None
     except UnicodeDecodeError:

@@ -106,3 +106,25 @@ def test_stdout_on_a_full_disk_is_exit_4_in_one_line(layout, args):
     lines = proc.stderr.splitlines()
     assert proc.returncode == EXIT_OUTPUT, proc.stderr
     assert lines == ["imagelint: error: cannot write the output: No space left on device"], lines
+
+
+@pytest.mark.parametrize("how", ["lint", "config", "target-file", "matrix", "matrix-validate", "kubeconfig"])
+def test_a_fifo_or_device_in_place_of_an_input_file_is_refused_not_waited_on(tmp_path, layout, how):
+    fifo = tmp_path / ("Dockerfile" if how == "lint" else "input.toml")
+    os.mkfifo(fifo)
+    args = {"lint": ["lint", str(fifo)],
+            "config": ["check", layout, "--driver", "535.104.05", "--config", str(fifo)],
+            "target-file": ["check", layout, "--target-file", str(fifo)],
+            "matrix": ["check", layout, "--driver", "535.104.05", "--matrix", str(fifo)],
+            "matrix-validate": ["matrix", "validate", str(fifo)],
+            "kubeconfig": ["target", "show", "--cluster", "--kubeconfig", str(fifo)]}[how]
+    run = run_cli(*args, env={"IMAGELINT_NO_CACHE": "1", "IMAGELINT_DEADLINE": "20"}, timeout=30)
+    assert run.returncode == (3 if how == "kubeconfig" else 2), run.stderr
+    assert "not a regular file" in run.error_line()
+    assert run.seconds < 10
+
+
+def test_a_device_as_a_config_file_is_refused(tmp_path):
+    run = run_cli("check", "oci-dir:/nonexistent", "--driver", "535.104.05", "--config", "/dev/zero",
+                  env={"IMAGELINT_NO_CACHE": "1"}, timeout=30)
+    assert_exit(run, 2, "/dev/zero", "not a regular file")

@@ -167,3 +167,19 @@ def test_target_show_and_snapshot_escape_what_the_cluster_says(tmp_path):
         assert any(INJECT in p for p in products), products  # kept exactly, as a valid TOML string
     finally:
         kube.stop()
+
+
+def test_matrix_show_escapes_what_a_matrix_file_says(tmp_path):
+    # A matrix may come from a cluster's ConfigMap (--matrix cluster): its strings are data.
+    from imagelint.matrix.loader import shipped_data_file, shipped_versions
+
+    text = shipped_data_file(f"{shipped_versions()[-1]}.toml").read_text()
+    hostile = text.replace('name = "Tesla V100"', 'name = "Tesla V100\\u001b]0;owned\\u0007\\n::error::x"', 1)
+    assert hostile != text
+    path = tmp_path / "m.toml"
+    path.write_text(hostile)
+    run = run_cli("matrix", "show", str(path), "--section", "gpus", env={"IMAGELINT_NO_CACHE": "1"}, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "\\x1b]0;owned" in run.stdout
+    _no_raw_controls(run.stdout)
+    _no_command_lines(run.stdout)

@@ -82,3 +82,17 @@ def read_entry(path: Path, max_bytes: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+CACHE_MAX_SIZE_ENV = "IMAGELINT_CACHE_MAX_SIZE"
+
+
+def cache_max_bytes(default: int) -> int:
+    """The cache's size limit: ``$IMAGELINT_CACHE_MAX_SIZE`` (``2G``, ``512M``) when set, else ``default``.
+    A bad value is a UsageError (exit 2) naming the variable."""
+    text = os.environ.get(CACHE_MAX_SIZE_ENV, "").strip()
+    if not text:
+        return default
+    from imagelint.sizes import parse_size
+
+    return parse_size(CACHE_MAX_SIZE_ENV, text)

@@ -103,12 +103,16 @@ def test_junit_is_well_formed(image_ref, tmp_path):
 
 
 def test_sarif_uris_are_uri_references(image_ref, tmp_path):
-    run = _check(image_ref, tmp_path, "sarif")
+    folder = tmp_path / "svc #1 100%?"
+    folder.mkdir()
+    (folder / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-base-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=3\n")
+    run = run_cli("check", image_ref, "--driver", "535.104.05", "--gpu", "H100", "--no-cache", "--format", "sarif",
+                  "--dockerfile", str(folder / "Dockerfile"), cwd=tmp_path, timeout=60)
     assert run.returncode == 1, run.stderr
     doc = json.loads(run.stdout)
     uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
-            for res in doc["runs"][0]["results"] for loc in res.get("locations", []) if "physicalLocation" in loc]
-    assert any(unquote(u) == SCRIPT for u in uris), uris
+            for r in doc["runs"] for res in r["results"] for loc in res.get("locations", []) if "physicalLocation" in loc]
+    assert any(unquote(u).endswith("svc #1 100%?/Dockerfile") for u in uris), uris
     for uri in uris:
         assert re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*", uri), uri
 

@@ -187,3 +187,24 @@ def test_matrix_show_escapes_what_a_matrix_file_says(tmp_path):
     assert "\\x1b]0;owned" in run.stdout
     _no_raw_controls(run.stdout)
     _no_command_lines(run.stdout)
+
+
+def test_doctor_text_escapes_what_pods_and_events_say(tmp_path):
+    from tests.doctor.clusters import clone, event, healthy_state, pod
+    from tests.support.fakekube import FakeKube
+
+    state = clone(healthy_state())
+    message = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu." + INJECT
+    state.pods.append(pod("ml", "evil-0", node=None, phase="Pending", gpus=1, unschedulable=message))
+    state.events.append(event("ml", "Pod", "evil-0", "FailedScheduling", message))
+    kube = FakeKube(state, tmp_path, "doctor-escaping-token-0123456789").start()
+    try:
+        run = run_cli("doctor", "--cluster", "--kubeconfig", str(kube.write_kubeconfig(tmp_path / "kc")), "--verbose",
+                      timeout=60)
+        assert run.returncode == 1, run.stderr
+        assert "evil-0" in run.stdout
+        for text in (run.stdout, run.stderr):
+            _no_raw_controls(text)
+            _no_command_lines(text)
+    finally:
+        kube.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from imagelint.core.engine import ImageResult
+from imagelint.escape import printable
 from imagelint.target import NodePool, Target
 
 SEVERITY_ORDER = ("error", "warning", "info")
@@ -63,6 +64,8 @@ def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH) -> s
         head, details = headline_and_details(finding_or_message)
     else:
         head, details = finding_lines(finding_or_message)
+    # Each line printable: only the line breaks between them are the report's own.
+    head, details = printable(head), tuple(printable(d) for d in details)
     lines = [head]
     used = len(head)
     for n, detail in enumerate(details):

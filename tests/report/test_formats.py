@@ -197,3 +197,17 @@ def test_a_long_message_without_details_still_falls_back_to_the_splitter():
     short = Finding("IL101", "cuda-driver-too-old", "error", "short: with; a semicolon", None)
     r2 = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(short,), rules_run=("IL101",))])
     assert "IL101 cuda-driver-too-old: short: with; a semicolon\n" in render("text", r2)  # short: never split
+
+
+def test_detail_lines_from_an_image_are_escaped_like_the_message():
+    """A detail line is image-controlled as often as the headline (a path, an env value, a script
+    line): a terminal escape or a newline with a workflow command in it stays inert."""
+    evil = "the line: 'gpu-id=1\x1b]0;owned\x07\n::error::forged'"
+    f = Finding("IL302", "hardcoded-gpu-index", "error", "GPU index 1 hard-coded", None, details=(evil,))
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL302",))])
+    text = render("text", r)
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;owned\\x07\\n::error::forged" in text
+    assert not any(ln.lstrip().startswith("::") for ln in text.splitlines())
+    gh = render("github", r)
+    assert "\x1b" not in gh and not any(ln.startswith("::error::forged") for ln in gh.splitlines())
+    ET.fromstring(render("junit", r))  # well-formed although the detail holds control characters

@@ -172,8 +172,6 @@ def case_line(case: Case, with_condition: bool = True) -> str:
     else:
         head = _LINE.get(case.outcome, case.outcome)
     text = f"{head} — {case.reason}"
-    if len(case.loaded_by) > 1:
-        text += f" (loaded by {_either(case.loaded_by)})"
     skipped = case.skipped_because or ((case.compat_skipped,) if case.compat_skipped else ())
     if skipped and case.compat is None:
         text += f"; the image's compat libcuda is not loaded: {_either(skipped, 'or')}"
@@ -196,7 +194,11 @@ def details(v: Verdict, cases: Sequence[Case] | None = None) -> list[str]:
     """The detail lines: each situation, then the limits, notes and uncertain rows."""
     chosen = list(cases) if cases is not None else list(v.cases)
     several = len(v.cases) > 1
-    out = [case_line(c, with_condition=several or bool(c.condition)) for c in chosen]
+    out = []
+    for c in chosen:
+        out.append(case_line(c, with_condition=several or bool(c.condition)))
+        if len(c.loaded_by) > 1:  # who does it differs between the situations of this line
+            out.append(f"there the compat libcuda is put on the loader path by {_either(c.loaded_by)}")
     out += list(dict.fromkeys(limit for c in chosen for limit in c.limits))
     out += list(v.notes)
     out += [uncertain_line(u) for u in v.uncertain]

@@ -101,6 +101,8 @@ class ImageResult:
     error: str | None = None             # set when the image could not be read
     error_exit_code: int | None = None
     complete: bool = True
+    # Files the facts needed but could not read to the end (``complete`` is False for them too).
+    unread_files: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -199,6 +201,9 @@ def run_rules(
     for code, reason in inline.items():
         if not reason:
             notices.append(f"label {INLINE_IGNORE_LABEL}: {code} has no reason and is not honoured (write {code}:why)")
+    unread = tuple(f"/{p.path}" for _, p in facts.gpu.unread_files)
+    for note, p in facts.gpu.unread_files:
+        notices.append(f"{'/' + p.path!r}: {note}; GPU settings past that point are not known")
     kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
     return ImageResult(
         subject=facts.subject,
@@ -210,7 +215,8 @@ def run_rules(
         notices=tuple(notices),
         skipped_rules=tuple(skipped),
         rules_run=tuple(r.id for r in rules),
-        complete=facts.complete,
+        complete=facts.complete and not unread,
+        unread_files=unread,
     )
 
 

@@ -59,6 +59,23 @@ CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+# Every match of the patterns above (and of the config-file keys) contains one of these: a line
+# without any cannot match, so a streamed file runs the regexes only on batches that hold one.
+# tests/facts/test_gpuindex_scripts.py checks each pattern's examples against this list.
+KEYWORDS: tuple[str, ...] = (
+    "VISIBLE_DEVICES", "gpu", "cuda", "device", "config-file", "deepstream-app", "nvv4l2", "_nvenc",
+    "_cuvid", "hwaccel", "PyNvVideoCodec", "pyds", "GLX_VENDOR_LIBRARY_NAME",
+)
+
+
+def may_match(text: str) -> bool:
+    """False when no pattern here can match anywhere in ``text`` (``in`` per keyword: faster than one regex)."""
+    for keyword in KEYWORDS:
+        if keyword in text:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class TextMatch:
     kind: str
@@ -129,9 +146,9 @@ def find_gpu_settings(text: str, language: str, first_line: int = 1) -> list[Tex
     return out
 
 
-def find_capability_needs(text: str, language: str) -> list[tuple[str, int]]:
+def find_capability_needs(text: str, language: str, first_line: int = 1) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(text.splitlines(), first_line):
         line = strip_comment(raw, language)
         for capability, regex in CAPABILITY_PATTERNS:
             if regex.search(line) and (capability, number) not in out:

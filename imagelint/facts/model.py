@@ -232,6 +232,8 @@ class GpuFacts:
     followed_files: tuple[Provenance, ...] = ()
     # What the image appears to do that needs a driver capability (e.g. "video" for DeepStream).
     needs_capabilities: tuple[tuple[str, Provenance], ...] = ()
+    # Followed files not read to the end (a note, the file): settings in the unread part are unknown.
+    unread_files: tuple[tuple[str, Provenance], ...] = ()
 
 
 # --- compiled GPU code -------------------------------------------------------------

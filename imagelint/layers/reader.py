@@ -230,9 +230,15 @@ class _LayerCapture:
             self._keep(path, n)
             self.heads[path] = walker.read_data(n)
         else:  # scan
-            self._reserve(path, member.size)
             scanner = self.spec.scanner_factory[rule.name]()  # type: ignore[index]
+            # A scanner that stops by itself (the text-facts scanner) says how much it may read.
+            self._reserve(path, min(member.size, getattr(scanner, "reads_at_most", member.size)))
             failed: str | None = None
+            if hasattr(scanner, "begin"):
+                try:
+                    scanner.begin(path, member.size)
+                except Exception as exc:
+                    failed = f"{type(exc).__name__}: {exc}"
             while walker.remaining_data > 0:
                 if failed is not None:
                     walker.discard_data(walker.remaining_data)
@@ -253,6 +259,10 @@ class _LayerCapture:
             if failed is None:
                 try:
                     self.scans[path] = scanner.result()
+                    if hasattr(scanner, "held_bytes"):
+                        self._keep(path, int(scanner.held_bytes()))
+                except LimitExceededError:
+                    raise
                 except Exception as exc:
                     failed = f"{type(exc).__name__}: {exc}"
             if failed is not None:

@@ -41,7 +41,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                 lines.append(f"    {s.finding.rule} {s.finding.name}: {s.reason} [{s.by}]")
         for notice in result.notices:
             lines.append(f"  note: {notice}")
-        if not result.complete and result.kind == "image":
+        if not result.complete and result.kind == "image" and not result.unread_files:
             lines.append("  note: layers were not read (config only); file-based rules saw no files")
         if result.skipped_rules:
             lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")

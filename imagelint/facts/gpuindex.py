@@ -63,7 +63,7 @@ CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # without any cannot match, so a streamed file runs the regexes only on batches that hold one.
 # tests/facts/test_gpuindex_scripts.py checks each pattern's examples against this list.
 KEYWORDS: tuple[str, ...] = (
-    "VISIBLE_DEVICES", "gpu", "cuda", "device", "config-file", "deepstream-app", "nvv4l2", "_nvenc",
+    "VISIBLE_DEVICES", "gpu", "cuda", "--device", "config-file", "deepstream-app", "nvv4l2", "_nvenc",
     "_cuvid", "hwaccel", "PyNvVideoCodec", "pyds", "GLX_VENDOR_LIBRARY_NAME",
 )
 

@@ -96,7 +96,9 @@ class RuleMatcher:
         # lookup and a few startswith() per path. Suffixes (".txt", ".py") go by their
         # extension (the suffix from its last '.') -> [(suffix, rule index)]: one lookup per path.
         self._by_prefix: dict[str, list[tuple[str, int]]] = {}
-        self._by_ext: dict[str, list[tuple[str, int]]] = {}
+        # Keyed by (extension, first directory of the rule's lead, "" for none): a ".py" path
+        # under usr/ never tries the dozen "ROOT/**/*.py" rules of other roots.
+        self._by_ext: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._by_suffix: list[tuple[str, int]] = []  # suffixes without a '.'
         # A literal inside the basename ("*.so.[0-9]*" holds ".so."): tried with ``in``.
         self._by_infix: list[tuple[str, int]] = []
@@ -116,7 +118,8 @@ class RuleMatcher:
             if prefix and len(prefix) >= len(suffix):
                 self._by_prefix.setdefault(prefix[0], []).append((prefix, i))
             elif suffix and "." in suffix:
-                self._by_ext.setdefault(suffix[suffix.rfind("."):], []).append((suffix, i))
+                top = self._leads[i].split("/", 1)[0] if "/" in self._leads[i] else ""
+                self._by_ext.setdefault((suffix[suffix.rfind("."):], top), []).append((suffix, i))
             elif suffix:
                 self._by_suffix.append((suffix, i))
             elif "/" in self._leads[i]:
@@ -149,11 +152,13 @@ class RuleMatcher:
                         found.append(i)
             dot = base.rfind(".")
             if dot >= 0:
-                by_ext = self._by_ext.get(base[dot:])
-                if by_ext:
-                    for suffix, i in by_ext:
-                        if base.endswith(suffix):
-                            found.append(i)
+                ext = base[dot:]
+                for key in ((ext, ""), (ext, top)) if slash >= 0 else ((ext, ""),):
+                    by_ext = self._by_ext.get(key)
+                    if by_ext:
+                        for suffix, i in by_ext:
+                            if base.endswith(suffix):
+                                found.append(i)
             for suffix, i in self._by_suffix:
                 if base.endswith(suffix):
                     found.append(i)

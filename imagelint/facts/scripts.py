@@ -109,12 +109,13 @@ class _Walk:
             return  # a binary or a file the spec did not keep: nothing to read
         self.seen.add(resolved)
         self.followed.append(file_provenance(self.fs, resolved, path))
-        notes = info.get("notes", ())
-        for note in notes:
+        note = textscan.unread_note(info)
+        if note is not None:
             self.warnings.append(f"/{resolved}: {note}")
-        if info.get("partial"):
-            self.unread.append(("; ".join(notes) or "not read to the end", file_provenance(self.fs, resolved, path)))
-        language = info["lang"]
+            self.unread.append((note, file_provenance(self.fs, resolved, path)))
+        elif info.get("notes"):
+            self.warnings += [f"/{resolved}: {n}" for n in info["notes"]]
+        language = info.get("lang")
         directory = posixpath.dirname(resolved)
         self.record_facts(info, lambda line: file_provenance(self.fs, resolved, path, line), True)
         if language == gpuindex.INI or language == gpuindex.YAML:

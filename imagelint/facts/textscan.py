@@ -16,6 +16,8 @@ only what ``imagelint.facts.scripts`` uses, as a small JSON value (the layer cac
               which the entrypoint walk tokenises; at most ``MAX_SCRIPT_TEXT`` characters
       ``notes``  what was not read (a visible note when a fact uses the file)
       ``partial``  True when the settings above do not cover the whole file
+  ``{"text": 1, "unread_from": N}``  neither a script nor a config by its first N bytes: not
+      read on (one shared value for the usual N = 4096, so thousands of data files cost little)
 
 Files are read as a stream of line batches (the patterns are line-based), so a setting at
 line 10,000 of a padded entrypoint is found; memory is one batch plus what is kept. Which
@@ -44,6 +46,9 @@ MAX_LINE = 1 << 20  # one line longer than this is read in pieces (a note: a mat
 MAX_ITEMS = 1024  # settings, needs or references kept per file
 
 BINARY: dict[str, Any] = {"text": 0}
+NOT_A_CONFIG: dict[str, Any] = {"text": 1, "unread_from": SNIFF_BYTES}
+# Text with nothing in it these facts use: one shared value per language (results are never mutated).
+_PLAIN = {lang: {"text": 1, "lang": lang} for lang in (gpuindex.SHELL, gpuindex.PYTHON, gpuindex.INI, gpuindex.YAML)}
 
 _CONFIG_EXTS = ("txt", "ini", "cfg", "conf", "yml", "yaml")
 _INI_EXTS = ("txt", "ini", "cfg", "conf")  # where unreferenced DeepStream configs are looked for
@@ -101,6 +106,7 @@ class TextFactsScanner:
     """Streams one member; ``result()`` is the JSON value described in the module docstring."""
 
     reads_at_most = MAX_SCAN_BYTES + SNIFF_BYTES
+    first_read = SNIFF_BYTES  # the reader's first chunk: a data file is decided, and dropped unread, after it
 
     def __init__(self) -> None:
         self.path = ""
@@ -175,6 +181,9 @@ class TextFactsScanner:
                 self._skipped += len(head)
         if self._binary:
             return BINARY
+        if not self._full:
+            n = max(self._fed, min(self.size, SNIFF_BYTES))
+            return NOT_A_CONFIG if n == SNIFF_BYTES else {"text": 1, "unread_from": n}
         if self._full:
             if self._carry:
                 self._lines(self._carry, final=True)
@@ -193,15 +202,11 @@ class TextFactsScanner:
                         if self._lang == gpuindex.INI else self._ini_gpu_ids)
         if self._keep_text:
             out["sh"] = "".join(self._text)
-        if not self._full:
-            out["partial"] = True
-            self._notes.append(f"not read past byte {max(self._fed, min(self.size, SNIFF_BYTES))}: not a script or "
-                               "DeepStream config by its first lines")
-        elif self._skipped or self._incomplete:
+        if self._skipped or self._incomplete:
             out["partial"] = True
         if self._notes:
             out["notes"] = self._notes
-        return out
+        return _PLAIN.get(self._lang, out) if len(out) == 2 else out
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -326,3 +331,13 @@ def is_text_facts(value: Any) -> bool:
 
 
 SCANNERS = {TEXT_SCANNER: TextFactsScanner}
+
+
+def unread_note(info: dict[str, Any]) -> str | None:
+    """The note for a result that does not cover its whole file, or None."""
+    notes = list(info.get("notes", ()))
+    if "unread_from" in info:
+        notes.insert(0, f"not read past byte {info['unread_from']}: not a script or DeepStream config by its first lines")
+    elif not info.get("partial"):
+        return None
+    return "; ".join(notes) or "not read to the end"

@@ -124,7 +124,7 @@ class RuleMatcher:
                 self._by_suffix.append((suffix, i))
             elif "/" in self._leads[i]:
                 self._by_top.setdefault(self._leads[i].split("/", 1)[0], []).append(i)
-            elif last is not None and last == pattern:  # one component, no "**": top-level names only
+            elif last is not None and last == pattern and "**" not in last:  # one component: top-level names only
                 self._top_level.append(i)
             elif infix:
                 self._by_infix.append((infix, i))

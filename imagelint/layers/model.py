@@ -50,7 +50,8 @@ class MemberScanner(Protocol):
     Optional too: ``begin(path, size)``, called before the first ``feed`` with the member's
     normalised path and size; ``reads_at_most``, how many bytes it reads at most (the per-member
     read limit is checked against that, not the member's size); ``held_bytes() -> int``, what its
-    result keeps in memory (counted against the per-layer capture limit).
+    result keeps in memory (counted against the per-layer capture limit); ``first_read``, the size of
+    the first chunk it wants (later chunks are 64 KiB).
     """
 
     def feed(self, chunk: bytes) -> None: ...

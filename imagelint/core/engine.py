@@ -168,8 +168,8 @@ def run_rules(
     for code, reason in inline.items():
         if not reason:
             notices.append(f"label {INLINE_IGNORE_LABEL}: {code} has no reason and is not honoured (write {code}:why)")
-    unread = tuple(f"/{p.path}" for _, p in facts.gpu.unread_files)
-    for note, p in facts.gpu.unread_files:
+    unread = tuple(f"/{p.path}" for _, p in facts.unread_files)
+    for note, p in facts.unread_files:
         notices.append(f"{'/' + p.path!r}: {note}; GPU settings past that point are not known")
     kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
     return ImageResult(

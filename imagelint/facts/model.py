@@ -232,8 +232,6 @@ class GpuFacts:
     followed_files: tuple[Provenance, ...] = ()
     # What the image appears to do that needs a driver capability (e.g. "video" for DeepStream).
     needs_capabilities: tuple[tuple[str, Provenance], ...] = ()
-    # Followed files not read to the end (a note, the file): settings in the unread part are unknown.
-    unread_files: tuple[tuple[str, Provenance], ...] = ()
 
 
 # --- compiled GPU code -------------------------------------------------------------
@@ -352,6 +350,9 @@ class ImageFacts:
     base: BaseImageFacts = field(default_factory=BaseImageFacts)
     complete: bool = True
     warnings: tuple[str, ...] = ()
+    # Files a fact needed but could not read to the end (note, file): e.g. a followed script's text
+    # past 1 MiB, a version.json over its capture limit. What they hold past that point is unknown.
+    unread_files: tuple[tuple[str, Provenance], ...] = ()
     workload: WorkloadFacts | None = None  # Kubernetes manifests only
     gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
 

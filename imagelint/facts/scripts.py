@@ -245,7 +245,10 @@ def gpu_facts(
     working_dir: str,
     fs: FilesystemView | None,
     warnings: list[str],
+    unread: list[tuple[str, Provenance]] | None = None,
 ) -> GpuFacts:
+    """GPU facts from env, argv and the files the entrypoint reaches; followed files that were not
+    read to the end are added to ``unread`` (note, file)."""
     by_name = {e.name: e for e in env}
     env_map = {e.name: e.value for e in env}
     settings: list[GpuIndexSetting] = []
@@ -263,7 +266,6 @@ def gpu_facts(
                 settings.append(GpuIndexSetting(m.kind, m.value, m.indices, m.text, prov))
     needs: list[tuple[str, Provenance]] = []
     followed: list[Provenance] = []
-    unread: list[tuple[str, Provenance]] = []
     if fs is not None:
         walk = _Walk(fs, env_map, norm(working_dir))
         # The container runs entrypoint + cmd as one argv (cmd alone without an entrypoint).
@@ -281,7 +283,8 @@ def gpu_facts(
         settings += walk.settings
         needs, followed = walk.needs, walk.followed
         warnings += walk.warnings
-        unread = walk.unread
+        if unread is not None:
+            unread += walk.unread
         settings += _unreferenced_configs(fs, walk.seen)
     return GpuFacts(
         visible_devices=by_name.get(names.VISIBLE_DEVICES),
@@ -290,7 +293,6 @@ def gpu_facts(
         index_settings=tuple(settings),
         followed_files=tuple(followed),
         needs_capabilities=tuple(needs),
-        unread_files=tuple(unread),
     )
 
 

@@ -85,3 +85,12 @@ def test_what_is_still_not_read_is_a_note_and_complete_false(tmp_path) -> None:
     text = run_cli("check", f"oci-dir:{tmp_path / 'img'}", *CHECK[:-3], "--no-cache")
     assert "note: '/opt/data/labels.txt': not read past" in text.stdout, text.stdout
     assert "layers were not read" not in text.stdout
+
+
+def test_a_cuda_version_file_past_its_capture_limit_is_a_note_and_complete_false(tmp_path) -> None:
+    padded = b'{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "pad": "' + b"x" * (300 * 1024) + b'"}'
+    spec = ImageSpec(layers=[LayerSpec([File("usr/local/cuda-12.4/version.json", padded)], "gzip")],
+                     entrypoint=["/bin/true"])
+    result, run = _check(tmp_path, spec)
+    assert result["complete"] is False
+    assert "'/usr/local/cuda-12.4/version.json': over its capture limit" in "\n".join(result["notices"])

@@ -15,6 +15,15 @@ Layout — one connection, small readers on top of it:
   nvidia_names.py      GFD / NFD label names and component image names, from the matrix
   read_target.py       ``target_from_cluster``: all of the above → a Target
 
+  For ``imagelint doctor`` (each read optional, frozen rows out, ``objects.py`` type-checks JSON):
+  node_status.py       every node as it is: labels, taints, allocatable, Ready, runtime handlers
+  pods.py              pods: phase, node, scheduling condition, container states (spec kept for static/)
+  events.py            Warning events, with the object they are about
+  pod_logs.py          a bounded log tail of one container (``previous`` for CrashLoopBackOff)
+  daemonset_status.py  DaemonSets with desired/ready counts and the NVIDIA component they run
+  configmap_data.py    every key of one ConfigMap (app configs mounted into pods)
+  dra.py               DeviceClasses, ResourceSlices per node, ResourceClaims (404 = not served)
+
 Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / ResourceClaims):
 
 1. Name the kind in ``resources.py``, e.g.
@@ -30,12 +39,16 @@ Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / Reso
            for pod in listing.items: ...  # plain JSON mappings: untrusted, check every type
 
    ``list_objects`` follows ``continue`` tokens (``LIST_PAGE_SIZE`` a page, at most
-   ``MAX_LIST_PAGES`` pages); ``get_object(resource, name, namespace, optional=...)`` reads one
+   ``MAX_LIST_PAGES`` pages; no answer is read past ``MAX_RESPONSE_BYTES``, or the
+   ``max_bytes`` a call gives: pass a small one for logs); ``get_object(resource, name, namespace, optional=...)`` reads one
    object; ``conn.request(step, call, *args, optional=...)`` / ``request_bytes`` run any other
    typed-client call (``CoreV1Api.read_namespaced_pod_log``) with the same timeouts and error
    mapping. Without ``optional``, any failure is a ``ClusterError`` (exit 3) naming the server
    and the step; ``conn.error(step, reason)`` makes one for what a reader finds wrong itself.
 3. Turn objects into frozen dataclasses in the reader; rules and reports never see raw objects.
+   Objects are untrusted: read each one inside ``try: ... except resources.MALFORMED`` and leave
+   one that does not fit the API out with a warning (``operator.py``, ``nodes.py`` do), so a
+   strange object never becomes a traceback or stops the run.
 
 The ``kubernetes`` package is imported only inside calls (start-up speed:
 ``tests/speed/test_startup.py``), so importing this package is cheap.

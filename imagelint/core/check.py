@@ -46,6 +46,8 @@ class CheckRun:
     matrix_origin: str | None = None
     tool_version: str = __version__
     notices: tuple[str, ...] = ()
+    command: str = "check"                 # "check" or "lint": what the summary line counts
+    files_skipped: tuple[str, ...] = ()    # lint: inputs that are no kind lint reads
     started: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     @property
@@ -140,5 +142,11 @@ def run_check(
         config=config,
         matrix_version=getattr(matrix, "version", None),
         matrix_origin=getattr(matrix, "origin", None),
-        notices=tuple(target.warnings) if hasattr(target, "warnings") else (),
+        notices=(tuple(target.warnings) if hasattr(target, "warnings") else ()) + matrix_notices(matrix, today),
     )
+
+
+def matrix_notices(matrix: Any, today: _dt.date | None = None) -> tuple[str, ...]:
+    """Run-level notices about the matrix itself (its age), shown in every report format."""
+    notice = matrix.age_notice(today) if hasattr(matrix, "age_notice") else None
+    return (notice,) if notice else ()

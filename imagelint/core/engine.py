@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.core.config import Config, IgnoreEntry
 from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
@@ -30,6 +30,7 @@ from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleConte
 from imagelint.target.model import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
+SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")
 
 # Selection (RuleSelection, selected_rules, validate_code_prefix) is configuration: imagelint.core.config.
 
@@ -70,6 +71,10 @@ class ImageResult:
     complete: bool = True
     # Files the facts needed but could not read to the end (``complete`` is False for them too).
     unread_files: tuple[str, ...] = ()
+    # The OCI labels that say where the image was built from (org.opencontainers.image.source /
+    # .revision): SARIF uses them to point image findings at the repository's Dockerfile.
+    source_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    path: str | None = None  # lint: the repository file the result is about (one manifest holds many objects)
 
     @property
     def ok(self) -> bool:
@@ -170,7 +175,7 @@ def run_rules(
             notices.append(f"label {INLINE_IGNORE_LABEL}: {code} has no reason and is not honoured (write {code}:why)")
     unread = tuple(f"/{p.path}" for _, p in facts.unread_files)
     for note, p in facts.unread_files:
-        notices.append(f"{'/' + p.path!r}: {note}; GPU settings past that point are not known")
+        notices.append(f"{'/' + p.path!r}: {note}; what it holds past that point is not known")
     kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
     return ImageResult(
         subject=facts.subject,
@@ -184,6 +189,7 @@ def run_rules(
         rules_run=tuple(r.id for r in rules),
         complete=facts.complete and not unread,
         unread_files=unread,
+        source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
     )
 
 

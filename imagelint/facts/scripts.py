@@ -329,3 +329,9 @@ def text_facts(fs: FilesystemView, path: str) -> dict | None:
         return None
     resolved = fs.resolve(path) or path
     return textscan.scan_bytes(resolved, data)
+
+
+def script_text(fs: FilesystemView, path: str) -> str | None:
+    """A shell script's text as the capture kept it (up to 1 MiB), or None (not a script, not kept)."""
+    info = text_facts(fs, path)
+    return info.get("sh") if info is not None else None

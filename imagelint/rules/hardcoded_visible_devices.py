@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from imagelint.facts.gpuenv import pins_devices
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
 
 ID = "IL301"
@@ -37,8 +38,6 @@ REMEDIATION = "Remove the fixed device list; request nvidia.com/gpu and let the 
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-# Values that select no specific device (NVIDIA container toolkit semantics).
-NOT_PINNED = frozenset({"", "all", "none", "void"})
 _KINDS = {"cuda-visible-devices": "CUDA_VISIBLE_DEVICES", "nvidia-visible-devices": "NVIDIA_VISIBLE_DEVICES"}
 
 
@@ -46,7 +45,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     gpu = ctx.facts.gpu
     seen: set[tuple[str, str | None, int | None]] = set()
     for setting in (gpu.cuda_visible_devices, gpu.visible_devices):
-        if setting is None or setting.value.strip().lower() in NOT_PINNED:
+        if setting is None or not pins_devices(setting.value):
             continue
         seen.add((setting.name, setting.provenance.path, setting.provenance.line))
         yield finding(
@@ -56,7 +55,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         )
     for s in gpu.index_settings:
         name = _KINDS.get(s.kind)
-        if name is None or s.value.strip().lower() in NOT_PINNED:
+        if name is None or not pins_devices(s.value):
             continue
         key = (name, s.provenance.path or s.provenance.source, s.provenance.line)
         if key in seen:

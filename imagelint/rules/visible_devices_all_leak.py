@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from imagelint.facts.gpuenv import nvidia_visible_devices
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL303"
@@ -27,6 +28,9 @@ NAME = "visible-devices-all-leak"
 SEVERITY = INFO
 TITLE = "NVIDIA_VISIBLE_DEVICES=all can expose every GPU"
 NEEDS = (NEEDS_CONFIG,)
+TAGS = ("gpu", "gpu-isolation", "configuration", "security")
+PRECISION = "medium"
+SECURITY_SEVERITY = "5.0"  # medium: every GPU of a node exposed to a pod that asked for none
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/api/config/v1/config.go",)
 REMEDIATION = (
     "Use deviceListStrategy=volume-mounts (or CDI) with accept-nvidia-visible-devices-envvar-when-unprivileged=false."
@@ -35,8 +39,10 @@ REMEDIATION = (
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    setting = ctx.facts.gpu.visible_devices
-    if setting is None or setting.value.strip().lower() != "all":
+    visible = nvidia_visible_devices(ctx.facts)
+    # The image sets it to all (unset in a legacy image also means all; not reported here).
+    setting = visible.setting
+    if setting is None or visible.kind != "all":
         return
     leaky = [p for p in ctx.pools if "envvar" in p.device_list_strategy and p.accept_envvar_unprivileged is not False]
     for pool in leaky:

@@ -40,7 +40,7 @@ class TargetMatrix(Protocol):
 # --- value grammar -------------------------------------------------------------------
 
 # NVIDIA driver versions: 535 / 535.104 / 535.104.05 (leading zeros are significant text).
-_DRIVER_RE = re.compile(r"^\d{3}(?:\.\d{1,3}){0,2}$")
+_DRIVER_RE = re.compile(r"^[Rr]?\d{3}(?:\.\d{1,3}){0,2}$")
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
 _RELEASE_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
 COMPUTE_CAPABILITY_RE = re.compile(r"^\d+\.\d+$")
@@ -58,8 +58,8 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 def parse_driver_version(value: str, what: str = "--driver") -> str:
     text = str(value).strip()
     if not _DRIVER_RE.match(text):
-        raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05")
-    return text
+        raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05 (or a bare branch: 535, R535)")
+    return text.lstrip("Rr")  # R535 is the branch 535: "some 535.x", judged as the oldest
 
 
 def parse_release_version(value: str, what: str) -> str:
@@ -70,10 +70,20 @@ def parse_release_version(value: str, what: str) -> str:
     return match.group(1)
 
 
+# nvcc spellings of an architecture: sm_90, sm_90a, compute_86, sm_100f (major = all but the last digit).
+_SM_RE = re.compile(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
+
+
 def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:
+    """``8.0``; also ``9`` (= 9.0) and nvcc's ``sm_90`` / ``sm_90a`` / ``compute_86`` (= 9.0, 9.0, 8.6)."""
     text = str(value).strip()
+    if text.isdigit() and len(text) <= 2:
+        return f"{int(text)}.0"
+    sm = _SM_RE.match(text)
+    if sm:
+        return f"{int(sm.group(1))}.{sm.group(2)}"
     if not COMPUTE_CAPABILITY_RE.match(text):
-        raise UsageError(f"{what}: {value!r} is not a compute capability; expected MAJOR.MINOR, e.g. 8.0")
+        raise UsageError(f"{what}: {value!r} is not a compute capability; expected MAJOR.MINOR (8.0), MAJOR (9) or sm_90")
     return text
 
 
@@ -97,9 +107,12 @@ def parse_runtime_mode(value: str, what: str = "--runtime-mode") -> str | None:
 
 
 def parse_choice(value: str, allowed: Sequence[str], what: str) -> str:
-    if value not in allowed:
-        raise UsageError(f"{what}: {value!r} is not valid; expected one of {', '.join(allowed)}")
-    return value
+    """One of ``allowed``, compared without case (``noschedule`` is ``NoSchedule``)."""
+    wanted = str(value).strip().lower()
+    for choice in allowed:
+        if choice.lower() == wanted:
+            return choice
+    raise UsageError(f"{what}: {value!r} is not valid; expected one of {', '.join(allowed)}")
 
 
 # --- GPUs ----------------------------------------------------------------------------
@@ -190,3 +203,26 @@ def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> str | None:
     if not driver or matrix is None:
         return None
     return matrix.cuda_for_driver(driver)
+
+
+__all__ = [
+    "ARCHES",
+    "COMPUTE_CAPABILITY_RE",
+    "CUDA_VERSION_RE",
+    "DEVICE_LIST_STRATEGIES",
+    "MIG_STRATEGIES",
+    "RUNTIME_MODES",
+    "TAINT_EFFECTS",
+    "GpuProductLike",
+    "TargetMatrix",
+    "cuda_for",
+    "gpus_from_flags",
+    "parse_arch",
+    "parse_choice",
+    "parse_compute_capability",
+    "parse_driver_version",
+    "parse_release_version",
+    "parse_runtime_mode",
+    "resolve_gpu",
+    "unknown_gpu_message",
+]

@@ -4,9 +4,15 @@
 (GPU-index settings with file and line, followed scripts, capability needs, CUDA, loader,
 driver libraries, warnings) and the findings of ``imagelint check`` against one target.
 It was written by this module on the capture code that held every candidate text file whole
-(main at cc9dc8a), before the streaming capture replaced it::
+(first at cc9dc8a; rewritten on main at 824f58e, still without the streaming capture, because main's
+loader facts, ``arch_lists`` and rule findings had changed meanwhile: the GPU facts had not), by
+running main's tree with this file copied in::
 
-    python -m tests.facts.capture_corpus --write
+    git archive main | tar -x -C /tmp/main && cp tests/facts/capture_corpus.py /tmp/main/tests/facts/
+    cd /tmp/main && PYTHONPATH=/tmp/main python -P -m tests.facts.capture_corpus --write
+
+Once the streaming capture is on main, a change to other facts or rules rewrites it with
+``python -m tests.facts.capture_corpus --write`` in the tree itself (the diff shows what moved).
 
 ``test_capture_identity.py`` rebuilds every image and asserts the facts and findings are still
 exactly these. The images are the shapes the script and config facts read: entrypoint chains

@@ -4,7 +4,8 @@ Scripts and DeepStream configs are read as streams, so a GPU index hidden behind
 still found, at its line. What is still not read (a followed file that is neither a script
 nor a config by its first lines, a script's text past 1 MiB) is a visible note and the
 result is ``complete: false``. Each test runs the installed ``imagelint check`` on a real
-OCI layout, in a child process with its peak memory measured.
+OCI layout, in a child process. (Peak memory is the benchmark's to measure: a child's ru_maxrss
+starts from its forking parent's, so a large pytest process would make any bound here flaky.)
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ def test_a_deepstream_config_past_128_kib_still_shows_its_gpu_id(tmp_path) -> No
     assert ("app/config.txt", line) in located
     assert ("opt/other/unused.txt", unreferenced.count(b"\n")) in located
     assert result["complete"] is True
-    assert run.peak_rss_bytes < 150 * MiB, run.peak_rss_bytes
 
 
 def test_what_is_still_not_read_is_a_note_and_complete_false(tmp_path) -> None:

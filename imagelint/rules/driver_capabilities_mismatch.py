@@ -8,6 +8,9 @@ DeepStream and NVENC/NVDEC users need ``video`` (libnvcuvid, libnvidia-encode),
 OpenGL/Vulkan need ``graphics``; without them the libraries are simply absent
 at run time. A CUDA image whose list omits ``compute`` gets no libcuda at all.
 
+A DeepStream config or script linted on its own carries no env: the capabilities of the image
+that will run it are unknown there, so nothing is reported (lint the Dockerfile or the image).
+
 Remediation: list what the image uses, e.g.
 ``ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility,video``.
 """
@@ -30,6 +33,8 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 # nvidia-container-toolkit: empty or unset means these (a legacy image unset gets "all").
 DEFAULT_CAPABILITIES = frozenset({"utility", "compute"})
+# Inputs that carry no env of their own: an unset value there is unknown, not "utility,compute".
+STANDALONE_KINDS = frozenset({"appconfig", "script", "python"})
 
 
 def _legacy(ctx: RuleContext) -> bool:
@@ -43,6 +48,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     setting = gpu.driver_capabilities
     if setting is None and _legacy(ctx):
         return  # legacy images get every capability
+    if setting is None and ctx.facts.kind in STANDALONE_KINDS:
+        # A DeepStream config or script read on its own: the image that runs it, and so its
+        # NVIDIA_DRIVER_CAPABILITIES, is not known here (DeepStream images set "all").
+        return
     raw = setting.value if setting is not None else ""
     caps = {c.strip().lower() for c in raw.split(",") if c.strip()} or set(DEFAULT_CAPABILITIES)
     if "all" in caps:

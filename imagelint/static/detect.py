@@ -84,3 +84,21 @@ def detect_kind(path: str, head: bytes) -> str | None:
     if re.search(_DEEPSTREAM_GROUP, text):
         return APPCONFIG
     return None
+
+
+def unread_reason(path: str, head: bytes) -> str:
+    """Why a file is not read, and what would make it readable (one line, for the skip note)."""
+    name = PurePath(path).name
+    text = head.decode("utf-8", "replace")
+    if name.endswith(".pbtxt"):
+        return "a Triton model configuration (protobuf text), not a DeepStream config; nothing to lint"
+    if _YAML_NAME.search(name):
+        if re.match(r"^values[.-]", name) or name == "Chart.yaml":
+            return "Helm chart values/metadata, not Kubernetes objects; lint the rendered chart (helm template ... | imagelint lint -)"
+        return ("YAML that is neither a Kubernetes object (no apiVersion/kind) nor a DeepStream config "
+                "(no [property]/application groups)")
+    if _CONFIG_NAME.search(name):
+        return "no DeepStream app/nvinfer groups ([application], [property], [primary-gie]...) found"
+    if text.lstrip().startswith("{"):
+        return "JSON is not read; convert Kubernetes objects to YAML"
+    return "not a Dockerfile, Kubernetes manifest, DeepStream config or script"

@@ -47,10 +47,8 @@ _DEFAULT_LIB_DIRS = (
     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
     "/lib64", "/usr/lib64", "/lib", "/usr/lib",
 )
-_CUDA_TAG_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 # nvidia/cuda tags: VERSION-FLAVOR-OS, e.g. 12.4.1-cudnn-devel-ubuntu22.04 -> "cudnn-devel".
 _CUDA_FLAVOR_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
-_NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 
 
 @dataclass(frozen=True)
@@ -167,45 +165,34 @@ def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], sta
                 state.copies.append((src, posixpath.normpath(final), _dprov(df, ins, kw)))
 
 
-def _is_cuda_repo(repository: str) -> bool:
-    return repository in _NVIDIA_CUDA_REPOS
-
-
 def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any, arch: str = "amd64") -> tuple[
     list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
 ]:
-    """CUDA evidence and env the base image implies, from the matrix."""
-    from imagelint.reference import parse_registry_name
+    """CUDA evidence and env the base image implies, from the matrix (``imagelint.static.baseimages``)."""
+    from imagelint.static.baseimages import image_cuda, parse_image
 
     evidence: list[CudaVersionEvidence] = []
     env: dict[str, tuple[str, Provenance]] = {}
     notes: list[str] = []
-    try:
-        name = parse_registry_name(base)
-    except UsageError:  # a base like "scratch" or an unexpanded ${X}: nothing implied
+    parsed = parse_image(base)
+    if parsed is None:  # a base like "scratch" or an unexpanded ${X}: nothing implied
         return evidence, env, notes
-    repository = f"{name.registry}/{name.repository}"
-    tag = name.tag or ""
+    tag = parsed[1]
     prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}")
-    if _is_cuda_repo(repository):
-        m = _CUDA_TAG_RE.match(tag)
-        if m:
-            version = m.group(1)
-            evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") == 2 else "minor"))
-            flavor = _CUDA_FLAVOR_RE.match(tag)
-            implied = _official_image_env(matrix, version, arch, re.sub(r"cudnn\d*", "cudnn", flavor.group(1)) if flavor else None)
-            if implied is None:
-                notes.append(f"{df.path}:{from_ins.line}: the matrix has no env for official CUDA image {version}; "
-                             "NVIDIA_REQUIRE_CUDA of the base image not checked")
-            for key, value in (implied or {}).items():
-                env[key] = (value, Provenance(kind="dockerfile", source=df.path, line=from_ins.line,
-                                              key=f"{key} (from base image {base})"))
-    elif name.registry == "nvcr.io" and name.repository.startswith("nvidia/") and matrix is not None:
-        ngc = _call(matrix, "ngc_image", name.repository, tag) or _call(matrix, "ngc_image", repository, tag)
-        version = _first_attr(ngc, "cuda", "cuda_version")
-        if version:
-            evidence.append(CudaVersionEvidence(str(version), "base-image", prov,
-                                                "patch" if str(version).count(".") >= 2 else "minor"))
+    found = image_cuda(base, matrix)
+    if found is None:
+        return evidence, env, notes
+    version = found.version
+    evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") >= 2 else "minor"))
+    if found.official_cuda:
+        flavor = _CUDA_FLAVOR_RE.match(tag)
+        implied = _official_image_env(matrix, version, arch, re.sub(r"cudnn\d*", "cudnn", flavor.group(1)) if flavor else None)
+        if implied is None:
+            notes.append(f"{df.path}:{from_ins.line}: the matrix has no env for official CUDA image {version}; "
+                         "NVIDIA_REQUIRE_CUDA of the base image not checked")
+        for key, value in (implied or {}).items():
+            env[key] = (value, Provenance(kind="dockerfile", source=df.path, line=from_ins.line,
+                                          key=f"{key} (from base image {base})"))
     return evidence, env, notes
 
 
@@ -217,14 +204,6 @@ def _call(obj: Any, method: str, *args: Any) -> Any:
         return fn(*args)
     except (LookupError, ValueError):
         return None
-
-
-def _first_attr(obj: Any, *names: str) -> Any:
-    for n in names:
-        value = getattr(obj, n, None) if obj is not None else None
-        if value:
-            return value
-    return None
 
 
 def _official_image_env(matrix: Any, version: str, arch: str, flavor: str | None) -> Mapping[str, str] | None:

@@ -22,6 +22,7 @@ A file that cannot be read, or is malformed (bad YAML), is a ``ConfigError``
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -46,6 +47,7 @@ class StaticInput:
     facts: tuple[ImageFacts, ...]
     line_ignores: dict[int, Any]  # Dockerfile: physical line → {rule: reason}
     notes: tuple[str, ...] = ()
+    dra_objects: tuple[Any, ...] = ()  # ResourceClaims, templates, DeviceClasses, ComputeDomains
 
 
 def _read(path: str) -> bytes:
@@ -70,14 +72,43 @@ def _text(data: bytes, path: str) -> str:
         raise ConfigError("not UTF-8 text", path) from None
 
 
+# A Helm / Go template: ``{{`` opening a line or a value, or template syntax (``{{-``, actions,
+# ``.Values``...). Argo's ``{{inputs.parameters.x}}`` and KServe's ``--model_name={{.Name}}``
+# placeholders sit inside values and parse as YAML: those files are read.
+_TEMPLATE_LINE = re.compile(
+    r"(?m)^\s*(?:-\s+)?(?:[^#\s:][^:#]*:\s+)?[\"']?\{\{(?!\s*(?:inputs|outputs|workflow|steps|tasks|item|pod|=)\b)"
+    r"|\{\{-|-\}\}|\{\{\s*(?:if|else|end|range|with|define|template|include|block)\b"
+    r"|\{\{[^}]*\.(?:Values|Release|Chart|Capabilities|Files)\b")
+
+
+def template_reason(text: str) -> str | None:
+    """Why ``text`` is an unrendered template (and how to render it), or None."""
+    if "{{" not in text or not _TEMPLATE_LINE.search(text):
+        return None
+    if re.search(r"\.(?:Values|Release|Chart|Capabilities)\b", text):
+        return "an unrendered Helm template; render it (helm template RELEASE CHART_DIR | imagelint lint -)"
+    return ("an unrendered template ({{ }}); render it with the tool that owns it "
+            "(helm template ... | imagelint lint -, or the operator's own rendering) and lint the output")
+
+
+def _kustomization(text: str) -> bool:
+    return bool(re.search(r"(?m)^kind:\s*Kustomization\s*$", text)) or bool(
+        re.search(r"(?m)^(?:resources|bases|patches|patchesStrategicMerge):\s*$", text)) and "apiVersion" not in text
+
+
+def _skip(path: str, why: str) -> StaticInput:
+    return StaticInput(path, "skipped", (), {}, (f"{path}: {why}; skipped",))
+
+
 def read_static(path: str, matrix: Any = None, kind: str | None = None) -> StaticInput:
-    """Detect and parse one file. ``kind`` forces the kind (else detected by name and content)."""
+    """Detect and parse one file (``-`` is standard input, e.g. ``helm template ... | imagelint lint -``).
+    ``kind`` forces the kind (else detected by name and content)."""
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
 
-    data = _read(path)
-    kind = kind or detect.detect_kind(path, data[:_SNIFF_BYTES])
+    data = _read_stdin() if path == "-" else _read(path)
+    kind = kind or (detect.MANIFEST if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
     if kind is None:
-        return StaticInput(path, "skipped", (), {}, (f"{path}: not a Dockerfile, Kubernetes manifest, app config or script; skipped",))
+        return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]))
     text = _text(data, path)
     if kind == detect.DOCKERFILE:
         from imagelint.static.dockerfile import parse_dockerfile
@@ -87,15 +118,29 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
         facts = dockerfile_facts(df, matrix, scan_command)
         return StaticInput(path, kind, (facts,), suppressed_lines(df), facts.warnings)
     if kind == detect.MANIFEST:
-        from imagelint.static.kubernetes import manifest_facts
+        from imagelint.static.kubernetes import read_manifest
 
-        if "{{" in text and "}}" in text:
-            return StaticInput(path, "skipped", (), {}, (f"{path}: looks like a template ({{{{ }}}}); render it first "
-                                                         "(e.g. helm template) and lint the output; skipped",))
-        return StaticInput(path, kind, tuple(manifest_facts(text, path, scan_command)), {})
+        why = template_reason(text)
+        if why:
+            return _skip(path, f"looks like {why}")
+        if _kustomization(text):
+            return _skip(path, "a kustomization; lint its output (kustomize build DIR | imagelint lint -)")
+        read = read_manifest(text, path, scan_command)
+        if not read.facts and not read.dra_objects and not read.notes and not read.objects:
+            return _skip(path, "YAML with no Kubernetes objects")
+        return StaticInput(path, kind, read.facts, {}, read.notes, read.dra_objects)
     gpu = scan_file(text, path, language_for(path, kind, data[:128]))
     facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
     return StaticInput(path, kind, (facts,), {})
+
+
+def _read_stdin() -> bytes:
+    import sys
+
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"standard input is larger than {MAX_FILE_BYTES} bytes; not linted", "-")
+    return data
 
 
 def _apply_line_ignores(result: ImageResult, static: StaticInput, config: Config) -> ImageResult:
@@ -133,7 +178,16 @@ def run_lint(
     """Lint files (and, with ``images``, check those images against the manifests' scheduling)."""
     results: list[ImageResult] = []
     notices: list[str] = list(getattr(target, "warnings", ()) or ())
-    statics = [read_static(p, matrix) for p in paths]
+    statics: list[StaticInput] = []
+    for p in paths:
+        try:
+            statics.append(read_static(p, matrix))
+        except ConfigError as exc:  # a malformed file: reported, exit 2, and the other files still linted
+            from imagelint.errors import EXIT_USAGE
+
+            results.append(ImageResult(subject=p, kind="file", error=str(exc), error_exit_code=EXIT_USAGE,
+                                       complete=False))
+    statics = enrich(statics, matrix)
     for static in statics:
         notices.extend(static.notes)
         for facts in static.facts:
@@ -155,6 +209,23 @@ def run_lint(
         matrix_origin=getattr(matrix, "origin", None),
         notices=tuple(notices),
     )
+
+
+def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:
+    """What one file cannot know alone: pods' ResourceClaims resolved against the DRA objects of
+    every file linted, and the CUDA version of GPU containers' ``image:`` from the base-image table."""
+    from imagelint.static.dra import resolve_claims
+    from imagelint.static.workload_images import with_image_cuda
+
+    objects = [o for s in statics for o in s.dra_objects]
+    out = []
+    for s in statics:
+        if s.kind != detect.MANIFEST or not s.facts:
+            out.append(s)
+            continue
+        facts = resolve_claims(s.facts, objects, matrix)
+        out.append(replace(s, facts=tuple(with_image_cuda(f, matrix) for f in facts)))
+    return out
 
 
 def _check_images(images: Sequence[str], target: Target, matrix: Any, config: Config, source_options: Any,

@@ -219,4 +219,6 @@ def report_unreadable(run: Any) -> None:
     """One line on stderr per image that could not be read."""
     for r in run.results:
         if r.error:
-            typer.echo(f"imagelint: error: {r.subject}: {r.error}", err=True)
+            # A file's error already starts with "path:line:"; an image's names no subject.
+            where = "" if r.error.startswith(f"{r.subject}:") else f"{r.subject}: "
+            typer.echo(f"imagelint: error: {where}{r.error}", err=True)

@@ -10,6 +10,8 @@ refused before parsing. Mappings and sequences come back as ``LineDict`` /
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Iterator
 
 import yaml
@@ -101,13 +103,39 @@ def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iter
 _BoundedLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
+_CLoader = getattr(yaml, "CSafeLoader", None)
+if _CLoader is not None:
+    class _FastLoader(_CLoader):  # type: ignore[misc, valid-type]
+        """libyaml's parser with the same constructors: only for text that cannot hold an alias
+        (no anchor) and is too short to hold more than MAX_NODES nodes, so the bounds still hold."""
+
+        def __init__(self, stream: str, path: str) -> None:
+            super().__init__(stream)
+            self._path = path
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+    _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FastLoader = None  # type: ignore[assignment, misc]
+
+# An anchor can only start after a space, a flow indicator or a line start: "&" elsewhere
+# (URLs, shell "&&" inside a plain scalar...) makes this test only more cautious.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:-])&")
+
+
+def _loader_for(text: str, path: str) -> Any:
+    if _FastLoader is not None and len(text) <= 2 * MAX_NODES and not _MAYBE_ANCHOR.search(text):
+        yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
+        return _FastLoader(text, path)
+    return _BoundedLoader(text, path)
+
 
 def load_documents(text: str, path: str) -> list[Any]:
     """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ConfigError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes; not read as YAML", path)
     try:
-        loader = _BoundedLoader(text, path)  # the reader refuses control characters up front
+        loader = _loader_for(text, path)  # the reader refuses control characters up front
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
         char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)

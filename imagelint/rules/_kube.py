@@ -136,3 +136,27 @@ def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
     if w.affinity_terms and not any(term and all(_requirement(r, labels) for r in term) for term in w.affinity_terms):
         return False, f"no required node-affinity term matches pool {pool.name}"
     return True, ""
+
+
+def pod_gpu_count(facts: ImageFacts) -> int | None:
+    """How many GPUs the container gets, when a manifest says (``nvidia.com/gpu`` limit, MIG
+    resources, GPU claims of ExactCount); None when unknown (an image, a claim of ``All``...)."""
+    w = facts.workload
+    if w is None:
+        return None
+    total = 0
+    known = False
+    for r in w.resources:
+        if r.name == "nvidia.com/gpu" or r.name.startswith("nvidia.com/mig-"):
+            q = parse_quantity(r.limit if r.limit is not None else r.request)
+            if q is None:
+                return None
+            total += int(q)
+            known = True
+    for claim in w.container_gpu_claims:
+        for req in claim.requests:
+            if (req.allocation_mode or "ExactCount") != "ExactCount":
+                return None
+            total += req.count or 1
+            known = True
+    return total if known else None

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from imagelint.config import Config, find_config, load_config
+from imagelint.core.config import Config, find_config, load_config
 from imagelint.errors import ConfigError, EXIT_USAGE
 
 GOOD = """

@@ -56,7 +56,7 @@ def check_command(
     target_options: TargetOptions,
 ) -> None:
     """Check images against the node pools they will run on; exit 1 on findings at/above --fail-on."""
-    from imagelint.check import run_check
+    from imagelint.core.check import run_check
 
     try:
         setup = prepare_run(

@@ -24,7 +24,7 @@ def inspect_command(
     config_only: Annotated[bool, typer.Option("--config-only", help="Read only the manifest and config, not the layers.")] = False,
 ) -> None:
     """Show CUDA versions, driver libraries, loader paths and GPU settings found in an image."""
-    from imagelint.inspect import facts_to_json, facts_to_text, inspect_reference
+    from imagelint.core.inspect import facts_to_json, facts_to_text, inspect_reference
 
     try:
         if output_format not in FORMATS:

@@ -29,7 +29,7 @@ from imagelint.cli.run_options import (
 )
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError
-from imagelint.targets import TargetOptions
+from imagelint.target.options import TargetOptions
 
 
 @app.command("lint")

@@ -14,7 +14,7 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from imagelint.errors import UsageError
-from imagelint.targets import TargetOptions
+from imagelint.target.options import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -164,9 +164,8 @@ def prepare_run(
     target_options: TargetOptions,
 ) -> RunSetup:
     """Flags + config file → RunSetup. Flags beat config. Raises ImagelintError (exit 2/3)."""
-    from imagelint.config import load_config
-    from imagelint.engine import validate_code_prefix
-    from imagelint.targets import build_target
+    from imagelint.core.config import load_config, validate_code_prefix
+    from imagelint.target.options import build_target
 
     cfg = load_config(config_path)
     for code in (split_codes(select) or ()) + (split_codes(ignore) or ()):

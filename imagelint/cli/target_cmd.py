@@ -9,7 +9,9 @@ import typer
 from imagelint.cli import app, fail
 from imagelint.cli.target_options import resolve_target, with_target_options
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.targets import TargetOptions, describe_target, dump_target_toml
+from imagelint.target.describe import describe_target
+from imagelint.target.options import TargetOptions
+from imagelint.target.toml_writer import dump_target_toml
 
 target_app = typer.Typer(
     name="target",

@@ -30,7 +30,8 @@ import typer
 
 from imagelint.errors import ImagelintError
 from imagelint.target import Target
-from imagelint.targets import TargetMatrix, TargetOptions, build_target
+from imagelint.target.options import TargetOptions, build_target
+from imagelint.target.values import TargetMatrix
 
 PANEL = "Target (what the image must run on)"
 

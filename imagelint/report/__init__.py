@@ -10,7 +10,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from imagelint.engine import ImageResult
+from imagelint.core.engine import ImageResult
 from imagelint.target import NodePool, Target
 
 SEVERITY_ORDER = ("error", "warning", "info")

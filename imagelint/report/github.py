@@ -9,7 +9,7 @@ inside an image do not exist in the checkout, so they go into the message.
 
 from __future__ import annotations
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
 from imagelint.report._common import image_label
 

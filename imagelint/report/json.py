@@ -5,7 +5,7 @@ from __future__ import annotations
 import json as _json
 from typing import Any
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
 from imagelint.report._common import target_json
 

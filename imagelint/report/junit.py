@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from imagelint.check import CheckRun
-from imagelint.engine import at_or_above
+from imagelint.core.check import CheckRun
+from imagelint.core.engine import at_or_above
 from imagelint.report import ReportOptions
 from imagelint.rules import RULES
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from imagelint.check import CheckRun
-from imagelint.engine import SuppressedFinding
+from imagelint.core.check import CheckRun
+from imagelint.core.engine import SuppressedFinding
 from imagelint.facts.model import Provenance
 from imagelint.report import ReportOptions
 from imagelint.rules import RULES

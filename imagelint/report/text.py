@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from imagelint.check import CheckRun
+from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
 from imagelint.report._common import SEVERITY_ORDER, image_label
 

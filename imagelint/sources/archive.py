@@ -27,7 +27,7 @@ from imagelint.digest import compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError, UsageError
 from imagelint.image import Image, Layer
 from imagelint.reference import ImageReference, parse_registry_name
-from imagelint.sources import SourceOptions
+from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
     BlobStore,
     TarBlobStore,

@@ -30,7 +30,7 @@ from imagelint.digest import parse_digest
 from imagelint.errors import DaemonError, ImageFormatError
 from imagelint.image import Image, Layer
 from imagelint.reference import ImageReference
-from imagelint.sources import SourceOptions
+from imagelint.sources.options import SourceOptions
 from imagelint.sources.daemon_save import (
     CLASSIC_LAYER_TYPE,
     DaemonConnection,

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from imagelint.errors import ImageFormatError, SourceError, UsageError
 from imagelint.image import LAYER_COMPRESSION, OCI_INDEX, Image, Layer
 from imagelint.reference import ImageReference, parse_registry_name
-from imagelint.sources import SourceOptions
+from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
     BlobStore,
     DirBlobStore,

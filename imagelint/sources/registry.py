@@ -32,7 +32,7 @@ from imagelint.digest import VerifyingReader, compute_digest, parse_digest, veri
 from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError, SourceError, UsageError
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
-from imagelint.sources import SourceOptions
+from imagelint.sources.options import SourceOptions
 from imagelint.sources.http import HttpTransport, RequestRecord, TransportFailure
 from imagelint.sources.manifest import (
     ACCEPT_MANIFESTS,

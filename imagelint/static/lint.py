@@ -2,7 +2,7 @@
 
 No network: Dockerfiles, Kubernetes manifests, DeepStream configs and shell
 scripts are read from disk, turned into ``ImageFacts`` (``imagelint.static``),
-and run through ``imagelint.engine.run_rules`` with the same config, target
+and run through ``imagelint.core.engine.run_rules`` with the same config, target
 and matrix as ``check``; the result is a ``CheckRun`` so every report format
 and the exit-code policy are shared.
 
@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from imagelint.check import CheckRun
-from imagelint.config import Config
-from imagelint.engine import ImageResult, SuppressedFinding, run_rules
+from imagelint.core.check import CheckRun
+from imagelint.core.config import Config
+from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
 from imagelint.static import detect
@@ -230,13 +230,13 @@ def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:
 
 def _check_images(images: Sequence[str], target: Target, matrix: Any, config: Config, source_options: Any,
                   inspector: Callable[..., list[ImageFacts]] | None) -> list[ImageResult]:
-    from imagelint.engine import needs_layers, selected_rules
+    from imagelint.core.engine import needs_layers, selected_rules
     from imagelint.sources import SourceOptions
 
     options = source_options or SourceOptions()
     read = needs_layers(selected_rules(config))
     if inspector is None:
-        from imagelint.inspect import inspect_reference as inspector  # type: ignore[no-redef]
+        from imagelint.core.inspect import inspect_reference as inspector  # type: ignore[no-redef]
     out = []
     for ref in images:
         try:

@@ -245,8 +245,8 @@ def test_colour_only_on_a_terminal_without_no_color():
 
 def test_config_only_rules_do_not_read_layers(layouts, monkeypatch):
     monkeypatch.setenv("IMAGELINT_NO_CACHE", "1")
-    from imagelint.check import run_check
-    from imagelint.config import Config
+    from imagelint.core.check import run_check
+    from imagelint.core.config import Config
     from imagelint.matrix import load_matrix
     from imagelint.sources import SourceOptions
     from imagelint.target import Target

@@ -14,7 +14,7 @@ import pytest
 
 from imagelint.facts.codec import decode, encode
 from imagelint.facts.model import BaseImageFacts, GpuCodeObject, GpuFacts, ImageFacts, Provenance
-from imagelint.inspect import inspect_reference
+from imagelint.core.inspect import inspect_reference
 from imagelint.sources import SourceOptions
 from tests.rules.helpers import compat_lib, facts, setting
 

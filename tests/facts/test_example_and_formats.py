@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from examples.build_example import build_image
-from imagelint.inspect import facts_to_json, inspect_reference
+from imagelint.core.inspect import facts_to_json, inspect_reference
 from imagelint.sources import SourceOptions
 from tests.facts.helpers import facts_for
 

@@ -10,7 +10,7 @@ import pytest
 
 import imagelint
 from imagelint.facts import cache as facts_cache
-from imagelint.inspect import inspect_reference
+from imagelint.core.inspect import inspect_reference
 from imagelint.layers import reader
 from imagelint.layers.cache import LayerCache
 from imagelint.layers.limits import ReadLimits
@@ -139,8 +139,8 @@ def test_the_fingerprint_changes_with_the_code(monkeypatch) -> None:
 
 
 def test_secret_env_values_are_never_written_and_findings_do_not_change(tmp_path, monkeypatch) -> None:
-    from imagelint.config import Config
-    from imagelint.engine import run_rules
+    from imagelint.core.config import Config
+    from imagelint.core.engine import run_rules
     from imagelint.redact import REDACTED
     from tests.rules.helpers import matrix, pool, target
 

@@ -121,7 +121,7 @@ class ApiRun:
 
 def inspect_api(ref: str, insecure: tuple[str, ...] = (), read_layers: bool = True, **options) -> ApiRun:
     from imagelint.errors import ImagelintError
-    from imagelint.inspect import inspect_reference
+    from imagelint.core.inspect import inspect_reference
     from imagelint.sources import SourceOptions
 
     options.setdefault("backoff", 0.001)

@@ -194,7 +194,7 @@ def _toml(tables: st.SearchStrategy[str], keys: st.SearchStrategy[str]) -> st.Se
 @FUZZ
 @given(_toml(st.sampled_from(["[target]", "[[ignores]]", "[severity]", "[tool.imagelint]", "[x]", ""]), CONFIG_KEYS))
 def test_fuzz_toml_config(text: str) -> None:
-    from imagelint.config import parse_config
+    from imagelint.core.config import parse_config
 
     only_imagelint_errors(lambda: parse_config(text, "fuzz.toml"))
 
@@ -203,7 +203,7 @@ def test_fuzz_toml_config(text: str) -> None:
 @given(_toml(st.sampled_from(["[[pool]]", "[[pool.gpus]]", "[pool.labels]", "[[pool.taints]]", "[pool.resources]",
                               "[runtime_classes]", "[[x]]", ""]), TARGET_KEYS))
 def test_fuzz_toml_target(text: str) -> None:
-    from imagelint.targets import parse_target_text
+    from imagelint.target.file import parse_target_text
 
     only_imagelint_errors(lambda: parse_target_text(text, "target.toml", None))
 

@@ -190,18 +190,18 @@ def test_facts_names_come_from_the_matrix(m) -> None:
 
 
 def test_cluster_names_come_from_the_matrix() -> None:
-    from imagelint import cluster
+    from imagelint.cluster import nvidia_names, operator
 
-    nv = cluster._nvidia()
-    assert cluster.LABEL_DRIVER_FULL == nv.driver_full == "nvidia.com/cuda.driver-version.full"
+    nv = nvidia_names.nvidia_names()
+    assert nvidia_names.LABEL_DRIVER_FULL == nv.driver_full == "nvidia.com/cuda.driver-version.full"
     assert nv.product_mig.search("A100-SXM4-40GB-MIG-1g.5gb").group(1) == "1g.5gb"
     assert nv.product_shared.search("Tesla-T4-SHARED") and not nv.product_shared.search("Tesla-T4")
     assert nv.mig_mixed_count.match("nvidia.com/mig-3g.20gb.count").group(1) == "3g.20gb"
     assert nv.volatile_labels.match("nvidia.com/gfd.timestamp") and not nv.volatile_labels.match("nvidia.com/gpu.product")
     assert nv.kept_labels.match("feature.node.kubernetes.io/pci-10de.present") and not nv.kept_labels.match("example.com/x")
-    assert cluster._image_kind("nvcr.io/nvidia/k8s-device-plugin:v0.17.0") == "device-plugin"
-    assert cluster._image_kind("nvcr.io/nvidia/k8s/container-toolkit:v1.17.0-ubuntu20.04") == "toolkit"
-    assert cluster._image_kind("nginx:1") is None
+    assert operator._image_kind("nvcr.io/nvidia/k8s-device-plugin:v0.17.0") == "device-plugin"
+    assert operator._image_kind("nvcr.io/nvidia/k8s/container-toolkit:v1.17.0-ubuntu20.04") == "toolkit"
+    assert operator._image_kind("nginx:1") is None
 
 
 _PROBE = """

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from imagelint.check import CheckRun
-from imagelint.config import Config, IgnoreEntry
-from imagelint.engine import ImageResult
+from imagelint.core.check import CheckRun
+from imagelint.core.config import Config, IgnoreEntry
+from imagelint.core.engine import ImageResult
 
 from tests.rules.helpers import facts, file_prov, matrix, pool, run, target
 

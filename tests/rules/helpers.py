@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from types import MappingProxyType
 
-from imagelint.config import Config
-from imagelint.engine import ImageResult, run_rules
+from imagelint.core.config import Config
+from imagelint.core.engine import ImageResult, run_rules
 from imagelint.facts.model import (
     CudaFacts,
     CudaVersionEvidence,

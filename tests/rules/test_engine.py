@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from types import MappingProxyType
 
-from imagelint.config import Config, IgnoreEntry
-from imagelint.engine import RuleSelection, exit_code_for, needs_layers, parse_inline_ignores, selected_rules
+from imagelint.core.config import Config, IgnoreEntry
+from imagelint.core.engine import RuleSelection, exit_code_for, needs_layers, parse_inline_ignores, selected_rules
 
 from tests.rules.helpers import facts, of, run
 
@@ -86,7 +86,7 @@ def test_exit_codes():
     assert exit_code_for([clean], "error") == 0
     assert exit_code_for([warn], "error") == 0 and exit_code_for([warn], "warning") == 1
     assert exit_code_for([err], "error") == 1 and exit_code_for([err], "never") == 0
-    from imagelint.engine import ImageResult
+    from imagelint.core.engine import ImageResult
 
     assert exit_code_for([err, ImageResult("x", error="gone", error_exit_code=3)], "error") == 3
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from imagelint.inspect import inspect_reference, layer_cache_for
+from imagelint.core.inspect import inspect_reference, layer_cache_for
 from imagelint.layers.cache import LayerCache
 from imagelint.sources import SourceOptions
 from tests.support.imagebuilder import File, ImageSpec, Symlink

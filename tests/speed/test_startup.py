@@ -75,7 +75,7 @@ _DOCKERFILE = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENV NVIDIA_VISIBLE_D
 # Modules `imagelint lint Dockerfile` has no use for, by prefix (a prefix also names its submodules).
 NOT_ON_THE_LINT_PATH = (
     "imagelint.sources",        # reaching images: only for --image
-    "imagelint.inspect",
+    "imagelint.core.inspect",
     "imagelint.cluster",
     "imagelint.layers.cache",   # the matrix loader has its own small cache
     "imagelint.layers.reader",
@@ -113,7 +113,7 @@ def test_warm_lint_of_a_dockerfile_imports_only_what_it_uses(tmp_path) -> None:
     code, modules, out = _warm_lint(tmp_path)
     assert code == 0 and "IL303" in out, out  # lint really ran: info findings, fail-on error
     assert not _imported(modules, NOT_ON_THE_LINT_PATH), f"lint imported {_imported(modules, NOT_ON_THE_LINT_PATH)}"
-    assert "imagelint.report.text" in modules and "imagelint.engine" in modules, "the probe sees imagelint's modules"
+    assert "imagelint.report.text" in modules and "imagelint.core.engine" in modules, "the probe sees imagelint's modules"
 
 
 def test_the_layer_model_is_the_only_layers_module_on_the_lint_path(tmp_path) -> None:

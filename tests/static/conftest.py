@@ -29,14 +29,14 @@ def registry(monkeypatch: pytest.MonkeyPatch):
     Until the lead adds them to ``imagelint/rules/__init__.py`` (their file), tests
     add them here for the test's duration only; once registered this is a no-op.
     """
-    import imagelint.engine
+    import imagelint.core.config
     import imagelint.rules
 
     missing = {k: v for k, v in il60x_infos().items() if k not in imagelint.rules.RULES}
     if missing:
         merged = {**imagelint.rules.RULES, **missing}
         monkeypatch.setattr(imagelint.rules, "RULES", merged)
-        monkeypatch.setattr(imagelint.engine, "RULES", merged)
+        monkeypatch.setattr(imagelint.core.config, "RULES", merged)
     return imagelint.rules.RULES if not missing else merged
 
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 import imagelint.cli
 from imagelint.cli import app
-from imagelint.config import Config
-from imagelint.engine import run_rules
+from imagelint.core.config import Config
+from imagelint.core.engine import run_rules
 from imagelint.static.dockerfile import parse_dockerfile
 from imagelint.static.dockerfile_facts import dockerfile_facts
 from imagelint.target import GpuSpec, NodePool, Target

@@ -7,8 +7,8 @@ from types import MappingProxyType
 
 import pytest
 
-from imagelint.config import Config
-from imagelint.engine import run_rules
+from imagelint.core.config import Config
+from imagelint.core.engine import run_rules
 from imagelint.static.kubernetes import manifest_facts
 from imagelint.target import GpuSpec, NodePool, Taint, Target
 

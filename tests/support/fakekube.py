@@ -11,6 +11,8 @@ Switches (set on the running server, read per request):
   ``forbidden``   paths (prefixes) answered 403
   ``missing``     paths (prefixes) answered 404
   ``stall``       accept the request, never answer (until ``stop()``)
+  ``broken_continue``  answer every list page with the same ``continue`` token (a buggy server)
+Lists honour ``limit`` and ``continue`` as the API server does (the token is an offset here).
 Every request needs ``Authorization: Bearer <token>``, else 401.
 """
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -106,7 +108,9 @@ class FakeKube:
         self.forbidden: set[str] = set()
         self.missing: set[str] = set()
         self.stall = False
+        self.broken_continue = False
         self.requests: list[str] = []
+        self.queries: list[str] = []  # the query string of each request, in order
         self._release = threading.Event()
         self.ca = make_ca()
         self._server: ThreadingHTTPServer | None = None
@@ -185,8 +189,10 @@ class FakeKube:
 
     # --- serving ---
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
-        path = urlsplit(request.path).path
+        parts = urlsplit(request.path)
+        path = parts.path
         self.requests.append(path)
+        self.queries.append(parts.query)
         if self.stall:
             self._release.wait(timeout=60)
             return
@@ -199,7 +205,18 @@ class FakeKube:
         body = self._route(path)
         if body is None:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
-        self._send(request, 200, body)
+        self._send(request, 200, self._page(body, parse_qs(parts.query)))
+
+    def _page(self, body: dict[str, Any], query: dict[str, list[str]]) -> dict[str, Any]:
+        if "items" not in body or "limit" not in query:
+            return body
+        limit = int(query["limit"][0])
+        offset = int(query.get("continue", ["0"])[0])
+        items = body["items"]
+        body = {**body, "items": items[offset : offset + limit]}
+        if offset + limit < len(items) or self.broken_continue:
+            body["metadata"] = {**body.get("metadata", {}), "continue": "1" if self.broken_continue else str(offset + limit)}
+        return body
 
     def _route(self, path: str) -> dict[str, Any] | None:
         state = self.state

@@ -8,7 +8,8 @@ import pytest
 from imagelint.cluster import read_configmap, target_from_cluster
 from imagelint.errors import ClusterError
 from imagelint.target import Taint
-from imagelint.targets import dump_target_toml, parse_target_text
+from imagelint.target.file import parse_target_text
+from imagelint.target.toml_writer import dump_target_toml
 from tests.support.fakekube import dead_url, gfd_node, make_ca
 from tests.target.conftest import TOKEN
 

@@ -6,7 +6,8 @@ import pytest
 
 from imagelint.errors import ConfigError
 from imagelint.target import GpuSpec, NodePool, Taint
-from imagelint.targets import dump_target_toml, load_target_file, parse_target_text
+from imagelint.target.file import load_target_file, parse_target_text
+from imagelint.target.toml_writer import dump_target_toml
 
 GOOD = """\
 runtime-classes = ["nvidia", "nvidia-cdi"]

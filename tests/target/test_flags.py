@@ -6,7 +6,8 @@ import pytest
 
 from imagelint.errors import UsageError
 from imagelint.target import GpuSpec, NodePool, Target
-from imagelint.targets import TargetOptions, build_target, merge_targets, target_from_flags
+from imagelint.target.model import merge_targets
+from imagelint.target.options import TargetOptions, build_target, target_from_flags
 
 
 def flags(drivers=(), gpus=(), cc=None, brand=None, arch=None, toolkit=None, plugin=None, mode=None, matrix=None):

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from imagelint.cli import _register, app
-from imagelint.targets import load_target_file
+from imagelint.target.file import load_target_file
 from tests.target.conftest import TOKEN
 
 _register()

@@ -24,6 +24,10 @@ Keys::
     rule = "IL302"  image = "registry.example/app:*"  reason = "..."  expires = 2026-12-31
 
 Errors are ``ConfigError`` with the file and the line of the offending key.
+
+Selection lives here too (``RuleSelection``, ``selected_rules``, ``validate_code_prefix``):
+``select``/``ignore`` by rule ID or prefix, the longest matching prefix wins, on a tie
+``ignore`` wins; no ``select`` means every rule.
 """
 
 from __future__ import annotations
@@ -34,9 +38,10 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from imagelint.errors import ConfigError
+from imagelint.rules import RULES, RuleInfo
 from imagelint.tomlcompat import tomllib as toml_parser
 
 FAIL_ON_LEVELS = ("error", "warning", "info", "never")
@@ -48,6 +53,7 @@ TARGET_KEYS = {
 }
 _TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays", "inline-ignores", "target", "ignores")
 _IGNORE_KEYS = ("rule", "image", "reason", "expires")
+_CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
 
 
 @dataclass(frozen=True)
@@ -176,8 +182,6 @@ class _ConfigReader:
     # --- reading -------------------------------------------------------------------------------
 
     def read(self, table: Mapping[str, Any]) -> Config:
-        from imagelint.engine import validate_code_prefix
-
         for key in table:
             if key not in _TOP_KEYS:
                 raise self.fail(f"unknown key {key!r} (expected one of: {', '.join(_TOP_KEYS)})", key)
@@ -298,3 +302,38 @@ def _relative(value: str | None, base: str) -> str | None:
     if os.sep in value or "/" in value or value.endswith((".toml", ".json")):
         return value if os.path.isabs(value) else os.path.normpath(os.path.join(base, value))
     return value
+
+
+# --- selection: which rules a run runs ------------------------------------------------------
+
+
+def validate_code_prefix(code: str) -> str | None:
+    """None when ``code`` is a rule ID or a prefix of one, else what is wrong."""
+    c = code.strip().upper()
+    if c == "ALL":
+        return None
+    if not _CODE_RE.match(c):
+        return f"{code!r} is not a rule ID or prefix (e.g. IL101, IL1)"
+    if not any(rule_id.startswith(c) for rule_id in RULES):
+        return f"{code!r} matches no rule (known: {', '.join(RULES)})"
+    return None
+
+
+class RuleSelection:
+    """select/ignore by the longest matching prefix (ties go to ignore)."""
+
+    def __init__(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> None:
+        self.select = tuple("" if s.upper() == "ALL" else s.upper() for s in select) or ("",)
+        self.ignore = tuple("" if s.upper() == "ALL" else s.upper() for s in ignore)
+
+    def is_selected(self, rule_id: str) -> bool:
+        sel = max((len(s) for s in self.select if rule_id.startswith(s)), default=-1)
+        ign = max((len(s) for s in self.ignore if rule_id.startswith(s)), default=-1)
+        return sel >= 0 and sel > ign
+
+    def rules(self) -> list[RuleInfo]:
+        return [r for r in RULES.values() if self.is_selected(r.id)]
+
+
+def selected_rules(config: Config) -> list[RuleInfo]:
+    return RuleSelection(config.select, config.ignore).rules()

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from imagelint import __version__
-from imagelint.config import Config
-from imagelint.engine import ImageResult, exit_code_for, needs_layers, run_rules, selected_rules, summary_counts
+from imagelint.core.config import Config
+from imagelint.core.engine import ImageResult, exit_code_for, needs_layers, run_rules, selected_rules, summary_counts
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
@@ -66,7 +66,7 @@ class CheckRun:
 
 
 def _default_inspector(reference: str, options: SourceOptions, read_layers: bool, gpu_code: bool = True) -> list[ImageFacts]:
-    from imagelint.inspect import inspect_reference
+    from imagelint.core.inspect import inspect_reference
 
     return inspect_reference(reference, options, read_layers=read_layers, gpu_code=gpu_code)
 

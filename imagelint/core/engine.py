@@ -2,8 +2,8 @@
 
 One place decides (flake8's DecisionEngine, yamllint's central options):
 
-* **selection**: ``select``/``ignore`` by rule ID or prefix; the longest matching
-  prefix wins; on a tie ``ignore`` wins. No ``select`` means every rule.
+* **selection**: ``select``/``ignore`` by rule ID or prefix (``imagelint.core.config``,
+  re-exported here); the longest matching prefix wins; on a tie ``ignore`` wins.
 * **severity**: per-rule overrides replace what a rule reported.
 * **suppression**: config ``ignores`` (rule + image glob + reason, optional
   ``expires``: an expired ignore stops applying and leaves a notice) and the
@@ -17,54 +17,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-import re
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Sequence
 
-from imagelint.config import Config, IgnoreEntry
+from imagelint.core.config import Config, IgnoreEntry
+from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
 from imagelint.facts.model import ImageFacts
 from imagelint.redact import redact_data, redact_text, secret_values
-from imagelint.rules import RULES, RuleInfo
+from imagelint.rules import RuleInfo
 from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
-from imagelint.target import Target
+from imagelint.target.model import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
-_CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
 
-
-
-
-def validate_code_prefix(code: str) -> str | None:
-    """None when ``code`` is a rule ID or a prefix of one, else what is wrong."""
-    c = code.strip().upper()
-    if c == "ALL":
-        return None
-    if not _CODE_RE.match(c):
-        return f"{code!r} is not a rule ID or prefix (e.g. IL101, IL1)"
-    if not any(rule_id.startswith(c) for rule_id in RULES):
-        return f"{code!r} matches no rule (known: {', '.join(RULES)})"
-    return None
-
-
-class RuleSelection:
-    """select/ignore by the longest matching prefix (ties go to ignore)."""
-
-    def __init__(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> None:
-        self.select = tuple("" if s.upper() == "ALL" else s.upper() for s in select) or ("",)
-        self.ignore = tuple("" if s.upper() == "ALL" else s.upper() for s in ignore)
-
-    def is_selected(self, rule_id: str) -> bool:
-        sel = max((len(s) for s in self.select if rule_id.startswith(s)), default=-1)
-        ign = max((len(s) for s in self.ignore if rule_id.startswith(s)), default=-1)
-        return sel >= 0 and sel > ign
-
-    def rules(self) -> list[RuleInfo]:
-        return [r for r in RULES.values() if self.is_selected(r.id)]
-
-
-def selected_rules(config: Config) -> list[RuleInfo]:
-    return RuleSelection(config.select, config.ignore).rules()
+# Selection (RuleSelection, selected_rules, validate_code_prefix) is configuration: imagelint.core.config.
 
 
 def needs_layers(rules: Iterable[RuleInfo]) -> bool:

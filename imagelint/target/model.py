@@ -1,20 +1,16 @@
-"""What an image will meet: node pools with their driver, GPUs, toolkit and device plugin.
+"""The target model: what an image will meet — node pools with their driver, GPUs, toolkit and device plugin.
 
 One model whatever it came from: flags (``--driver``, ``--gpu``...), a target
 file (TOML), or a live cluster (``imagelint.cluster``). Rules read only this.
-
-Builders:
-  ``imagelint.targets``: ``target_from_flags(...)``, ``load_target_file(path, matrix)``,
-  ``merge_targets(...)``, ``build_target(options, matrix)``, ``dump_target_toml(target)``;
-  ``imagelint.cluster``: ``target_from_cluster(context, kubeconfig, matrix)``;
-  ``imagelint.cli.target_options``: the shared ``--driver``/``--gpu``/... typer flags.
+Frozen dataclasses; ``merge_targets`` combines targets from several sources.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping
 
 
 @dataclass(frozen=True)
@@ -84,3 +80,31 @@ class Target:
     @property
     def known(self) -> bool:
         return bool(self.pools)
+
+
+def merge_targets(targets: Iterable[Target]) -> Target:
+    """Pools of every target, in order; pool names made unique (``name``, ``name-2``...)."""
+    parts = [t for t in targets if t.pools or t.runtime_classes or t.warnings]
+    if not parts:
+        return Target()
+    if len(parts) == 1:
+        return parts[0]
+    seen: dict[str, int] = {}
+    pools: list[NodePool] = []
+    for target in parts:
+        for pool in target.pools:
+            name = pool.name
+            if name in seen:
+                seen[name] += 1
+                name = f"{pool.name}-{seen[pool.name]}"
+                while name in seen:
+                    seen[pool.name] += 1
+                    name = f"{pool.name}-{seen[pool.name]}"
+            seen.setdefault(name, 1)
+            pools.append(pool if name == pool.name else dataclasses.replace(pool, name=name))
+    return Target(
+        pools=tuple(pools),
+        runtime_classes=tuple(dict.fromkeys(rc for t in parts for rc in t.runtime_classes)),
+        source="+".join(dict.fromkeys(t.source for t in parts)),
+        warnings=tuple(w for t in parts for w in t.warnings),
+    )

@@ -1,0 +1,76 @@
+"""Reading a live Kubernetes cluster, read-only, with the official ``kubernetes`` client.
+
+Layout — one connection, small readers on top of it:
+
+  kubeconfig.py        kubeconfig contexts (exec plugins included) or in-cluster config
+  connection.py        ``connect()`` → ``Connection``: timeouts, no retries, error mapping to
+                       one-line ``ClusterError``s with credentials scrubbed, pagination, and
+                       "403/404 → not checked" for optional reads
+  resources.py         the kinds read (``Resource``: group, version, plural, namespaced)
+  nodes.py             nodes → node pools (GFD labels, allocatable resources, taints)
+  operator.py          device plugin / container toolkit DaemonSets and the ClusterPolicy
+  runtime_classes.py   RuntimeClasses and which one a node's pods get
+  configmaps.py        one ConfigMap key's text
+  matrix_configmap.py  ``--matrix cluster[:NS/NAME]``: the published matrix
+  nvidia_names.py      GFD / NFD label names and component image names, from the matrix
+  read_target.py       ``target_from_cluster``: all of the above → a Target
+
+Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / ResourceClaims):
+
+1. Name the kind in ``resources.py``, e.g.
+   ``RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")``
+   (a named API group is served generically through ``CustomObjectsApi``; core kinds give
+   ``core_name``, the ``CoreV1Api`` method stem such as ``"pod"``).
+2. Write ``read_<things>(conn, ...)`` in a module of its own, on the generic API::
+
+       with connect(context, kubeconfig) as conn:
+           listing = conn.list_objects(PODS, "gpu-ops", label_selector="app=x", optional=True)
+           if not listing.checked:        # 403 Forbidden / 404 Not Found: not checked
+               warnings.append(f"cannot list pods ({status_text(listing.refused)}); not checked")
+           for pod in listing.items: ...  # plain JSON mappings: untrusted, check every type
+
+   ``list_objects`` follows ``continue`` tokens (``LIST_PAGE_SIZE`` a page, at most
+   ``MAX_LIST_PAGES`` pages); ``get_object(resource, name, namespace, optional=...)`` reads one
+   object; ``conn.request(step, call, *args, optional=...)`` / ``request_bytes`` run any other
+   typed-client call (``CoreV1Api.read_namespaced_pod_log``) with the same timeouts and error
+   mapping. Without ``optional``, any failure is a ``ClusterError`` (exit 3) naming the server
+   and the step; ``conn.error(step, reason)`` makes one for what a reader finds wrong itself.
+3. Turn objects into frozen dataclasses in the reader; rules and reports never see raw objects.
+
+The ``kubernetes`` package is imported only inside calls (start-up speed:
+``tests/speed/test_startup.py``), so importing this package is cheap.
+"""
+
+from __future__ import annotations
+
+from imagelint.cluster.configmaps import read_configmap, read_configmap_key
+from imagelint.cluster.connection import (
+    DEFAULT_TIMEOUT,
+    Connection,
+    Fetched,
+    Listing,
+    Refused,
+    connect,
+    status_text,
+)
+from imagelint.cluster.matrix_configmap import matrix_from_cluster, parse_cluster_matrix_selector
+from imagelint.cluster.nodes import pools_from_nodes
+from imagelint.cluster.read_target import target_from_cluster
+from imagelint.cluster.resources import Resource
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Connection",
+    "Fetched",
+    "Listing",
+    "Refused",
+    "Resource",
+    "connect",
+    "matrix_from_cluster",
+    "parse_cluster_matrix_selector",
+    "pools_from_nodes",
+    "read_configmap",
+    "read_configmap_key",
+    "status_text",
+    "target_from_cluster",
+]

@@ -1,0 +1,74 @@
+"""The kinds of Kubernetes object imagelint reads, and how the typed client lists / gets each.
+
+A :class:`Resource` names an API (group, version, plural) and whether it is
+namespaced. Objects of a named API group (``apps``, ``node.k8s.io``, ``nvidia.com``,
+``resource.k8s.io``...) are read through ``CustomObjectsApi``, which serves any group
+by path, so adding a kind is one line here; the core API (``""``: nodes, pods, events,
+ConfigMaps) goes through ``CoreV1Api``'s ``list_<name>`` / ``list_namespaced_<name>`` /
+``list_<name>_for_all_namespaces`` / ``read_[namespaced_]<name>`` methods, named by
+``core_name``. The ``kubernetes`` package is imported only when a call is made.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str  # "" = the core API
+    version: str
+    plural: str  # the URL path segment: "nodes", "daemonsets"
+    kind: str  # for messages, one object: "ConfigMap", "node"
+    kinds: str  # for messages, many: "ConfigMaps", "nodes"
+    namespaced: bool = False
+    core_name: str = ""  # CoreV1Api method stem for core kinds: "node", "config_map", "pod"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def list_call(self, api_client: Any, namespace: str | None) -> Callable[..., Any]:
+        """``call(**query)`` listing this kind (in ``namespace``, or everywhere when None)."""
+        from kubernetes import client
+
+        if not self.group:
+            core = client.CoreV1Api(api_client)
+            if not self.namespaced:
+                return getattr(core, f"list_{self.core_name}")
+            if namespace:
+                return functools.partial(getattr(core, f"list_namespaced_{self.core_name}"), namespace)
+            return getattr(core, f"list_{self.core_name}_for_all_namespaces")
+        custom = client.CustomObjectsApi(api_client)
+        if self.namespaced and namespace:
+            return functools.partial(custom.list_namespaced_custom_object, self.group, self.version, namespace, self.plural)
+        # Cluster-scoped, or a namespaced kind in all namespaces: both are /apis/GROUP/VERSION/PLURAL.
+        return functools.partial(custom.list_cluster_custom_object, self.group, self.version, self.plural)
+
+    def get_call(self, api_client: Any, name: str, namespace: str | None) -> Callable[..., Any]:
+        """``call()`` reading one object by name."""
+        from kubernetes import client
+
+        if not self.group:
+            core = client.CoreV1Api(api_client)
+            if self.namespaced:
+                return functools.partial(getattr(core, f"read_namespaced_{self.core_name}"), name, namespace)
+            return functools.partial(getattr(core, f"read_{self.core_name}"), name)
+        custom = client.CustomObjectsApi(api_client)
+        if self.namespaced:
+            return functools.partial(custom.get_namespaced_custom_object, self.group, self.version, namespace, self.plural, name)
+        return functools.partial(custom.get_cluster_custom_object, self.group, self.version, self.plural, name)
+
+
+NODES = Resource("", "v1", "nodes", "node", "nodes", core_name="node")
+CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", "ConfigMaps", namespaced=True, core_name="config_map")
+PODS = Resource("", "v1", "pods", "pod", "pods", namespaced=True, core_name="pod")
+EVENTS = Resource("", "v1", "events", "event", "events", namespaced=True, core_name="event")
+DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet", "DaemonSets", namespaced=True)
+RUNTIME_CLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", "RuntimeClasses")
+# The GPU Operator's CRD (nvidia.com/v1, cluster-scoped).
+CLUSTER_POLICIES = Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", "ClusterPolicies")
+
+__all__ = ["CLUSTER_POLICIES", "CONFIG_MAPS", "DAEMON_SETS", "EVENTS", "NODES", "PODS", "RUNTIME_CLASSES", "Resource"]

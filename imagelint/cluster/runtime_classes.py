@@ -1,0 +1,37 @@
+"""RuntimeClasses: the handlers pods use to pick the NVIDIA runtime, and which one a node's pods get."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from imagelint.cluster.connection import Connection
+from imagelint.cluster.resources import RUNTIME_CLASSES
+
+
+def read_runtime_classes(conn: Connection, warnings: list[str]) -> list[Mapping[str, Any]]:
+    """Every RuntimeClass; a 403 is a warning (runtime classes unknown), a 404 says nothing."""
+    listing = conn.list_objects(RUNTIME_CLASSES, optional=True)
+    if listing.refused == 403:
+        warnings.append("cannot list RuntimeClasses (403 Forbidden); runtime classes unknown")
+    return list(listing.items)
+
+
+def handler_names(runtime_classes: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    return tuple(sorted({str(rc.get("handler")) for rc in runtime_classes if rc.get("handler")}))
+
+
+def runtime_class_for(labels: Mapping[str, str], runtime_classes: Sequence[Mapping[str, Any]]) -> str | None:
+    """The NVIDIA RuntimeClass a pod on this node would use: handler mentions nvidia and
+    its scheduling.nodeSelector (if any) matches; "nvidia" itself preferred."""
+    candidates = []
+    for rc in runtime_classes:
+        handler = str(rc.get("handler") or "")
+        selector = ((rc.get("scheduling") or {}).get("nodeSelector")) or {}
+        if "nvidia" in handler and all(labels.get(k) == v for k, v in selector.items()):
+            candidates.append(str((rc.get("metadata") or {}).get("name") or handler))
+    if not candidates:
+        return None
+    return "nvidia" if "nvidia" in candidates else sorted(candidates)[0]
+
+
+__all__ = ["handler_names", "read_runtime_classes", "runtime_class_for"]

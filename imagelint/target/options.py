@@ -1,0 +1,195 @@
+"""The target flags as plain values (``TargetOptions``) and ``build_target``: flags + file + cluster → one Target.
+
+``target_from_flags`` turns ``--driver``/``--gpu``/... into pools (one per
+driver); ``build_target`` combines them with a target file
+(:mod:`imagelint.target.file`) and the live cluster (:mod:`imagelint.cluster`,
+imported only when ``--cluster`` asks for it: the ``kubernetes`` client is slow to
+import). The typer flags that fill ``TargetOptions`` are in
+``imagelint/cli/target_options.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from imagelint.errors import UsageError
+from imagelint.target.file import load_target_file
+from imagelint.target.model import GpuSpec, NodePool, Target, merge_targets
+from imagelint.target.values import (
+    TargetMatrix,
+    cuda_for,
+    gpus_from_flags,
+    parse_arch,
+    parse_compute_capability,
+    parse_driver_version,
+    parse_release_version,
+    parse_runtime_mode,
+)
+
+
+# --- flags ---------------------------------------------------------------------------
+
+
+def target_from_flags(
+    drivers: Sequence[str],
+    gpus: Sequence[str],
+    compute_capability: str | None,
+    brand: str | None,
+    arch: str | None,
+    toolkit: str | None,
+    device_plugin: str | None,
+    runtime_mode: str | None,
+    matrix: TargetMatrix | None,
+) -> Target:
+    """One pool per ``--driver`` (each with every ``--gpu``); no flags → an empty Target."""
+    driver_versions = [parse_driver_version(d) for d in drivers]
+    gpu_specs = gpus_from_flags(gpus, compute_capability, brand, matrix)
+    common: dict[str, Any] = {
+        "gpus": gpu_specs,
+        "arch": parse_arch(arch) if arch else None,
+        "toolkit": parse_release_version(toolkit, "--toolkit") if toolkit else None,
+        "device_plugin": parse_release_version(device_plugin, "--device-plugin") if device_plugin else None,
+        "runtime_mode": parse_runtime_mode(runtime_mode) if runtime_mode else None,
+        "source": "flags",
+    }
+    if not driver_versions:
+        if not any(v for k, v in common.items() if k != "source") and not runtime_mode:
+            return Target()
+        return Target(pools=(NodePool(name="flags", **common),), source="flags")
+    pools = [
+        NodePool(name=f"driver-{driver}", driver=driver, cuda_driver_version=cuda_for(driver, matrix), **common)
+        for driver in dict.fromkeys(driver_versions)  # a repeated --driver is one pool
+    ]
+    return Target(pools=tuple(pools), source="flags")
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """The shared target flags as plain values (what ``cli/target_options.py`` collects).
+
+    ``check``'s config file ``[target]`` table maps onto the same fields; combine
+    them with :meth:`with_fallback` so that flags beat the config.
+    """
+
+    drivers: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    compute_capability: str | None = None
+    brand: str | None = None
+    arch: str | None = None
+    toolkit: str | None = None
+    device_plugin: str | None = None
+    runtime_mode: str | None = None
+    target_file: str | None = None
+    cluster: bool = False
+    context: str | None = None
+    kubeconfig: str | None = None
+
+    @property
+    def wants_cluster(self) -> bool:
+        return self.cluster
+
+    @property
+    def pool_overrides_given(self) -> bool:
+        return any(
+            (self.gpus, self.compute_capability, self.brand, self.arch, self.toolkit, self.device_plugin, self.runtime_mode)
+        )
+
+    @property
+    def given(self) -> bool:
+        return bool(self.drivers or self.pool_overrides_given or self.target_file or self.cluster)
+
+    def with_fallback(self, fallback: TargetOptions) -> TargetOptions:
+        """Each field unset here (empty / None / False) taken from ``fallback``."""
+        values = {}
+        for f in dataclasses.fields(self):
+            mine = getattr(self, f.name)
+            values[f.name] = mine if mine else getattr(fallback, f.name)
+        return TargetOptions(**values)
+
+
+ClusterReader = Callable[..., Target]
+
+
+def build_target(
+    options: TargetOptions,
+    matrix: TargetMatrix | None,
+    cluster_reader: ClusterReader | None = None,
+    *,
+    cluster_matrix: bool = False,
+) -> Target:
+    """Flags + target file + live cluster → one Target.
+
+    ``cluster_matrix``: the matrix comes from the cluster, so ``--context`` /
+    ``--kubeconfig`` mean something even without ``--cluster``.
+
+    Pools come from each source. ``--driver`` always adds flag pools (carrying the
+    other flags). Without ``--driver``, the other flags override the fields of the
+    file/cluster pool when there is exactly one; with several pools that would be
+    ambiguous and is a usage error.
+    """
+    parts: list[Target] = []
+    if options.target_file:
+        parts.append(load_target_file(options.target_file, matrix))
+    if options.cluster:
+        reader = cluster_reader
+        if reader is None:
+            from imagelint.cluster.read_target import target_from_cluster as reader  # slow import: only when asked
+        parts.append(reader(options.context, options.kubeconfig, matrix))
+    elif (options.context or options.kubeconfig) and not cluster_matrix:
+        raise UsageError("--context/--kubeconfig need --cluster (or --matrix cluster)")
+
+    flag_args = dict(
+        gpus=options.gpus,
+        compute_capability=options.compute_capability,
+        brand=options.brand,
+        arch=options.arch,
+        toolkit=options.toolkit,
+        device_plugin=options.device_plugin,
+        runtime_mode=options.runtime_mode,
+        matrix=matrix,
+    )
+    if not parts:
+        return target_from_flags(options.drivers, **flag_args)
+    if options.drivers:
+        parts.append(target_from_flags(options.drivers, **flag_args))
+        return merge_targets(parts)
+    merged = merge_targets(parts)
+    if not options.pool_overrides_given:
+        return merged
+    if len(merged.pools) != 1:
+        names = ", ".join(p.name for p in merged.pools) or "none"
+        raise UsageError(
+            f"--gpu/--toolkit/... override a single pool, but the target has {len(merged.pools)} pools ({names}); "
+            "add --driver to describe a pool of its own, or edit the target file"
+        )
+    overridden = override_pool(merged.pools[0], options, matrix)
+    return dataclasses.replace(merged, pools=(overridden,))
+
+
+def override_pool(pool: NodePool, options: TargetOptions, matrix: TargetMatrix | None) -> NodePool:
+    """Replace the fields of ``pool`` that the flags give."""
+    changes: dict[str, Any] = {}
+    if options.gpus or options.compute_capability or options.brand:
+        if options.gpus:
+            changes["gpus"] = gpus_from_flags(options.gpus, options.compute_capability, options.brand, matrix)
+        else:  # keep the pool's GPUs, change what was asked
+            cc = parse_compute_capability(options.compute_capability) if options.compute_capability else None
+            base = pool.gpus or (GpuSpec(),)
+            changes["gpus"] = tuple(
+                dataclasses.replace(g, compute_capability=cc or g.compute_capability, brand=options.brand or g.brand)
+                for g in base
+            )
+    if options.arch:
+        changes["arch"] = parse_arch(options.arch)
+    if options.toolkit:
+        changes["toolkit"] = parse_release_version(options.toolkit, "--toolkit")
+    if options.device_plugin:
+        changes["device_plugin"] = parse_release_version(options.device_plugin, "--device-plugin")
+    if options.runtime_mode:
+        changes["runtime_mode"] = parse_runtime_mode(options.runtime_mode)
+    return dataclasses.replace(pool, **changes)
+
+
+__all__ = ["ClusterReader", "TargetOptions", "build_target", "override_pool", "target_from_flags"]

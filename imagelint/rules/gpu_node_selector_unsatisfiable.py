@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
-from imagelint.rules._kube import match_pool, workload
+from imagelint.rules._kube import asks_for, match_pool, workload
 
 ID = "IL604"
 NAME = "gpu-node-selector-unsatisfiable"
@@ -42,7 +42,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     w = workload(ctx.facts, primary_only=True)
-    if w is None or not w.pod_resources or not ctx.target.known:
+    if w is None or not w.requests_gpu or not ctx.target.known:
         return
     if not w.node_selector and not w.affinity_terms:
         return
@@ -50,7 +50,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if any(ok is not False for ok, _ in results):
         return  # some pool matches, or cannot be judged
     yield finding(
-        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but its node selection matches no GPU pool, "
+        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool, "
         f"so it would stay Pending: {'; '.join(why for _, why in results)}",
         w.scheduling_provenance or w.provenance,
     )

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
-from imagelint.rules._kube import untolerated_taints, workload
+from imagelint.rules._kube import asks_for, untolerated_taints, workload
 
 ID = "IL603"
 NAME = "gpu-taint-not-tolerated"
@@ -45,14 +45,14 @@ def _taint_text(t: object) -> str:
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     w = workload(ctx.facts, primary_only=True)
-    if w is None or not w.pod_resources or not ctx.target.known:
+    if w is None or not w.requests_gpu or not ctx.target.known:
         return
     blocked = {p.name: untolerated_taints(p, w.tolerations) for p in ctx.pools}
     if any(not taints for taints in blocked.values()):
         return
     listing = "; ".join(f"{pool}: {', '.join(_taint_text(t) for t in taints)}" for pool, taints in blocked.items())
     yield finding(
-        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but tolerates the taints of no GPU pool, so it "
+        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but tolerates the taints of no GPU pool, so it "
         f"would stay Pending. Untolerated: {listing}",
         w.scheduling_provenance or w.provenance, taints=listing,
     )

@@ -21,7 +21,7 @@ def scheduled_target(manifest_facts: Sequence[ImageFacts], target: Target) -> tu
     """The target narrowed to pools some GPU workload of the manifests reaches, and a note."""
     if not target.known:
         return target, None
-    pods = [f.workload for f in manifest_facts if f.workload is not None and f.workload.primary and f.workload.pod_resources]
+    pods = [f.workload for f in manifest_facts if f.workload is not None and f.workload.primary and f.workload.requests_gpu]
     if not pods:
         return target, "--image: no GPU workload in the manifests; the image is checked against every pool"
     reached = []

@@ -42,7 +42,12 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             pool = f" [pool {f.pool}]" if f.pool else ""
             message = f"{r.subject}{pool}: {f.message}{where}"
             lines.append(f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}")
+        for n in r.notices:
+            lines.append(f"::notice title={escape_property('imagelint note')}::{escape_data(r.subject + ': ' + n)}")
         lines.append("::endgroup::")
+    # Run notes: files or objects read as nothing (and why), target warnings... never silent.
+    for n in run.notices:
+        lines.append(f"::notice title={escape_property('imagelint note')}::{escape_data(n)}")
     s = run.summary
     counts = f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
     lines.append(f"::notice title=imagelint::{escape_data(counts)}")

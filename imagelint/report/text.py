@@ -48,6 +48,10 @@ def render(run: CheckRun, options: ReportOptions) -> str:
         lines.append("")
     for notice in run.notices:
         lines.append(f"note: {notice}")
+    static = sum(1 for r in run.results if r.kind != "image" and not r.complete and not r.error)
+    if static:
+        lines.append(f"note: {static} file(s) read statically (complete: false): rules that need an image's files "
+                     "saw only what the files state; check the built image for the rest")
     s = run.summary
     lines.append(
         f"{_subjects(run.results)}: {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "

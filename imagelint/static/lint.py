@@ -48,6 +48,7 @@ class StaticInput:
     line_ignores: dict[int, Any]  # Dockerfile: physical line → {rule: reason}
     notes: tuple[str, ...] = ()
     dra_objects: tuple[Any, ...] = ()  # ResourceClaims, templates, DeviceClasses, ComputeDomains
+    unrelated: bool = False  # skipped because it is no kind lint reads (not a template, not unreadable)
 
 
 def _read(path: str) -> bytes:
@@ -60,7 +61,7 @@ def _read(path: str) -> bytes:
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory (pass files; pre-commit does)") from None
+        raise UsageError(f"{path}: is a directory") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc.__class__.__name__}") from None
 
@@ -96,8 +97,8 @@ def _kustomization(text: str) -> bool:
         re.search(r"(?m)^(?:resources|bases|patches|patchesStrategicMerge):\s*$", text)) and "apiVersion" not in text
 
 
-def _skip(path: str, why: str) -> StaticInput:
-    return StaticInput(path, "skipped", (), {}, (f"{path}: {why}; skipped",))
+def _skip(path: str, why: str, unrelated: bool = False) -> StaticInput:
+    return StaticInput(path, "skipped", (), {}, (f"{path}: {why}; skipped",), unrelated=unrelated)
 
 
 def read_static(path: str, matrix: Any = None, kind: str | None = None) -> StaticInput:
@@ -108,7 +109,7 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
     data = _read_stdin() if path == "-" else _read(path)
     kind = kind or (detect.MANIFEST if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
     if kind is None:
-        return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]))
+        return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
     text = _text(data, path)
     if kind == detect.DOCKERFILE:
         from imagelint.static.dockerfile import parse_dockerfile
@@ -127,7 +128,7 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
             return _skip(path, "a kustomization; lint its output (kustomize build DIR | imagelint lint -)")
         read = read_manifest(text, path, scan_command)
         if not read.facts and not read.dra_objects and not read.notes and not read.objects:
-            return _skip(path, "YAML with no Kubernetes objects")
+            return _skip(path, "YAML with no Kubernetes objects", unrelated=True)
         return StaticInput(path, kind, read.facts, {}, read.notes, read.dra_objects)
     gpu = scan_file(text, path, language_for(path, kind, data[:128]))
     facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
@@ -174,20 +175,38 @@ def run_lint(
     images: Sequence[str] = (),
     source_options: Any = None,
     inspector: Callable[..., list[ImageFacts]] | None = None,
+    quiet_unrelated: bool = False,
 ) -> CheckRun:
-    """Lint files (and, with ``images``, check those images against the manifests' scheduling)."""
+    """Lint files (and, with ``images``, check those images against the manifests' scheduling).
+
+    A directory is walked (``imagelint.static.discover``). ``quiet_unrelated``: files that are no
+    kind ``lint`` reads are dropped without a note (pre-commit's broad patterns); files found by a
+    directory walk always are. Explicitly named files always get their note."""
     results: list[ImageResult] = []
     notices: list[str] = list(getattr(target, "warnings", ()) or ())
     statics: list[StaticInput] = []
-    for p in paths:
+    for p, explicit in _expand(paths, notices):
         try:
-            statics.append(read_static(p, matrix))
+            static = read_static(p, matrix)
+            if static.kind == "skipped" and static.unrelated and (quiet_unrelated or not explicit):
+                continue
+            if quiet_unrelated and static.kind == detect.SCRIPT and not any(
+                    f.gpu.index_settings or f.gpu.needs_capabilities for f in static.facts):
+                continue  # a script with nothing GPU-related: no "no findings" line on every commit
+            statics.append(static)
         except ConfigError as exc:  # a malformed file: reported, exit 2, and the other files still linted
             from imagelint.errors import EXIT_USAGE
 
             results.append(ImageResult(subject=p, kind="file", error=str(exc), error_exit_code=EXIT_USAGE,
                                        complete=False))
     statics = enrich(statics, matrix)
+    inherited = [s.path for s in statics if s.kind == detect.DOCKERFILE and s.facts and _inherits_all(s.facts[0])]
+    if inherited:
+        notices.append(
+            f"{len(inherited)} Dockerfile(s) inherit NVIDIA_VISIBLE_DEVICES=all from official CUDA base images "
+            f"({', '.join(inherited[:3])}{'...' if len(inherited) > 3 else ''}): a container of such an image that "
+            "requests no GPU sees every GPU where the device plugin uses the envvar strategy and the toolkit "
+            "accepts the variable from unprivileged containers (IL303; the convention is stated once)")
     for static in statics:
         notices.extend(static.notes)
         for facts in static.facts:
@@ -209,6 +228,28 @@ def run_lint(
         matrix_origin=getattr(matrix, "origin", None),
         notices=tuple(notices),
     )
+
+
+def _inherits_all(facts: ImageFacts) -> bool:
+    from imagelint.rules.visible_devices_all_leak import inherited_from_base
+
+    return inherited_from_base(facts)
+
+
+def _expand(paths: Sequence[str], notices: list[str]) -> list[tuple[str, bool]]:
+    """(path, named explicitly) for every file to read: directories walked."""
+    from imagelint.static.discover import discover
+
+    out: list[tuple[str, bool]] = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            found = discover(p)
+            if found.truncated:
+                notices.append(f"{p}: more than {len(found.files)} candidate files; only the first were linted")
+            out.extend((f, False) for f in found.files)
+        else:
+            out.append((p, True))
+    return out
 
 
 def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:

@@ -83,7 +83,8 @@ CUDA_SOURCES = (
     "version.json",      # /usr/local/cuda*/version.json  (cuda_cudart.version, else top-level "cuda")
     "version.txt",       # /usr/local/cuda*/version.txt   ("CUDA Version X.Y.Z")
     "libcudart",         # libcudart.so.X.Y.Z file names in library directories
-    "pip-wheel",         # nvidia-cuda-runtime-cu11/cu12 / nvidia-cuda-runtime dist-info
+    "pip-wheel",         # nvidia-cuda-runtime-cu11/cu12 / nvidia-cuda-runtime dist-info (or a RUN pip install)
+    "package",           # a CUDA package a Dockerfile RUN line installs (apt cuda-toolkit-12-4, conda)
     "torch",             # torch/version.py  cuda = 'X.Y'
     "env",               # CUDA_VERSION
     "ngc-env",           # NGC's CUDA_DRIVER_VERSION / product env (what it was built against)

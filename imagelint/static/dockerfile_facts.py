@@ -70,6 +70,7 @@ class _StageState:
     shell: tuple[str, ...] = ("/bin/sh", "-c")
     workdir: str = "/"
     copies: list[tuple[str, str, Provenance]] = field(default_factory=list)  # (source, destination, where)
+    installs: list[tuple[Any, Provenance]] = field(default_factory=list)  # (RunInstall, where) from RUN lines
 
 
 def split_stages(df: Dockerfile) -> tuple[dict[str, str], tuple[Stage, ...]]:
@@ -149,6 +150,12 @@ def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], sta
         elif kw == "WORKDIR":
             target = process_word(ins.args.strip(), scope, df.escape)
             state.workdir = posixpath.normpath(posixpath.join(state.workdir, target)) if target else state.workdir
+        elif kw == "RUN":
+            from imagelint.static.run_installs import scan_run
+
+            body = " ".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
+            for item in scan_run(process_word(body, scope, df.escape) if "$" in body else body):
+                state.installs.append((item, _dprov(df, ins, f"RUN {item.text}")))
         elif kw in ("COPY", "ADD"):
             if ins.heredocs:
                 continue  # inline content: no library file comes from outside
@@ -248,6 +255,12 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
 
     env = tuple(EnvSetting(k, v, p) for k, (v, p) in state.env.items())
     by_name = {e.name: e for e in env}
+    stub_confs: list[LoaderPathEntry] = []
+    for item, prov in state.installs:
+        if item.what == "cuda":
+            evidence.append(CudaVersionEvidence(item.value, item.source, prov, "minor"))
+        elif item.what == "stubs-conf":
+            stub_confs.append(LoaderPathEntry(item.value, "ld.so.conf", prov))
     if "CUDA_VERSION" in by_name:
         e = by_name["CUDA_VERSION"]
         evidence.append(CudaVersionEvidence(e.value, "env", e.provenance, "patch"))
@@ -259,7 +272,8 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         disable_requires_plural=by_name.get("NVIDIA_DISABLE_REQUIRES"),
     )
     ld = by_name.get("LD_LIBRARY_PATH")
-    loader = LoaderFacts(ld_library_path=_loader_dirs(ld.value, ld.provenance) if ld else (), defaults=_DEFAULT_LIB_DIRS)
+    loader = LoaderFacts(ld_library_path=_loader_dirs(ld.value, ld.provenance) if ld else (),
+                         ld_so_conf=tuple(stub_confs), defaults=_DEFAULT_LIB_DIRS)
     loader_dirs = set(loader.directories)
     libs: list[DriverLibrary] = []
     for src, dest, prov in state.copies:
@@ -269,6 +283,9 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         libs.append(driverlibs.library_at(dest if driverlibs.is_driver_library(name) else
                                           posixpath.join(posixpath.dirname(dest), posixpath.basename(src)),
                                           prov, loader_dirs))
+    for item, prov in state.installs:
+        if item.what == "driver-package":  # the package ships libcuda.so.<branch>.*: IL201's anti-pattern
+            libs.append(driverlibs.library_at(f"/usr/lib/x86_64-linux-gnu/libcuda.so.{item.value}", prov, loader_dirs))
     entrypoint = state.entrypoint[0] if state.entrypoint else None
     cmd = state.cmd[0] if state.cmd else None
     index_settings: list[GpuIndexSetting] = []

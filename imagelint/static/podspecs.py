@@ -209,6 +209,8 @@ def _single_containers(node: LineDict, path: str) -> tuple[tuple[str, LineDict],
     for key in ("container", "script"):
         c = node.get(key)
         if isinstance(c, LineDict) and "image" in c:
+            if "name" not in c and isinstance(node.get("name"), str):  # Argo: the template names it
+                c = _named(c, node["name"])
             out.append((_join(path, key), c))
     cset = _get(node, "containerSet", "containers")
     if isinstance(cset, LineList):
@@ -221,3 +223,12 @@ def _single_containers(node: LineDict, path: str) -> tuple[tuple[str, LineDict],
             if str(key) in KSERVE_FORMATS and isinstance(c, LineDict):
                 out.append((_join(path, str(key)), c))
     return tuple(out)
+
+
+def _named(container: LineDict, name: str) -> LineDict:
+    """A copy of an unnamed container mapping with ``name`` set (line numbers kept)."""
+    copy = LineDict(container)
+    copy.line = container.line
+    copy.key_lines = dict(container.key_lines)
+    copy["name"] = name
+    return copy

@@ -13,6 +13,16 @@ that will run it are unknown there, so nothing is reported (lint the Dockerfile 
 
 Remediation: list what the image uses, e.g.
 ``ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility,video``.
+
+Anti-pattern::
+
+    ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility
+    CMD ["deepstream-app", "-c", "/app/config.txt"]
+
+Best practice::
+
+    ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility,video
+    CMD ["deepstream-app", "-c", "/app/config.txt"]
 """
 
 from __future__ import annotations

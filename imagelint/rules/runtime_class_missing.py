@@ -23,13 +23,15 @@ Remediation: set ``runtimeClassName`` to the RuntimeClass the GPU pools use.
 
 Anti-pattern::
 
-    spec:
-      containers: [...]          # pool: nvidia-runtime-default = false, device-list-strategy = ["envvar"]
+    # pool: nvidia-runtime-default = false, device-list-strategy = ["envvar"], runtime-class = "nvidia"
+    containers:
+    - {name: c, image: nvidia/cuda:12.2.2-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}
 
 Best practice::
 
-    spec:
-      runtimeClassName: nvidia
+    runtimeClassName: nvidia
+    containers:
+    - {name: c, image: nvidia/cuda:12.2.2-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}
 """
 
 from __future__ import annotations

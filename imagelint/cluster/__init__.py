@@ -30,12 +30,16 @@ Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / Reso
            for pod in listing.items: ...  # plain JSON mappings: untrusted, check every type
 
    ``list_objects`` follows ``continue`` tokens (``LIST_PAGE_SIZE`` a page, at most
-   ``MAX_LIST_PAGES`` pages); ``get_object(resource, name, namespace, optional=...)`` reads one
+   ``MAX_LIST_PAGES`` pages; no answer is read past ``MAX_RESPONSE_BYTES``, or the
+   ``max_bytes`` a call gives: pass a small one for logs); ``get_object(resource, name, namespace, optional=...)`` reads one
    object; ``conn.request(step, call, *args, optional=...)`` / ``request_bytes`` run any other
    typed-client call (``CoreV1Api.read_namespaced_pod_log``) with the same timeouts and error
    mapping. Without ``optional``, any failure is a ``ClusterError`` (exit 3) naming the server
    and the step; ``conn.error(step, reason)`` makes one for what a reader finds wrong itself.
 3. Turn objects into frozen dataclasses in the reader; rules and reports never see raw objects.
+   Objects are untrusted: read each one inside ``try: ... except resources.MALFORMED`` and leave
+   one that does not fit the API out with a warning (``operator.py``, ``nodes.py`` do), so a
+   strange object never becomes a traceback or stops the run.
 
 The ``kubernetes`` package is imported only inside calls (start-up speed:
 ``tests/speed/test_startup.py``), so importing this package is cheap.

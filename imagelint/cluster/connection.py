@@ -14,7 +14,8 @@ closed. Every request:
   the reader decides what to say (a warning on the Target, a "not checked" line...).
 
 Lists follow ``continue`` tokens, ``LIST_PAGE_SIZE`` items a page, at most
-``MAX_LIST_PAGES`` pages (a server that never stops paging is an error, not a hang).
+``MAX_LIST_PAGES`` pages (a server that never stops paging is an error, not a hang), and no
+answer is read past ``MAX_RESPONSE_BYTES``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from imagelint.errors import ClusterError
 DEFAULT_TIMEOUT: tuple[float, float] = (5.0, 20.0)
 LIST_PAGE_SIZE = 500
 MAX_LIST_PAGES = 200  # 100,000 objects of one kind: far beyond any cluster imagelint reads
+# One answer's body: a page of 500 GPU nodes with all their labels is a few MB. Bigger is read no
+# further (untrusted input; memory stays bounded). Callers may pass a smaller max_bytes (pods/log).
+MAX_RESPONSE_BYTES = 64 * 2**20
 _STATUS_TEXT = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
 # Statuses an optional read degrades to "not checked" on: no permission, or the API is not served here.
 NOT_CHECKED_STATUSES = (403, 404)
@@ -128,9 +132,11 @@ class Connection:
                 if token:
                     kwargs["_continue"] = token
                 body = self.request(step, call, optional=optional, **kwargs)
-                page = body.get("items") if isinstance(body, Mapping) else None
-                items.extend(i for i in page or () if isinstance(i, Mapping))
-                token = ((body.get("metadata") or {}) if isinstance(body, Mapping) else {}).get("continue")
+                if not isinstance(body, Mapping) or not isinstance(body.get("items") or [], list):
+                    raise self.error(step, "the answer is not a list of objects")
+                items.extend(i for i in body.get("items") or () if isinstance(i, Mapping))
+                metadata = body.get("metadata")
+                token = metadata.get("continue") if isinstance(metadata, Mapping) else None
                 if not token:
                     return Listing(items=tuple(items))
                 if not isinstance(token, str) or token in seen:
@@ -164,29 +170,41 @@ class Connection:
 
     # --- one request -------------------------------------------------------------------
 
-    def request(self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, **kwargs: Any) -> Any:
+    def request(
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+    ) -> Any:
         """Run one API request of the typed client and return its JSON body. Any failure
         becomes a one-line ClusterError naming the server and the step; ``optional``
-        403/404 → ``Refused``."""
-        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON")
+        403/404 → ``Refused``; a body over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
+        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes)
         try:
             return json.loads(body) if body else {}
         except ValueError:
             raise self.error(step, "the answer is not JSON") from None
 
-    def request_bytes(self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, **kwargs: Any) -> bytes:
+    def request_bytes(
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+    ) -> bytes:
         """Like ``request``, for answers that are not JSON (``pods/log``): the body as bytes."""
-        return self._send(step, call, args, kwargs, optional, "the answer cannot be read")
+        return self._send(step, call, args, kwargs, optional, "the answer cannot be read", max_bytes)
 
     def _send(
-        self, step: str, call: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], optional: bool, bad_answer: str
+        self,
+        step: str,
+        call: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        optional: bool,
+        bad_answer: str,
+        max_bytes: int | None,
     ) -> bytes:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
+        limit = MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
         try:
             response = call(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
-            return bytes(response.data or b"")
+            return self._bounded_body(response, limit, step)
         except ApiException as exc:
             status = exc.status or 0
             if optional and status in NOT_CHECKED_STATUSES:
@@ -206,6 +224,19 @@ class Connection:
             raise self.error(step, _network_reason(exc, self.timeout)) from None
         except ValueError:
             raise self.error(step, bad_answer) from None
+
+    def _bounded_body(self, response: Any, limit: int, step: str) -> bytes:
+        """The body, read at most ``limit`` bytes (+1 to tell "exactly" from "more")."""
+        if not callable(getattr(response, "read", None)):  # an already-read response object
+            body = bytes(response.data or b"")
+        else:
+            try:
+                body = bytes(response.read(limit + 1) or b"")
+            finally:
+                response.close()  # unread bytes are dropped with the connection
+        if len(body) > limit:
+            raise self.error(step, f"the answer is larger than {_size(limit)}; stopped reading")
+        return body
 
     def error(self, step: str, reason: str) -> ClusterError:
         """``cluster SERVER: STEP: REASON``, credentials scrubbed."""
@@ -243,6 +274,10 @@ def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, f
     )
 
 
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
 def _tls_reason(text: str) -> str:
     detail = re.search(r"certificate verify failed: ([^(\]'\"]+)", text)
     if detail:
@@ -277,6 +312,9 @@ def _network_reason(error: Any, timeout: tuple[float, float]) -> str:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "LIST_PAGE_SIZE",
+    "MAX_LIST_PAGES",
+    "MAX_RESPONSE_BYTES",
     "Connection",
     "Fetched",
     "Listing",

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.operator import OperatorComponent
-from imagelint.cluster.resources import NODES
+from imagelint.cluster.resources import MALFORMED, NODES
 from imagelint.cluster.runtime_classes import runtime_class_for
 from imagelint.errors import UsageError
 from imagelint.target.model import GpuSpec, NodePool, Target, Taint, merge_targets
@@ -221,11 +221,18 @@ def pools_from_nodes(
     """GPU nodes → pools, nodes with the same stack collapsed (``node_count``)."""
     groups: dict[tuple[Any, ...], tuple[NodePool, int, set[str]]] = {}
     for node in nodes:
-        pool = _pool_for_node(node, workloads, runtime_classes, matrix, source, warnings)
-        if pool is None:
+        try:
+            pool = _pool_for_node(node, workloads, runtime_classes, matrix, source, warnings)
+            if pool is None:
+                continue
+            labels = (node.get("metadata") or {}).get("labels") or {}
+            group = next((str(labels[k]) for k in _NODE_GROUP_LABELS if labels.get(k)), None)
+        except MALFORMED as exc:
+            # Cluster objects are untrusted: a node that does not fit the API is left out, said so.
+            meta = node.get("metadata")
+            name = meta.get("name") if isinstance(meta, Mapping) else None
+            warnings.append(f"node {name or '?'}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
             continue
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        group = next((labels[k] for k in _NODE_GROUP_LABELS if labels.get(k)), None)
         key = _pool_key(pool)
         first, count, names = groups.get(key, (pool, 0, set()))
         names.add(group or "")

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
-from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS
+from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, MALFORMED
 
 _IMAGE_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
 
@@ -94,65 +94,122 @@ def _env_map(env: Iterable[Mapping[str, Any]] | None) -> dict[str, str]:
 
 
 def workloads_from_daemonsets(items: Sequence[Mapping[str, Any]], warnings: list[str]) -> list[OperatorComponent]:
-    found = []
+    found: list[OperatorComponent] = []
     for ds in items:
-        meta = ds.get("metadata") or {}
-        where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-        pod = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-        affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-        for container in pod.get("containers") or ():
-            image = str(container.get("image") or "")
-            kind = _image_kind(image)
-            command = " ".join(str(c) for c in (container.get("command") or []) + (container.get("args") or []))
-            # GFD ships in the device plugin image (v0.15+) but is not the plugin.
-            if kind is None or "feature-discovery" in where or "feature-discovery" in command:
-                continue
-            version = _image_version(image)
-            if version is None:
-                warnings.append(f"{kind} DaemonSet {where}: image {image} has no version tag; version unknown")
-            found.append(
-                OperatorComponent(
-                    kind=kind,
-                    where=where,
-                    version=version,
-                    env=MappingProxyType(_env_map(container.get("env"))),
-                    args=tuple(str(a) for a in (container.get("args") or [])),
-                    node_selector=MappingProxyType(dict(pod.get("nodeSelector") or {})),
-                    node_terms=tuple(affinity.get("nodeSelectorTerms") or ()),
-                )
-            )
+        try:
+            found += _daemonset_components(ds, warnings)
+        except MALFORMED as exc:
+            warnings.append(f"DaemonSet {_where(ds)}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
     return sorted(found, key=lambda w: w.where)
 
 
-def workloads_from_clusterpolicy(items: Sequence[Mapping[str, Any]]) -> list[OperatorComponent]:
+def _where(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return "?"
+    return "/".join(str(meta.get(k)) for k in ("namespace", "name") if meta.get(k))
+
+
+def _string_map(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise ValueError("not a map of strings")
+    return dict(raw)
+
+
+def _selector_terms(raw: Any) -> tuple[Mapping[str, Any], ...]:
+    """nodeSelectorTerms, checked so that matching them later cannot fail."""
+    terms = raw or []
+    if not isinstance(terms, list):
+        raise ValueError("nodeSelectorTerms is not a list")
+    for term in terms:
+        expressions = term.get("matchExpressions") or [] if isinstance(term, Mapping) else None
+        if not isinstance(expressions, list) or not all(
+            isinstance(e, Mapping) and isinstance(e.get("key"), str) and isinstance(e.get("values") or [], list)
+            for e in expressions
+        ):
+            raise ValueError("a nodeSelectorTerm is malformed")
+    return tuple(terms)
+
+
+def _daemonset_components(ds: Mapping[str, Any], warnings: list[str]) -> list[OperatorComponent]:
     found = []
-    for policy in items:
-        spec = policy.get("spec") or {}
-        name = (policy.get("metadata") or {}).get("name", "")
-        cdi = spec.get("cdi") or {}
-        for kind, key in (("device-plugin", "devicePlugin"), ("toolkit", "toolkit")):
-            section = spec.get(key) or {}
-            if section.get("enabled") is False:
-                continue
-            version = section.get("version")
-            env = _env_map(section.get("env"))
-            if kind == "device-plugin" and (spec.get("mig") or {}).get("strategy") and "MIG_STRATEGY" not in env:
-                env["MIG_STRATEGY"] = spec["mig"]["strategy"]
-            if kind == "toolkit" and cdi.get("enabled") and cdi.get("default") and "NVIDIA_CONTAINER_RUNTIME_MODE" not in env:
-                # ClusterPolicy cdi.default makes the operator configure the toolkit in cdi mode.
-                env["NVIDIA_CONTAINER_RUNTIME_MODE"] = "cdi"
-            match = _IMAGE_VERSION.match(str(version)) if version else None
-            found.append(
-                OperatorComponent(
-                    kind=kind,
-                    where=f"clusterpolicy/{name}",
-                    version=match.group(1) if match else None,
-                    env=MappingProxyType(env),
-                    args=(),
-                    node_selector=MappingProxyType({}),
-                    node_terms=(),
-                )
+    meta = ds.get("metadata") or {}
+    where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    pod = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    for container in pod.get("containers") or ():
+        image = str(container.get("image") or "")
+        kind = _image_kind(image)
+        command = " ".join(str(c) for c in _list(container.get("command")) + _list(container.get("args")))
+        # GFD ships in the device plugin image (v0.15+) but is not the plugin.
+        if kind is None or "feature-discovery" in where or "feature-discovery" in command:
+            continue
+        version = _image_version(image)
+        if version is None:
+            warnings.append(f"{kind} DaemonSet {where}: image {image} has no version tag; version unknown")
+        found.append(
+            OperatorComponent(
+                kind=kind,
+                where=where,
+                version=version,
+                env=MappingProxyType(_env_map(container.get("env"))),
+                args=tuple(str(a) for a in _list(container.get("args"))),
+                node_selector=MappingProxyType(_string_map(pod.get("nodeSelector"))),
+                node_terms=_selector_terms(affinity.get("nodeSelectorTerms")),
             )
+        )
+    return found
+
+
+def _list(raw: Any) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValueError("not a list")
+    return raw
+
+
+def workloads_from_clusterpolicy(items: Sequence[Mapping[str, Any]], warnings: list[str] | None = None) -> list[OperatorComponent]:
+    found: list[OperatorComponent] = []
+    for policy in items:
+        try:
+            found += _clusterpolicy_components(policy)
+        except MALFORMED as exc:
+            if warnings is not None:
+                warnings.append(f"ClusterPolicy {_where(policy)}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
+    return found
+
+
+def _clusterpolicy_components(policy: Mapping[str, Any]) -> list[OperatorComponent]:
+    found = []
+    spec = policy.get("spec") or {}
+    name = (policy.get("metadata") or {}).get("name", "")
+    cdi = spec.get("cdi") or {}
+    for kind, key in (("device-plugin", "devicePlugin"), ("toolkit", "toolkit")):
+        section = spec.get(key) or {}
+        if section.get("enabled") is False:
+            continue
+        version = section.get("version")
+        env = _env_map(section.get("env"))
+        if kind == "device-plugin" and (spec.get("mig") or {}).get("strategy") and "MIG_STRATEGY" not in env:
+            env["MIG_STRATEGY"] = str(spec["mig"]["strategy"])
+        if kind == "toolkit" and cdi.get("enabled") and cdi.get("default") and "NVIDIA_CONTAINER_RUNTIME_MODE" not in env:
+            # ClusterPolicy cdi.default makes the operator configure the toolkit in cdi mode.
+            env["NVIDIA_CONTAINER_RUNTIME_MODE"] = "cdi"
+        match = _IMAGE_VERSION.match(str(version)) if version else None
+        found.append(
+            OperatorComponent(
+                kind=kind,
+                where=f"clusterpolicy/{name}",
+                version=match.group(1) if match else None,
+                env=MappingProxyType(env),
+                args=(),
+                node_selector=MappingProxyType({}),
+                node_terms=(),
+            )
+        )
     return found
 
 
@@ -174,7 +231,7 @@ def read_operator_components(conn: Connection, warnings: list[str], namespace_hi
 
     policies = conn.list_objects(CLUSTER_POLICIES, optional=True)
     if policies.checked:
-        components += workloads_from_clusterpolicy(policies.items)
+        components += workloads_from_clusterpolicy(policies.items, warnings)
     elif policies.refused == 403:
         warnings.append("cannot read the GPU Operator ClusterPolicy (403 Forbidden); ignored")
     # 404: the GPU Operator is not installed; nothing to say.

@@ -62,6 +62,10 @@ class Resource:
         return functools.partial(custom.get_cluster_custom_object, self.group, self.version, self.plural, name)
 
 
+# What reading a malformed object the way the API documents it raises. Cluster objects are
+# untrusted: a reader catches these per object, leaves the object out with a warning, and goes on.
+MALFORMED = (AttributeError, TypeError, ValueError, KeyError)
+
 NODES = Resource("", "v1", "nodes", "node", "nodes", core_name="node")
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", "ConfigMaps", namespaced=True, core_name="config_map")
 PODS = Resource("", "v1", "pods", "pod", "pods", namespaced=True, core_name="pod")
@@ -71,4 +75,4 @@ RUNTIME_CLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass"
 # The GPU Operator's CRD (nvidia.com/v1, cluster-scoped).
 CLUSTER_POLICIES = Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", "ClusterPolicies")
 
-__all__ = ["CLUSTER_POLICIES", "CONFIG_MAPS", "DAEMON_SETS", "EVENTS", "NODES", "PODS", "RUNTIME_CLASSES", "Resource"]
+__all__ = ["CLUSTER_POLICIES", "CONFIG_MAPS", "DAEMON_SETS", "EVENTS", "MALFORMED", "NODES", "PODS", "RUNTIME_CLASSES", "Resource"]

@@ -13,7 +13,26 @@ def read_runtime_classes(conn: Connection, warnings: list[str]) -> list[Mapping[
     listing = conn.list_objects(RUNTIME_CLASSES, optional=True)
     if listing.refused == 403:
         warnings.append("cannot list RuntimeClasses (403 Forbidden); runtime classes unknown")
-    return list(listing.items)
+    kept = []
+    for rc in listing.items:
+        if _well_formed(rc):
+            kept.append(rc)
+        else:  # cluster objects are untrusted: one that does not fit the API is left out, said so
+            name = (rc.get("metadata") or {}).get("name") if isinstance(rc.get("metadata"), Mapping) else None
+            warnings.append(f"RuntimeClass {name or '?'}: not an object imagelint understands; ignored")
+    return kept
+
+
+def _well_formed(rc: Mapping[str, Any]) -> bool:
+    """handler a string; scheduling.nodeSelector, if any, a map of strings; metadata a table."""
+    scheduling = rc.get("scheduling") or {}
+    selector = scheduling.get("nodeSelector") or {} if isinstance(scheduling, Mapping) else None
+    return (
+        isinstance(rc.get("handler") or "", str)
+        and isinstance(rc.get("metadata") or {}, Mapping)
+        and isinstance(selector, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in selector.items())
+    )
 
 
 def handler_names(runtime_classes: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
-from imagelint.facts.model import EnvSetting, ImageFacts, Provenance
+from imagelint.facts.model import EnvSetting, ImageFacts, LoaderPathEntry, Provenance
 from imagelint.layers.cache import LayerCache
 from imagelint.sources import SourceOptions, open_images
 
@@ -136,6 +136,22 @@ def _env(e: EnvSetting | None) -> dict[str, Any] | None:
     return {"name": e.name, "value": _shown(e.name, e.value), "provenance": _prov(e.provenance)} if e is not None else None
 
 
+def _effective_gpu_env(facts: ImageFacts) -> dict[str, Any]:
+    """What the container toolkit makes of the GPU variables (imagelint.facts.gpuenv)."""
+    from imagelint.facts.gpuenv import driver_capabilities, nvidia_visible_devices
+
+    caps, visible = driver_capabilities(facts), nvidia_visible_devices(facts)
+    return {
+        "driver_capabilities": {"how": caps.how, "capabilities": list(caps.capabilities), "all": caps.all},
+        "visible_devices": {"how": visible.how, "kind": visible.kind, "devices": list(visible.devices)},
+    }
+
+
+def _loader_entry(e: LoaderPathEntry) -> dict[str, Any]:
+    return {"directory": "/" + e.directory, "origin": e.origin, "provenance": _prov(e.provenance),
+            "resolved": "/" + e.resolved if e.resolved is not None else None}
+
+
 def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
     """A JSON-ready dict; its shape is ``docs/inspect-schema.json``."""
     return {
@@ -165,7 +181,8 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
         "driver_libraries": [
             {
                 "name": d.name, "path": "/" + d.path, "role": d.role, "version": d.version,
-                "on_loader_path": d.on_loader_path, "is_symlink": d.is_symlink, "provenance": _prov(d.provenance),
+                "on_loader_path": d.on_loader_path, "loader_path_dirs": ["/" + x for x in d.loader_path_dirs],
+                "is_symlink": d.is_symlink, "provenance": _prov(d.provenance),
                 "fwd_compat": None if d.fwd_compat is None else {
                     "cuda_version": d.fwd_compat.cuda_version, "driver_branches": list(d.fwd_compat.driver_branches),
                     "devices": list(d.fwd_compat.devices), "raw": d.fwd_compat.raw,
@@ -175,11 +192,10 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
         ],
         "loader": {
             "directories": ["/" + d for d in facts.loader.directories],
-            "ld_library_path": [{"directory": "/" + e.directory, "origin": e.origin, "provenance": _prov(e.provenance)}
-                                for e in facts.loader.ld_library_path],
-            "ld_so_conf": [{"directory": "/" + e.directory, "origin": e.origin, "provenance": _prov(e.provenance)}
-                           for e in facts.loader.ld_so_conf],
+            "ld_library_path": [_loader_entry(e) for e in facts.loader.ld_library_path],
+            "ld_so_conf": [_loader_entry(e) for e in facts.loader.ld_so_conf],
             "defaults": ["/" + d for d in facts.loader.defaults],
+            "resolved_directories": ["/" + d for d in facts.loader.resolved_directories],
         },
         "gpu": {
             "visible_devices": _env(facts.gpu.visible_devices),
@@ -192,12 +208,17 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
             ],
             "followed_files": [_prov(p) for p in facts.gpu.followed_files],
             "needs_capabilities": [{"capability": c, "provenance": _prov(p)} for c, p in facts.gpu.needs_capabilities],
+            "effective": _effective_gpu_env(facts),
         },
         "gpu_code": [
-            {"path": "/" + c.path.lstrip("/"), "sass": list(c.sass), "ptx": list(c.ptx), "provenance": _prov(c.provenance)}
+            {"path": "/" + c.path.lstrip("/"), "sass": list(c.sass), "ptx": list(c.ptx), "provenance": _prov(c.provenance),
+             "ptx_isa": [list(p) for p in c.ptx_isa], "evidence": c.evidence, "not_loaded": list(c.not_loaded),
+             "unplaced_containers": c.unplaced_containers}
             for c in facts.gpu_code
         ],
         "gpu_code_read": facts.gpu_code_read,
+        "arch_lists": [{"setting": a.setting, "value": a.value, "provenance": _prov(a.provenance)}
+                       for a in facts.arch_lists],
         "base": {
             "name": facts.base.name, "digest": facts.base.digest, "layer_count": facts.base.layer_count,
             "provenance": [_prov(p) for p in facts.base.provenance],
@@ -258,9 +279,15 @@ def facts_to_text(facts: ImageFacts) -> str:
     lines.append(f"  {' '.join('/' + d for d in facts.loader.defaults)}  (defaults)")
     lines.append("")
     lines.append("GPU visibility")
+    effective = _effective_gpu_env(facts)
+    unset_means = {
+        "NVIDIA_VISIBLE_DEVICES": "all (legacy image)" if effective["visible_devices"]["how"] == "legacy" else "void: no GPU container",
+        "CUDA_VISIBLE_DEVICES": "every GPU the container gets",
+        "NVIDIA_DRIVER_CAPABILITIES": "all (legacy image)" if effective["driver_capabilities"]["all"] else "compute,utility",
+    }
     for label, e in (("NVIDIA_VISIBLE_DEVICES", facts.gpu.visible_devices), ("CUDA_VISIBLE_DEVICES", facts.gpu.cuda_visible_devices),
                      ("NVIDIA_DRIVER_CAPABILITIES", facts.gpu.driver_capabilities)):
-        lines.append(f"  {label}={e.value}" if e is not None else f"  {label} (unset)")
+        lines.append(f"  {label}={e.value}" if e is not None else f"  {label} (unset: means {unset_means[label]})")
     for s in facts.gpu.index_settings:
         ref = "" if s.referenced else "  (not referenced by entrypoint/cmd)"
         lines.append(f"  {s.kind:<22} {s.text:<30} {s.provenance.describe()}{ref}")
@@ -272,8 +299,18 @@ def facts_to_text(facts: ImageFacts) -> str:
         lines.append("")
         lines.append("Compiled GPU code (fatbin headers)")
         for c in facts.gpu_code:
-            archs = ", ".join(list(c.sass) + [f"{p} (PTX)" for p in c.ptx]) or "none"
+            isa = dict(c.ptx_isa)
+            archs = ", ".join(list(c.sass) + [f"{p} (PTX{' ISA ' + isa[p] if p in isa else ''})" for p in c.ptx]) or "none"
             lines.append(f"  {archs:<40} {c.provenance.describe()}")
+            if c.not_loaded:
+                lines.append(f"    not loaded by the CUDA runtime: {', '.join(c.not_loaded)}")
+            if c.unplaced_containers:
+                lines.append(f"    {c.unplaced_containers} fatbin container(s) whose ELF section could not be read")
+    if facts.arch_lists:
+        lines.append("")
+        lines.append("GPU architectures named by build settings (secondary evidence)")
+        for a in facts.arch_lists:
+            lines.append(f"  {a.setting}={a.value:<30} {a.provenance.describe()}")
     if facts.warnings:
         lines.append("")
         lines.append("Warnings")

@@ -138,15 +138,19 @@ def driver_libraries(fs: FilesystemView, loader: LoaderFacts, warnings: list[str
                 note, problem = forward_compat_note(fs.scan(entry.path), table)
                 if problem:
                     warnings.append(f"/{entry.path}: {problem}")
+            # Resolution through the image's symlinks happens once, here (LoaderView): rules
+            # read on_loader_path / loader_path_dirs, never compare path text.
+            loader_dirs = view.dirs_finding(entry.path, is_symlink=entry.kind == SYMLINK)
             found[entry.path] = DriverLibrary(
                 name=name,
                 path=entry.path,
                 role=role,
                 version=version_from_name(name),
-                on_loader_path=view.on_loader_path(entry.path) if entry.kind != SYMLINK else view.dir_searched(posixpath.dirname(entry.path)),
+                on_loader_path=bool(loader_dirs),
                 provenance=file_provenance(fs, entry.path) if entry.kind != SYMLINK else _symlink_provenance(entry),
                 fwd_compat=note,
                 is_symlink=entry.kind == SYMLINK,
+                loader_path_dirs=loader_dirs,
             )
     return tuple(found[p] for p in sorted(found))
 

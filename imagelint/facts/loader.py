@@ -9,6 +9,7 @@ itself is not read: it is what ``ldconfig`` made of ld.so.conf at build time.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 
 from imagelint.facts import names
 from imagelint.facts.common import FilesystemView, file_provenance, norm, text_lines
@@ -98,27 +99,58 @@ def ld_so_conf_entries(fs: FilesystemView, warnings: list[str]) -> tuple[LoaderP
 
 def loader_facts(env: tuple[EnvSetting, ...], fs: FilesystemView | None, platform: Platform | None,
                  warnings: list[str]) -> LoaderFacts:
-    return LoaderFacts(
-        ld_library_path=ld_library_path_entries(env),
-        ld_so_conf=ld_so_conf_entries(fs, warnings) if fs is not None else (),
-        defaults=default_dirs(platform),
+    env_entries = ld_library_path_entries(env)
+    defaults = default_dirs(platform)
+    if fs is None:
+        return LoaderFacts(ld_library_path=env_entries, defaults=defaults)
+    conf_entries = ld_so_conf_entries(fs, warnings)
+    facts = LoaderFacts(
+        ld_library_path=tuple(_resolved(e, fs) for e in env_entries),
+        ld_so_conf=tuple(_resolved(e, fs) for e in conf_entries),
+        defaults=defaults,
     )
+    resolved = tuple(dict.fromkeys(fs.resolve(d) or d for d in facts.directories))
+    return replace(facts, resolved_directories=resolved)
+
+
+def _resolved(entry: LoaderPathEntry, fs: FilesystemView) -> LoaderPathEntry:
+    return replace(entry, resolved=fs.resolve(entry.directory))
 
 
 class LoaderView:
-    """Answers "would the loader find a library at this path?" through symlinks."""
+    """Answers "which searched directories find a library at this path?" through symlinks.
+
+    The one place loader-path resolution happens: facts (``DriverLibrary.on_loader_path``
+    and ``loader_path_dirs``) are computed here, rules read them.
+    """
 
     def __init__(self, loader: LoaderFacts, fs: FilesystemView) -> None:
         self._fs = fs
-        self._dirs = {fs.resolve(d) or d for d in loader.directories}
+        # resolved directory -> the searched directories (as written) that are it, in search order
+        self._written: dict[str, list[str]] = {}
+        for d in loader.directories:
+            self._written.setdefault(fs.resolve(d) or d, []).append(d)
+
+    def _resolve_dir(self, directory: str) -> str:
+        return self._fs.resolve(directory) or norm(directory)
 
     def dir_searched(self, directory: str) -> bool:
-        return (self._fs.resolve(directory) or norm(directory)) in self._dirs
+        return self._resolve_dir(directory) in self._written
+
+    def dirs_finding(self, path: str, is_symlink: bool = False) -> tuple[str, ...]:
+        """The searched directories (as written, search order) that find ``path``: its own
+        directory, or, for a file, the directory of any symlink to it (a symlink entry is
+        found only where it sits)."""
+        if is_symlink:
+            candidates = {norm(path)}
+        else:
+            candidates = {norm(path)} | {norm(a) for a in self._fs.aliases(self._fs.resolve(path) or path)}
+        found = {d for c in candidates for d in self._written.get(self._resolve_dir(posixpath.dirname(c)), ())}
+        return tuple(d for dirs in self._written.values() for d in dirs if d in found)
 
     def on_loader_path(self, path: str) -> bool:
         """True when the file, or a symlink to it, sits in a searched directory."""
-        candidates = {norm(path)} | {norm(a) for a in self._fs.aliases(self._fs.resolve(path) or path)}
-        return any(self.dir_searched(posixpath.dirname(c)) for c in candidates)
+        return bool(self.dirs_finding(path))
 
 
 __all__ = ["CAPTURE_RULES", "LoaderView", "default_dirs", "loader_facts", "parse_ld_so_conf", "names"]

@@ -101,8 +101,11 @@ class CudaVersionEvidence:
     ``12.4.127`` for a libcudart build). ``precision`` is ``patch`` when the
     version names an exact toolkit release (version.json, version.txt,
     CUDA_VERSION) and ``minor`` otherwise (a component build number such as
-    libcudart's 12.4.127 only establishes 12.4). ``component`` names what the
-    version belongs to when not the toolkit (``cudart``, ``torch``...).
+    libcudart's 12.4.127 only establishes 12.4), and ``major`` when only the
+    major is known (``version`` "12", from a SONAME-only ``libcudart.so.12`` or
+    ``libcudart.so.11.0``): judges must then assume the oldest minor of that
+    major. ``component`` names what the version belongs to when not the toolkit
+    (``cudart``, ``torch``...).
     """
 
     version: str
@@ -163,6 +166,12 @@ class DriverLibrary:
     (``libcuda.so.535.104.05`` → ``535.104.05``) when it has one.
     ``on_loader_path``: the directory is searched by the dynamic loader at run
     time (LD_LIBRARY_PATH, ld.so.conf, or the default directories).
+    ``loader_path_dirs``: the searched directories that find it, as the loader
+    path writes them (normalised, in search order), after following the image's
+    symlinks both ways: ``LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs`` finds
+    ``usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so`` when
+    ``cuda -> cuda-12.4`` and ``lib64 -> targets/x86_64-linux/lib``. Rules match
+    loader path entries against this, never against path text.
     """
 
     name: str
@@ -173,22 +182,34 @@ class DriverLibrary:
     provenance: Provenance
     fwd_compat: ForwardCompatNote | None = None
     is_symlink: bool = False
+    loader_path_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class LoaderPathEntry:
-    """One directory the dynamic loader searches, and why."""
+    """One directory the dynamic loader searches, and why.
+
+    ``directory`` as written (normalised, no leading ``/``); ``resolved`` the
+    directory it is in the image after following symlinks (None when layers were
+    not read, or the image has no such directory).
+    """
 
     directory: str
     origin: str  # "LD_LIBRARY_PATH", "ld.so.conf", "default"
     provenance: Provenance
+    resolved: str | None = None
 
 
 @dataclass(frozen=True)
 class LoaderFacts:
+    """The dynamic loader's search path. ``resolved_directories``: ``directories`` as they
+    are in the image, symlinks followed (a directory the image lacks stays as written),
+    in search order without repeats; empty when layers were not read."""
+
     ld_library_path: tuple[LoaderPathEntry, ...] = ()
     ld_so_conf: tuple[LoaderPathEntry, ...] = ()
     defaults: tuple[str, ...] = ()
+    resolved_directories: tuple[str, ...] = ()
 
     @property
     def directories(self) -> tuple[str, ...]:
@@ -240,11 +261,34 @@ class GpuFacts:
 
 @dataclass(frozen=True)
 class GpuCodeObject:
-    """The GPU architectures compiled into one library (from its fatbin headers)."""
+    """The GPU architectures compiled into one library (from the fatbins the CUDA runtime
+    loads: its ``.nv_fatbin`` section), or named by a build setting (``evidence``)."""
 
     path: str
     sass: tuple[str, ...]  # e.g. ("sm_80", "sm_90a")
     ptx: tuple[str, ...]   # e.g. ("compute_90",)
+    provenance: Provenance
+    # The PTX ISA version of each PTX target (the newest when several): (("compute_90", "9.0"),)
+    ptx_isa: tuple[tuple[str, str], ...] = ()
+    # "fatbin" (read from the library), or the setting that names the architectures:
+    # "env TORCH_CUDA_ARCH_LIST", "Dockerfile RUN" ...
+    evidence: str = "fatbin"
+    # Code in fatbins the runtime does not load, as "section: target": ("__nv_relfatbin: compute_90",)
+    not_loaded: tuple[str, ...] = ()
+    # Containers counted as loaded though their ELF section could not be read (no section table)
+    unplaced_containers: int = 0
+
+    def isa_of(self, ptx_target: str) -> str | None:
+        return dict(self.ptx_isa).get(ptx_target)
+
+
+@dataclass(frozen=True)
+class ArchListSetting:
+    """A build setting that names GPU architectures (``imagelint.facts.archlist``), as written:
+    secondary evidence of the GPU code an image has, where no fatbin says it."""
+
+    setting: str  # TORCH_CUDA_ARCH_LIST, CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, CUDAARCHS, nvcc
+    value: str  # "8.0 8.6+PTX", "80;86-real", "-gencode arch=compute_80,code=sm_80"
     provenance: Provenance
 
 
@@ -420,6 +464,8 @@ class ImageFacts:
     warnings: tuple[str, ...] = ()
     workload: WorkloadFacts | None = None  # Kubernetes manifests only
     gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
+    # Build settings naming GPU architectures (env, Dockerfile ENV/ARG/RUN, build history, scripts)
+    arch_lists: tuple[ArchListSetting, ...] = ()
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

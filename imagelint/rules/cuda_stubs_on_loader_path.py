@@ -5,6 +5,10 @@
 ``stubs`` directory on the runtime search path, processes load the stub instead
 of the host driver and every CUDA call fails (``CUDA_ERROR_STUB_LIBRARY``,
 "CUDA driver is a stub library"). ``LIBRARY_PATH`` (link time only) is fine.
+The directory counts wherever the image's symlinks take it: in the devel images
+``/usr/local/cuda/lib64/stubs`` is ``/usr/local/cuda-X.Y/targets/x86_64-linux/lib/stubs``.
+With the layers read, only a directory that really finds the ``libcuda.so`` stub
+is reported; from the image config alone, a directory named ``stubs``.
 
 Remediation: use ``LIBRARY_PATH`` (or ``-L``) for the stubs directory, never
 ``LD_LIBRARY_PATH`` or ``/etc/ld.so.conf.d``.
@@ -23,7 +27,8 @@ from __future__ import annotations
 import posixpath
 from typing import Iterator
 
-from imagelint.facts.model import DriverLibrary, LoaderPathEntry
+from imagelint.facts.common import norm
+from imagelint.facts.model import LoaderPathEntry
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
 
 ID = "IL202"
@@ -38,32 +43,27 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def _norm(path: str) -> str:
-    # lstrip first: normpath keeps a leading "//" (POSIX gives it a meaning of its own).
-    return posixpath.normpath("/" + path.strip().lstrip("/")).rstrip("/")
-
-
-def _stub_dirs(stubs: list[DriverLibrary]) -> set[str]:
-    dirs = set()
-    for lib in stubs:
-        for p in (lib.path, lib.provenance.via, lib.provenance.path):
-            if p:
-                dirs.add(_norm(posixpath.dirname(_norm(p))))
-    return dirs
+    return "/" + norm(path)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
-    stubs = [d for d in facts.driver_libraries if d.role == "stub" and d.name.startswith("libcuda.so")]
-    stub_dirs = _stub_dirs(stubs)
+    # The facts layer resolved the image's symlinks once: the loader path directories that find
+    # each stub libcuda (lib64 -> targets/x86_64-linux/lib, cuda -> cuda-12.4 and the like).
+    reaching = {norm(d) for lib in facts.driver_libraries
+                if lib.role == "stub" and lib.name.startswith("libcuda.so") for d in lib.loader_path_dirs}
     entries: list[LoaderPathEntry] = list(facts.loader.ld_library_path) + list(facts.loader.ld_so_conf)
     seen = set()
     for entry in entries:
         d = _norm(entry.directory)
-        if posixpath.basename(d) != "stubs" or d in seen:
+        if d in seen:
             continue
-        # With layers read, only a stubs dir that really holds libcuda counts; config-only,
-        # a directory named stubs on the path is reported as what it almost always is.
-        if facts.complete and d not in stub_dirs and not _same_tail(d, stub_dirs):
+        if facts.complete:
+            # With layers read, only a directory that really finds the libcuda stub counts.
+            if norm(entry.directory) not in reaching:
+                continue
+        elif posixpath.basename(d) != "stubs":
+            # Config only: a directory named stubs on the path is reported as what it almost always is.
             continue
         seen.add(d)
         held = "holds the libcuda.so stub" if facts.complete else "is a stubs directory (layers not read)"
@@ -72,9 +72,3 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             f"instead of the host driver and CUDA fails with CUDA_ERROR_STUB_LIBRARY",
             entry.provenance, directory=d, origin=entry.origin,
         )
-
-
-def _same_tail(d: str, dirs: set[str]) -> bool:
-    # /usr/local/cuda/lib64/stubs is usually reached through the cuda -> cuda-X.Y symlink.
-    tail = "/".join(d.split("/")[-2:])
-    return any(x.endswith("/" + tail) and "cuda" in x and "cuda" in d for x in dirs)

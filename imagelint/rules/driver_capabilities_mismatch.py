@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from imagelint.facts.gpuenv import driver_capabilities
 from imagelint.rules.base import NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL304"
@@ -41,44 +42,34 @@ REMEDIATION = "Set NVIDIA_DRIVER_CAPABILITIES to every capability the image uses
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-# nvidia-container-toolkit: empty or unset means these (a legacy image unset gets "all").
-DEFAULT_CAPABILITIES = frozenset({"utility", "compute"})
 # Inputs that carry no env of their own: an unset value there is unknown, not "utility,compute".
 STANDALONE_KINDS = frozenset({"appconfig", "script", "python"})
 
 
-def _legacy(ctx: RuleContext) -> bool:
-    cuda = ctx.facts.cuda
-    require = next((r for r in cuda.requires if r.name == "NVIDIA_REQUIRE_CUDA"), None)
-    return bool(cuda.cuda_version_env and cuda.cuda_version_env.value) and not (require and require.value)
-
-
 def check(ctx: RuleContext) -> Iterator[Finding]:
     gpu = ctx.facts.gpu
-    setting = gpu.driver_capabilities
-    if setting is None and _legacy(ctx):
-        return  # legacy images get every capability
-    if setting is None and ctx.facts.kind in STANDALONE_KINDS:
+    if gpu.driver_capabilities is None and ctx.facts.kind in STANDALONE_KINDS:
         # A DeepStream config or script read on its own: the image that runs it, and so its
         # NVIDIA_DRIVER_CAPABILITIES, is not known here (DeepStream images set "all").
         return
+    caps = driver_capabilities(ctx.facts)  # the toolkit's semantics, in the facts layer
+    if caps.all:
+        return  # "all", or unset in a legacy image: every capability is mounted
+    setting = caps.setting
     raw = setting.value if setting is not None else ""
-    caps = {c.strip().lower() for c in raw.split(",") if c.strip()} or set(DEFAULT_CAPABILITIES)
-    if "all" in caps:
-        return
-    described = f"NVIDIA_DRIVER_CAPABILITIES={raw}" if setting is not None and raw.strip() else (
-        "NVIDIA_DRIVER_CAPABILITIES is empty (means utility,compute)" if setting is not None
+    described = f"NVIDIA_DRIVER_CAPABILITIES={raw}" if caps.how == "set" else (
+        "NVIDIA_DRIVER_CAPABILITIES is empty (means utility,compute)" if caps.how == "empty"
         else "NVIDIA_DRIVER_CAPABILITIES is unset (means utility,compute)"
     )
     where = setting.provenance if setting is not None else None
     for cap, why in gpu.needs_capabilities:
-        if cap.lower() not in caps:
+        if not caps.includes(cap):
             yield finding(
                 f"{described} but the image needs '{cap}' ({why.describe()}): the driver libraries of that "
                 f"capability will not be mounted",
                 where or why, capability=cap, needed_by=why.describe(),
             )
-    if "compute" not in caps and ctx.facts.cuda.versions:
+    if not caps.includes("compute") and ctx.facts.cuda.versions:
         yield finding(
             f"{described} omits 'compute' in a CUDA image: libcuda will not be mounted",
             where, capability="compute",

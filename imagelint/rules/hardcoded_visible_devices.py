@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from imagelint.facts.gpuenv import selected_devices
 from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
 
 ID = "IL301"
@@ -44,33 +45,7 @@ REMEDIATION = "Remove the fixed device list; request nvidia.com/gpu and let the 
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-# Values that select no specific device (NVIDIA container toolkit semantics).
-NOT_PINNED = frozenset({"", "all", "none", "void"})
 _KINDS = {"cuda-visible-devices": "CUDA_VISIBLE_DEVICES", "nvidia-visible-devices": "NVIDIA_VISIBLE_DEVICES"}
-
-
-def parse_devices(value: str) -> tuple[str, tuple[str, ...]]:
-    """What a *_VISIBLE_DEVICES value selects: ("none"|"all"|"passthrough"|"devices", items).
-
-    ``${NVIDIA_VISIBLE_DEVICES}``, ``${CUDA_VISIBLE_DEVICES:-all}``, ``$GPUS`` and ``$(VAR)`` pass a
-    value through from the environment: they pin nothing. CDI names (``nvidia.com/gpu=all``,
-    ``nvidia.com/gpu=0``) are read by what follows ``=``.
-    """
-    v = value.strip().strip("'\"")
-    if "$" in v:
-        return "passthrough", ()
-    items = []
-    for part in (p.strip() for p in v.split(",")):
-        if "=" in part and "/" in part.split("=", 1)[0]:  # CDI fully-qualified device name
-            part = part.split("=", 1)[1]
-        if part:
-            items.append(part)
-    lowered = {i.lower() for i in items}
-    if not items or lowered <= {"none", "void"}:
-        return "none", ()
-    if "all" in lowered:
-        return "all", ()
-    return "devices", tuple(items)
 
 
 def _verdict(name: str, items: tuple[str, ...], gpus: int | None) -> tuple[str, str]:
@@ -104,7 +79,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     for setting in (gpu.cuda_visible_devices, gpu.visible_devices):
         if setting is None:
             continue
-        what, items = parse_devices(setting.value)
+        what, items = selected_devices(setting.value)
         if what != "devices":
             continue
         seen.add((setting.name, setting.provenance.path, setting.provenance.line))
@@ -115,7 +90,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         name = _KINDS.get(s.kind)
         if name is None:
             continue
-        what, items = parse_devices(s.value)
+        what, items = selected_devices(s.value)
         if what != "devices":
             continue
         key = (name, s.provenance.path or s.provenance.source, s.provenance.line)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from imagelint.facts.gpuenv import nvidia_visible_devices
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL303"
@@ -55,8 +56,10 @@ def inherited_from_base(facts) -> bool:  # type: ignore[no-untyped-def]
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    setting = ctx.facts.gpu.visible_devices
-    if setting is None or setting.value.strip().lower() != "all":
+    visible = nvidia_visible_devices(ctx.facts)
+    # The image sets it to all (unset in a legacy image also means all; not reported here).
+    setting = visible.setting
+    if setting is None or visible.kind != "all":
         return
     if inherited_from_base(ctx.facts) and not any("envvar" in p.device_list_strategy for p in ctx.pools):
         return

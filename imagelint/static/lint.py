@@ -183,7 +183,9 @@ def run_lint(
     kind ``lint`` reads are dropped without a note (pre-commit's broad patterns); files found by a
     directory walk always are. Explicitly named files always get their note."""
     results: list[ImageResult] = []
-    notices: list[str] = list(getattr(target, "warnings", ()) or ())
+    from imagelint.core.check import matrix_notices
+
+    notices: list[str] = list(getattr(target, "warnings", ()) or ()) + list(matrix_notices(matrix))
     statics: list[StaticInput] = []
     for p, explicit in _expand(paths, notices):
         try:

@@ -12,6 +12,7 @@ Switches (set on the running server, read per request):
   ``missing``     paths (prefixes) answered 404
   ``stall``       accept the request, never answer (until ``stop()``)
   ``broken_continue``  answer every list page with the same ``continue`` token (a buggy server)
+  ``raw``         path -> bytes answered as they are (200, JSON content type): malformed answers
 Lists honour ``limit`` and ``continue`` as the API server does (the token is an offset here).
 Every request needs ``Authorization: Bearer <token>``, else 401.
 """
@@ -109,6 +110,7 @@ class FakeKube:
         self.missing: set[str] = set()
         self.stall = False
         self.broken_continue = False
+        self.raw: dict[str, bytes] = {}
         self.requests: list[str] = []
         self.queries: list[str] = []  # the query string of each request, in order
         self._release = threading.Event()
@@ -202,6 +204,8 @@ class FakeKube:
             return self._send(request, 403, _status(403, "Forbidden", f'cannot get path "{path}"'))
         if any(path.startswith(p) for p in self.missing):
             return self._send(request, 404, _status(404, "NotFound"))
+        if path in self.raw:
+            return self._send_bytes(request, 200, self.raw[path])
         body = self._route(path)
         if body is None:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
@@ -250,7 +254,10 @@ class FakeKube:
 
     @staticmethod
     def _send(request: BaseHTTPRequestHandler, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
+        FakeKube._send_bytes(request, status, json.dumps(body).encode())
+
+    @staticmethod
+    def _send_bytes(request: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
         request.send_header("Content-Length", str(len(data)))

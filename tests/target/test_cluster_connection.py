@@ -54,6 +54,19 @@ def test_paging_is_bounded(fakekube, kubeconfig, monkeypatch):
     assert len(fakekube.requests) == 2
 
 
+def test_an_answer_over_the_size_bound_is_not_read(fakekube, kubeconfig, monkeypatch):
+    with connect(None, str(kubeconfig)) as conn:
+        body = conn.request_bytes("reading nodes", NODES.list_call(conn.api_client, None))
+        assert 1000 < len(body) and conn.request("reading nodes", NODES.list_call(conn.api_client, None), max_bytes=len(body))
+        with pytest.raises(ClusterError, match=r"reading nodes: the answer is larger than 1000 bytes; stopped reading"):
+            conn.request_bytes("reading nodes", NODES.list_call(conn.api_client, None), max_bytes=1000)
+        monkeypatch.setattr(connection_module, "MAX_RESPONSE_BYTES", 1000)
+        with pytest.raises(ClusterError, match=r"listing nodes: the answer is larger than 1000 bytes"):
+            conn.list_objects(NODES)
+        # The connection is still usable after an answer was cut off.
+        assert conn.get_object(CONFIG_MAPS, "imagelint-matrix").checked
+
+
 def test_optional_reads_are_not_checked_on_403_and_404(fakekube, kubeconfig):
     fakekube.forbidden.add("/apis/apps/v1/daemonsets")
     dra_slices = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")
@@ -81,3 +94,51 @@ def test_importing_the_cluster_package_does_not_import_the_kubernetes_client():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        (b"[1, 2]", None),
+        (b'{"items": "nodes"}', None),
+        (b'{"items": 3}', None),
+        (b'{"items": [], "metadata": ["x"]}', ()),
+        (b'{"items": [1, {"metadata": {"name": "a"}}, "x"]}', ({"metadata": {"name": "a"}},)),
+        (b"not json", "the answer is not JSON"),
+    ],
+)
+def test_a_malformed_list_answer_is_one_error_line_or_skipped(fakekube, kubeconfig, answer, kept):
+    fakekube.raw["/api/v1/nodes"] = answer
+    with connect(None, str(kubeconfig)) as conn:
+        if isinstance(kept, tuple):
+            assert conn.list_objects(NODES).items == kept  # non-objects among the items are skipped
+        else:
+            with pytest.raises(ClusterError, match=f"listing nodes: {kept or 'the answer is not a list of objects'}"):
+                conn.list_objects(NODES)
+
+
+def test_malformed_objects_are_left_out_with_a_warning(fakekube, kubeconfig, matrix):
+    """Each reader skips an object that does not fit the API (cluster objects are untrusted) and says so;
+    the well-formed objects still make the target."""
+    import json
+
+    state = fakekube.state
+    bad = {
+        "/api/v1/nodes": [*state.nodes, {"metadata": "x"}],
+        "/apis/apps/v1/daemonsets": [*state.daemonsets, {"metadata": {"namespace": "x", "name": "bad"}, "spec": {"template": {"spec": {
+            "containers": [{"image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "args": "x"}]}}}}],
+        "/apis/node.k8s.io/v1/runtimeclasses": [*state.runtimeclasses, {"metadata": {"name": "odd"}, "handler": "nvidia-x",
+                                                                        "scheduling": {"nodeSelector": ["a"]}}],
+        "/apis/nvidia.com/v1/clusterpolicies": [*state.clusterpolicies, {"metadata": {"name": "cp2"}, "spec": {"mig": "single"}}],
+    }
+    whole = target_from_cluster(None, str(kubeconfig), matrix)
+    fakekube.raw = {path: json.dumps({"items": items}).encode() for path, items in bad.items()}
+    target = target_from_cluster(None, str(kubeconfig), matrix)
+    assert target.pools == whole.pools and target.runtime_classes == whole.runtime_classes
+    assert set(target.warnings) == {
+        "node ?: not an object imagelint understands (AttributeError); ignored",
+        "DaemonSet x/bad: not an object imagelint understands (ValueError); ignored",
+        "RuntimeClass odd: not an object imagelint understands; ignored",
+        "ClusterPolicy cp2: not an object imagelint understands (AttributeError); ignored",
+    }

@@ -55,9 +55,13 @@ def file_of(ref: str) -> str:
         if ref == p or ref.startswith(p + ":") or ref.startswith(p + " "):
             return p
     return ref
+target_level = Counter()  # findings about the target alone (no place in a file): not per-file labels
 for r in rep["results"]:
     p = file_of(r["image"]["ref"])
     for f in r["findings"]:
+        if not f.get("location") and f.get("pool"):
+            target_level[(f["rule"], f["severity"])] += 1
+            continue
         prev = got[p].get(f["rule"])
         if prev is None or SEV[f["severity"]] > SEV[prev]:
             got[p][f["rule"]] = f["severity"]
@@ -140,6 +144,8 @@ for r in sorted(set(rules) | set(info)):
     print(f"{r:7} {a:3} {b:3} {c:3} {err_fp[r]:6} {pr:>6} {rc:>6}   {info[r]}")
 print(f"{'all':7} {T:3} {F:3} {N:3} {sum(err_fp.values()):6} "
       f"{(T/(T+F) if T+F else 1):6.2f} {(T/(T+N) if T+N else 1):6.2f}   {sum(info.values())}")
+print("target-level findings (once per run, not per file):",
+      ", ".join(f"{r} {sev} x{n}" for (r, sev), n in sorted(target_level.items())) or "none")
 print(f"GPU pod specs found {gpu_found}/{gpu_expected}; CUDA evidence right {cuda_ok}/{cuda_total}; "
       f"files skipped in silence {len(set(silent))}; notes {len(notes)}")
 if "-v" in sys.argv:

@@ -214,6 +214,7 @@ def run_lint(
         for facts in static.facts:
             result = run_rules(facts, target, matrix, config)
             results.append(_apply_line_ignores(result, static, config))
+    results = _target_findings_once(results, notices)
     if images:
         from imagelint.static.scheduling import scheduled_target
 
@@ -230,6 +231,33 @@ def run_lint(
         matrix_origin=getattr(matrix, "origin", None),
         notices=tuple(notices),
     )
+
+
+def _target_findings_once(results: list[ImageResult], notices: list[str]) -> list[ImageResult]:
+    """A finding about the target alone (a rule that needs only the target, with no location in a
+    file: a pool's driver branch past end of life) is the same for every file: kept on the first
+    file and said once, not repeated on each of hundreds of files."""
+    from imagelint.rules import RULES
+
+    target_only = {rid for rid, r in RULES.items() if tuple(r.needs) == ("target",)}
+    seen: set[tuple[str, str | None, str]] = set()
+    dropped = 0
+    out = []
+    for r in results:
+        kept = []
+        for f in r.findings:
+            key = (f.rule, f.pool, f.message)
+            if f.rule in target_only and f.location is None:
+                if key in seen:
+                    dropped += 1
+                    continue
+                seen.add(key)
+            kept.append(f)
+        out.append(replace(r, findings=tuple(kept)) if len(kept) != len(r.findings) else r)
+    if dropped:
+        notices.append(f"{', '.join(sorted({k[0] for k in seen}))}: a finding about the target, reported once "
+                       f"(on the first file) instead of on every file ({dropped} repeats left out)")
+    return out
 
 
 def _inherits_all(facts: ImageFacts) -> bool:

@@ -502,3 +502,10 @@ def test_from_resolves_through_the_table_following_arg_defaults(tmp_path, base, 
     [facts] = read_static(str(tmp_path / "Dockerfile"), load_matrix()).facts
     versions = {".".join(v.version.split(".")[:2]) for v in facts.cuda.versions if v.source == "base-image"}
     assert versions == ({cuda} if cuda else set())
+
+
+def test_a_finding_about_the_target_alone_is_reported_once_per_run(tmp_path):
+    files = {f"d{i}/Dockerfile": "FROM nvcr.io/nvidia/pytorch:21.02-py3\n" for i in range(3)}
+    run = lint(tmp_path, files)  # R535 is past end of life (IL503): about the pool, not the files
+    il503 = found(run, "IL503")
+    assert len(il503) == 1 and any("reported once" in n for n in run.notices)

@@ -302,6 +302,7 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
     out: list[ImageFacts] = []
     dra: list[Any] = []
     not_understood: list[str] = []
+    managed_dra: list[str] = []
     objects = 0
     for doc in load_documents(text, source):
         if not isinstance(doc, dict) or not doc.get("kind"):
@@ -311,6 +312,11 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
         for pod in find_pod_specs(doc):
             found = True
             out.extend(pod_facts(pod, source, scan_command))
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
+        if managed:  # KServe "managed DRA": the controller creates the claims, not this file
+            managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
         obj = dra_object(doc, source)
         if obj is not None:
             dra.append(obj)
@@ -326,6 +332,10 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
         shown = ", ".join(not_understood[:5]) + (f" and {len(not_understood) - 5} more" if len(not_understood) > 5 else "")
         notes = (f"{source}: no pod template found in {shown}; these objects were not linted "
                  "(if they run GPU pods, lint the pods they create, e.g. from `kubectl get pod -o yaml`)",)
+    if managed_dra:
+        notes = notes + (f"{source}: {', '.join(managed_dra)} request GPUs through claims the KServe controller "
+                         "creates (managed DRA); those claims are not in this file, so their devices were not "
+                         "checked",)
     return ManifestRead(tuple(out), tuple(dra), notes, objects)
 
 

@@ -123,10 +123,46 @@ else:  # pragma: no cover - PyYAML built without libyaml
 _MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:-])&")
 
 
+def _within_bounds(text: str, path: str) -> bool:
+    """libyaml's event stream, counted per document: the alias and node bounds checked at C speed
+    (raising the same errors as the bounded loader), so text with anchors may use libyaml too."""
+    aliases = nodes = 0
+    try:
+        for event in yaml.parse(text, Loader=_CLoader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                aliases = nodes = 0
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise ConfigError(f"more than {MAX_ALIASES} YAML aliases in one document; refusing to expand",
+                                      path, event.start_mark.line + 1)
+            elif isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise ConfigError(f"more than {MAX_NODES} YAML nodes in one document", path)
+    except yaml.YAMLError:
+        return False  # malformed: the bounded loader reports it with its line
+    return True
+
+
+# libyaml's composer recurses in C: nesting deep enough to exhaust the C stack kills the process
+# (the pure-Python loader raises RecursionError instead). Text whose nesting cannot exceed this
+# many levels (fewer flow brackets, shallower indentation) is safe for it.
+_C_SAFE_DEPTH = 1000
+_INDENT = re.compile(r"(?m)^[ \t-]+")
+
+
+def _shallow(text: str) -> bool:
+    if text.count("[") + text.count("{") >= _C_SAFE_DEPTH:
+        return False
+    return max((len(m.group(0)) for m in _INDENT.finditer(text)), default=0) < _C_SAFE_DEPTH
+
+
 def _loader_for(text: str, path: str) -> Any:
-    if _FastLoader is not None and len(text) <= 2 * MAX_NODES and not _MAYBE_ANCHOR.search(text):
+    if _FastLoader is not None and _shallow(text):
         yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
-        return _FastLoader(text, path)
+        if (len(text) <= 2 * MAX_NODES and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):
+            return _FastLoader(text, path)
     return _BoundedLoader(text, path)
 
 

@@ -509,3 +509,18 @@ def test_a_finding_about_the_target_alone_is_reported_once_per_run(tmp_path):
     run = lint(tmp_path, files)  # R535 is past end of life (IL503): about the pool, not the files
     il503 = found(run, "IL503")
     assert len(il503) == 1 and any("reported once" in n for n in run.notices)
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: Pod\nspec: " + "[" * 150_000 + "]" * 150_000 + "\n",
+    "apiVersion: v1\nkind: Pod\nspec:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 1500)),
+])
+def test_deep_nesting_never_reaches_libyaml_recursion(tmp_path, text):
+    # libyaml's composer recurses in C (a segfault); deep text must take the bounded loader
+    import subprocess
+    import sys
+
+    (tmp_path / "deep.yaml").write_text(text)
+    run = subprocess.run([sys.executable, "-m", "imagelint", "lint", "deep.yaml"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode in (0, 2) and "Traceback" not in run.stderr, (run.returncode, run.stderr[-500:])

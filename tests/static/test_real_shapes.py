@@ -514,13 +514,13 @@ def test_a_finding_about_the_target_alone_is_reported_once_per_run(tmp_path):
 @pytest.mark.parametrize("text", [
     "apiVersion: v1\nkind: Pod\nspec: " + "[" * 150_000 + "]" * 150_000 + "\n",
     "apiVersion: v1\nkind: Pod\nspec:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 1500)),
-])
+], ids=["flow", "block"])
 def test_deep_nesting_never_reaches_libyaml_recursion(tmp_path, text):
     # libyaml's composer recurses in C (a segfault); deep text must take the bounded loader
     import subprocess
     import sys
 
     (tmp_path / "deep.yaml").write_text(text)
-    run = subprocess.run([sys.executable, "-m", "imagelint", "lint", "deep.yaml"], cwd=tmp_path,
+    run = subprocess.run([sys.executable, "-m", "imagelint", "lint", "deep.yaml"], cwd=tmp_path,  # noqa: S603
                          capture_output=True, text=True, timeout=120)
     assert run.returncode in (0, 2) and "Traceback" not in run.stderr, (run.returncode, run.stderr[-500:])

@@ -5,7 +5,9 @@ Discovery label) or ``kubernetes.io/arch: arm64`` that no GPU node carries
 leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector").
 Labels are compared with the pools' node labels (from the cluster or the
 target file; a pool's ``arch`` gives ``kubernetes.io/arch``). When a pool's
-labels are not known, the rule does not guess.
+labels are not known, the rule does not guess. A DRA claim's CEL device selectors are
+judged the same way against the pools' GPU models (``productName``, MIG ``profile``,
+``architecture``; other expressions are not guessed).
 
 Remediation: select labels the GPU nodes carry (``kubectl get nodes
 --show-labels``), or drop the selector and let the GPU request place the pod.
@@ -40,10 +42,37 @@ REMEDIATION = "Select labels the target's GPU nodes carry, or remove the selecto
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
+def _claim_selectors(w) -> list[tuple[str, tuple[str, ...]]]:  # type: ignore[no-untyped-def]
+    out = []
+    for c in w.gpu_claims:
+        exprs = tuple(e for r in c.requests for e in r.selectors)
+        if exprs:
+            out.append((c.name, exprs))
+    return out
+
+
+def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    from imagelint.rules._cel import pool_can_satisfy
+
+    claims = _claim_selectors(w)
+    if not claims:
+        return
+    verdicts = {p.name: [pool_can_satisfy(exprs, p.gpus) for _, exprs in claims] for p in ctx.pools}
+    if all(any(v is False for v in vs) for vs in verdicts.values()):
+        shown = "; ".join(f"claim {name}: {' && '.join(exprs)}" for name, exprs in claims)
+        gpus = "; ".join(f"{p.name}: {', '.join(g.product or '?' for g in p.gpus)}" for p in ctx.pools)
+        yield finding(
+            f"{w.shape or w.kind} {w.name}: the device selectors of its ResourceClaims match no GPU of any target "
+            f"pool, so the claim cannot be allocated and the pod stays Pending ({shown}; pools: {gpus})",
+            w.scheduling_provenance or w.provenance,
+        )
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     w = workload(ctx.facts, primary_only=True)
     if w is None or not w.requests_gpu or not ctx.target.known:
         return
+    yield from _claims_check(ctx, w)
     if not w.node_selector and not w.affinity_terms:
         return
     results = [match_pool(w, p) for p in ctx.pools]

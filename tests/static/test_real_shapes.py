@@ -524,3 +524,40 @@ def test_deep_nesting_never_reaches_libyaml_recursion(tmp_path, text):
     run = subprocess.run([sys.executable, "-m", "imagelint", "lint", "deep.yaml"], cwd=tmp_path,  # noqa: S603
                          capture_output=True, text=True, timeout=120)
     assert run.returncode in (0, 2) and "Traceback" not in run.stderr, (run.returncode, run.stderr[-500:])
+
+
+def test_il604_claim_cel_selectors_against_the_pools_gpus(tmp_path):
+    claim = textwrap.dedent("""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: a100}
+        spec:
+          spec:
+            devices:
+              requests:
+              - name: gpu
+                exactly:
+                  deviceClassName: gpu.nvidia.com
+                  selectors:
+                  - cel: {expression: "device.attributes['gpu.nvidia.com'].productName.lowerAscii().matches('^.*a100.*$')"}
+        """)
+    pod = pod_with_claims("busybox", "resourceClaimTemplateName: a100")
+    t4 = NodePool(name="t4", driver="535.104.05", gpus=(GpuSpec(product="Tesla-T4"),), source="file:t.toml")
+    a100 = replace(t4, name="a100", gpus=(GpuSpec(product="NVIDIA-A100-SXM4-80GB"),))
+    [(_, sev, _, msg)] = found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(t4,))), "IL604")
+    assert sev == "error" and "a100" in msg
+    assert found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(t4, a100))), "IL604") == []
+    unknown = replace(t4, gpus=())  # GPU model unknown: not judged
+    assert found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(unknown,))), "IL604") == []
+
+
+@pytest.mark.parametrize("expr, product, verdict", [
+    ("device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'", "NVIDIA-A100-SXM4-80GB", True),
+    ("device.attributes['gpu.nvidia.com'].productName == 'NONEXISTENT-GPU-XYZ'", "Tesla-T4", False),
+    ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", "Tesla-T4", None),
+    ("device.attributes['gpu.nvidia.com'].productName == 'x' || true", "Tesla-T4", None),
+])
+def test_cel_subset(expr, product, verdict):
+    from imagelint.rules._cel import selects
+
+    assert selects(expr, GpuSpec(product=product)) is verdict

@@ -209,10 +209,13 @@ def run_lint(
             f"({', '.join(inherited[:3])}{'...' if len(inherited) > 3 else ''}): a container of such an image that "
             "requests no GPU sees every GPU where the device plugin uses the envvar strategy and the toolkit "
             "accepts the variable from unprivileged containers (IL303; the convention is stated once)")
+    from imagelint.static.scheduling import pod_target
+
     for static in statics:
         notices.extend(static.notes)
         for facts in static.facts:
-            result = run_rules(facts, target, matrix, config)
+            # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
+            result = run_rules(facts, pod_target(facts, target), matrix, config)
             results.append(_apply_line_ignores(result, static, config))
     results = _target_findings_once(results, notices)
     if images:

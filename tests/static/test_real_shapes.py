@@ -561,3 +561,16 @@ def test_cel_subset(expr, product, verdict):
     from imagelint.rules._cel import selects
 
     assert selects(expr, GpuSpec(product=product)) is verdict
+
+
+def test_a_gpu_pods_image_is_judged_on_the_pools_it_reaches(tmp_path):
+    old = NodePool(name="k80", driver="470.57.02", cuda_driver_version="11.4", source="file:t.toml",
+                   labels=MappingProxyType({"nvidia.com/gpu.product": "Tesla-K80"}))
+    new = NodePool(name="h100", driver="550.54.15", cuda_driver_version="12.4", source="file:t.toml",
+                   labels=MappingProxyType({"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}))
+    target = Target(pools=(old, new), source="file:t.toml")
+    pod = limits_pod("nvidia.com/gpu: 1").replace("image: busybox", "image: nvcr.io/nvidia/pytorch:24.05-py3")
+    anywhere = found(lint(tmp_path, {"p.yaml": pod}, target), "IL101")
+    assert any(sev == "error" for _, sev, _, _ in anywhere)  # could land on the 470 pool
+    pinned = pod + "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+    assert [f for f in found(lint(tmp_path, {"p.yaml": pinned}, target), "IL101") if f[1] != "info"] == []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -246,6 +246,23 @@ def _call(obj: Any, method: str, *args: Any) -> Any:
         return None
 
 
+def _compat_package(cuda: str, prov: Provenance, matrix: Any, loader_dirs: set[str]) -> DriverLibrary | None:
+    """``apt-get install cuda-compat-X-Y``: the forward-compat libcuda the package puts in
+    ``/usr/local/cuda-X.Y/compat``. Its exact driver version is not in the Dockerfile; the floor of
+    CUDA X.Y (the oldest driver that release ships) stands for it, and the matrix's
+    forward-compatibility row gives the host branches it supports."""
+    from imagelint.facts.model import ForwardCompatNote
+    from imagelint.static import driverlibs
+
+    floor = _call(matrix, "driver_floor", cuda)
+    fc = _call(matrix, "forward_compat", cuda)
+    if floor is None or fc is None:
+        return None
+    lib = driverlibs.library_at(f"/usr/local/cuda-{cuda}/compat/libcuda.so.{floor.min_driver}", prov, loader_dirs)
+    note = ForwardCompatNote(cuda, tuple(fc.host_branches), (), f"{fc.package} (Dockerfile RUN; matrix row)")
+    return replace(lib, fwd_compat=note)
+
+
 def _official_image_env(matrix: Any, version: str, arch: str, flavor: str | None) -> Mapping[str, str] | None:
     """The env an official nvidia/cuda image of ``version``/``flavor`` sets on ``arch``, from the matrix."""
     if matrix is None:
@@ -319,6 +336,10 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     for item, prov in state.installs:
         if item.what == "driver-package":  # the package ships libcuda.so.<branch>.*: IL201's anti-pattern
             libs.append(driverlibs.library_at(f"/usr/lib/x86_64-linux-gnu/libcuda.so.{item.value}", prov, loader_dirs))
+        elif item.what == "compat" and matrix is not None:
+            lib = _compat_package(item.value, prov, matrix, loader_dirs)
+            if lib is not None:
+                libs.append(lib)
     entrypoint = state.entrypoint[0] if state.entrypoint else None
     cmd = state.cmd[0] if state.cmd else None
     index_settings: list[GpuIndexSetting] = []

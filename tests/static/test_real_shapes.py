@@ -574,3 +574,15 @@ def test_a_gpu_pods_image_is_judged_on_the_pools_it_reaches(tmp_path):
     assert any(sev == "error" for _, sev, _, _ in anywhere)  # could land on the 470 pool
     pinned = pod + "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
     assert [f for f in found(lint(tmp_path, {"p.yaml": pinned}, target), "IL101") if f[1] != "info"] == []
+
+
+def test_cuda_compat_package_from_apt_is_a_forward_compat_library(tmp_path):
+    from imagelint.matrix import load_matrix
+    from imagelint.static.lint import read_static
+
+    (tmp_path / "Dockerfile").write_text(
+        "FROM ubuntu:24.04\nENV CUDA_VERSION=13.0.1\n"
+        "RUN apt-get update && apt-get install -y cuda-cudart-13-0 cuda-compat-13-0\n")
+    [facts] = read_static(str(tmp_path / "Dockerfile"), load_matrix()).facts
+    [lib] = [d for d in facts.driver_libraries if d.role == "compat"]
+    assert lib.path.startswith("usr/local/cuda-13.0/compat/libcuda.so.") and 535 in lib.fwd_compat.driver_branches

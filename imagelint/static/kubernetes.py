@@ -303,6 +303,7 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
     dra: list[Any] = []
     not_understood: list[str] = []
     managed_dra: list[str] = []
+    classic: list[str] = []
     objects = 0
     for doc in load_documents(text, source):
         if not isinstance(doc, dict) or not doc.get("kind"):
@@ -318,6 +319,8 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
         if managed:  # KServe "managed DRA": the controller creates the claims, not this file
             managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
         obj = dra_object(doc, source)
+        if str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha"):
+            classic.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'}")
         if obj is not None:
             dra.append(obj)
             continue
@@ -332,6 +335,10 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
         shown = ", ".join(not_understood[:5]) + (f" and {len(not_understood) - 5} more" if len(not_understood) > 5 else "")
         notes = (f"{source}: no pod template found in {shown}; these objects were not linted "
                  "(if they run GPU pods, lint the pods they create, e.g. from `kubectl get pod -o yaml`)",)
+    if classic:
+        notes = notes + (f"{source}: {', '.join(classic[:5])} use resource.k8s.io/v1alpha* (classic DRA, "
+                         "withdrawn: Kubernetes 1.31+ serves resource.k8s.io/v1beta1 and later, v1 from 1.34); "
+                         "applying them fails, rewrite them for structured parameters",)
     if managed_dra:
         notes = notes + (f"{source}: {', '.join(managed_dra)} request GPUs through claims the KServe controller "
                          "creates (managed DRA); those claims are not in this file, so their devices were not "

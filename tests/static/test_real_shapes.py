@@ -586,3 +586,14 @@ def test_cuda_compat_package_from_apt_is_a_forward_compat_library(tmp_path):
     [facts] = read_static(str(tmp_path / "Dockerfile"), load_matrix()).facts
     [lib] = [d for d in facts.driver_libraries if d.role == "compat"]
     assert lib.path.startswith("usr/local/cuda-13.0/compat/libcuda.so.") and 535 in lib.fwd_compat.driver_branches
+
+
+def test_classic_dra_objects_are_named(tmp_path):
+    run = lint(tmp_path, {"rc.yaml": """\
+        apiVersion: resource.k8s.io/v1alpha2
+        kind: ResourceClaim
+        metadata: {name: gpu-ts-sharing}
+        spec:
+          resourceClassName: gpu.nvidia.com
+        """})
+    assert any("rc.yaml" in n and "v1alpha" in n and "ResourceClaim/gpu-ts-sharing" in n for n in run.notices)

@@ -597,3 +597,15 @@ def test_classic_dra_objects_are_named(tmp_path):
           resourceClassName: gpu.nvidia.com
         """})
     assert any("rc.yaml" in n and "v1alpha" in n and "ResourceClaim/gpu-ts-sharing" in n for n in run.notices)
+
+
+def test_il603_resource_keyed_taint_is_a_warning_other_taints_errors(tmp_path):
+    from imagelint.target import Taint
+
+    pool = NodePool(name="t4", driver="535.104.05", resources=MappingProxyType({"nvidia.com/gpu": 4}),
+                    taints=(Taint("nvidia.com/gpu", "present", "NoSchedule"),), source="file:t.toml")
+    [(_, sev, _, msg)] = found(lint(tmp_path, {"p.yaml": limits_pod("nvidia.com/gpu: 1")}, Target(pools=(pool,))), "IL603")
+    assert sev == "warning" and "ExtendedResourceToleration" in msg
+    dedicated = replace(pool, taints=(Taint("dedicated", "gpu", "NoSchedule"),))
+    [(_, sev, _, _)] = found(lint(tmp_path, {"p.yaml": limits_pod("nvidia.com/gpu: 1")}, Target(pools=(dedicated,))), "IL603")
+    assert sev == "error"

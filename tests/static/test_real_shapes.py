@@ -609,3 +609,24 @@ def test_il603_resource_keyed_taint_is_a_warning_other_taints_errors(tmp_path):
     dedicated = replace(pool, taints=(Taint("dedicated", "gpu", "NoSchedule"),))
     [(_, sev, _, _)] = found(lint(tmp_path, {"p.yaml": limits_pod("nvidia.com/gpu: 1")}, Target(pools=(dedicated,))), "IL603")
     assert sev == "error"
+
+
+def test_json_report_with_a_malformed_file_and_notes_follows_the_schema(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import jsonschema
+
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nspec:\n  - a: {x}/y\n  b: c\n")
+    (tmp_path / "values.yaml").write_text("replicas: 3\n")
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n")
+    run = subprocess.run([sys.executable, "-m", "imagelint", "lint", "bad.yaml", "values.yaml", "Dockerfile",  # noqa: S603
+                          "--driver", "535.104.05", "--format", "json", "--output", "r.json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "bad.yaml:4:" in run.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report-schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(report)
+    assert any("values.yaml" in n for n in report["notices"])

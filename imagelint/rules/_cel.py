@@ -1,8 +1,10 @@
 """A small, exact subset of CEL as DRA device selectors use it, evaluated against a pool's GPUs.
 
-Only what can be decided from a pool's GPU model is read: ``productName`` (``==``, ``!=``,
-``.matches(re)``, ``.lowerAscii().matches(re)``), ``profile`` (MIG) and ``architecture``
-(``==``/``!=``) of ``device.attributes['gpu.nvidia.com']``, joined by ``&&``. Anything else in an
+Only what can be decided from a pool's GPU model and driver is read: ``productName`` (``==``,
+``!=``, ``.matches(re)``, ``.lowerAscii().matches(re)``), ``profile`` (MIG) and ``architecture``
+(``==``/``!=``), and the version attributes ``driverVersion`` / ``cudaComputeCapability`` /
+``cudaDriverVersion`` compared with ``.compareTo(semver("X")) <op> 0`` or ``.isGreaterThan`` /
+``.isLessThan`` / ``.isEqualTo`` — of ``device.attributes['gpu.nvidia.com']``, joined by ``&&``. Anything else in an
 expression (``||``, ``!``, other attributes, version comparisons) makes the answer unknown, never
 a guess. GPU Feature Discovery writes product names with ``-`` where NVML (and so the DRA driver)
 has spaces; both spellings are compared.
@@ -32,7 +34,27 @@ def _norm(name: str) -> str:
     return re.sub(r"[\s-]+", "-", name.strip().lower())
 
 
-def _atom(atom: str, gpu: GpuSpec) -> bool | None:
+_VERSION_CMP = re.compile(rf"""^{_ATTR}\.compareTo\(\s*semver\(\s*{_STR}\s*\)\s*\)\s*(==|!=|>=|<=|>|<)\s*0$""")
+_VERSION_FN = re.compile(rf"""^{_ATTR}\.(isGreaterThan|isLessThan|isEqualTo)\(\s*semver\(\s*{_STR}\s*\)\s*\)$""")
+
+
+def _vkey(text: str) -> tuple[int, ...] | None:
+    parts = re.findall(r"\d+", text)
+    return tuple(int(p) for p in parts[:3]) + (0,) * (3 - len(parts[:3])) if parts else None
+
+
+def _version_of(attr: str, gpu: GpuSpec, driver: str | None, cuda: str | None) -> tuple[int, ...] | None:
+    value = {"driverVersion": driver, "cudaComputeCapability": gpu.compute_capability,
+             "cudaDriverVersion": cuda}.get(attr)
+    return _vkey(value) if value else None
+
+
+def _compare(have: tuple[int, ...], op: str, want: tuple[int, ...]) -> bool:
+    c = (have > want) - (have < want)
+    return {"==": c == 0, "!=": c != 0, ">=": c >= 0, "<=": c <= 0, ">": c > 0, "<": c < 0}[op]
+
+
+def _atom(atom: str, gpu: GpuSpec, driver: str | None = None, cuda: str | None = None) -> bool | None:
     atom = atom.strip()
     while atom.startswith("(") and atom.endswith(")"):
         atom = atom[1:-1].strip()
@@ -50,6 +72,17 @@ def _atom(atom: str, gpu: GpuSpec) -> bool | None:
         else:
             return None
         return hit if op == "==" else not hit
+    m = _VERSION_CMP.match(atom) or _VERSION_FN.match(atom)
+    if m:
+        attr, a, b = m.groups()
+        if m.re is _VERSION_CMP:
+            literal, op = a, b
+        else:
+            literal, op = b, {"isGreaterThan": ">", "isLessThan": "<", "isEqualTo": "=="}[a]
+        have, want = _version_of(attr, gpu, driver, cuda), _vkey(literal)
+        if have is None or want is None:
+            return None
+        return _compare(have, op, want)
     m = _MATCH.match(atom)
     if m:
         attr, lower, pattern = m.groups()
@@ -63,23 +96,26 @@ def _atom(atom: str, gpu: GpuSpec) -> bool | None:
     return None
 
 
-def selects(expression: str, gpu: GpuSpec) -> bool | None:
-    """Whether the CEL expression selects this GPU: True / False / None (cannot tell)."""
+def selects(expression: str, gpu: GpuSpec, driver: str | None = None, cuda: str | None = None) -> bool | None:
+    """Whether the CEL expression selects this GPU (on a pool with this driver and driver CUDA
+    version): True / False / None (cannot tell)."""
     text = " ".join(expression.split())
     if "||" in text or re.search(r"(?<![=!])!(?!=)", text):
         return None
-    verdicts = [_atom(a, gpu) for a in text.split("&&")]
+    verdicts = [_atom(a, gpu, driver, cuda) for a in text.split("&&")]
     if any(v is False for v in verdicts):
         return False
     return None if any(v is None for v in verdicts) else True
 
 
-def pool_can_satisfy(expressions: Iterable[str], gpus: Iterable[GpuSpec]) -> bool | None:
-    """Some GPU of the pool is selected by every expression (True), none can be (False), unknown."""
+def pool_can_satisfy(expressions: Iterable[str], gpus: Iterable[GpuSpec], driver: str | None = None,
+                     cuda: str | None = None) -> bool | None:
+    """Some GPU of the pool is selected by every expression (True), none can be (False), unknown.
+    A pool whose GPU models are unknown is judged on its driver alone (a GPU of unknown model)."""
     exprs = tuple(expressions)
     answers = []
-    for gpu in gpus:
-        per = [selects(e, gpu) for e in exprs]
+    for gpu in (tuple(gpus) or (GpuSpec(),)):
+        per = [selects(e, gpu, driver, cuda) for e in exprs]
         if any(v is False for v in per):
             answers.append(False)
         elif all(v is True for v in per):

@@ -6,8 +6,9 @@ leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector").
 Labels are compared with the pools' node labels (from the cluster or the
 target file; a pool's ``arch`` gives ``kubernetes.io/arch``). When a pool's
 labels are not known, the rule does not guess. A DRA claim's CEL device selectors are
-judged the same way against the pools' GPU models (``productName``, MIG ``profile``,
-``architecture``; other expressions are not guessed).
+judged the same way against the pools' GPU models and drivers (``productName``, MIG ``profile``,
+``architecture``, ``driverVersion`` / ``cudaComputeCapability`` / ``cudaDriverVersion`` compared
+with ``semver``; other expressions are not guessed).
 
 Remediation: select labels the GPU nodes carry (``kubectl get nodes
 --show-labels``), or drop the selector and let the GPU request place the pod.
@@ -57,7 +58,8 @@ def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:  # type: ignore[no-
     claims = _claim_selectors(w)
     if not claims:
         return
-    verdicts = {p.name: [pool_can_satisfy(exprs, p.gpus) for _, exprs in claims] for p in ctx.pools}
+    verdicts = {p.name: [pool_can_satisfy(exprs, p.gpus, p.driver, p.cuda_driver_version) for _, exprs in claims]
+                for p in ctx.pools}
     if all(any(v is False for v in vs) for vs in verdicts.values()):
         shown = "; ".join(f"claim {name}: {' && '.join(exprs)}" for name, exprs in claims)
         gpus = "; ".join(f"{p.name}: {', '.join(g.product or '?' for g in p.gpus)}" for p in ctx.pools)

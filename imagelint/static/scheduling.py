@@ -26,7 +26,7 @@ def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]
         return False
     for c in w.gpu_claims:
         exprs = tuple(e for r in c.requests for e in r.selectors)
-        if exprs and pool_can_satisfy(exprs, pool.gpus) is False:
+        if exprs and pool_can_satisfy(exprs, pool.gpus, pool.driver, pool.cuda_driver_version) is False:
             return False
     return True
 

@@ -630,3 +630,39 @@ def test_json_report_with_a_malformed_file_and_notes_follows_the_schema(tmp_path
     schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report-schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(report)
     assert any("values.yaml" in n for n in report["notices"])
+
+
+@pytest.mark.parametrize("expr, driver, cc, verdict", [
+    ("device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('550.0.0')) >= 0", "535.104.05", None, False),
+    ("device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('550.0.0')) >= 0", "570.86.15", None, True),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('8.0.0'))", None, "9.0", True),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('8.0.0'))", None, "7.5", False),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('8.0.0'))", None, None, None),
+])
+def test_cel_version_comparisons(expr, driver, cc, verdict):
+    from imagelint.rules._cel import selects
+
+    assert selects(expr, GpuSpec(product="X", compute_capability=cc), driver) is verdict
+
+
+def test_dra_claim_needing_a_newer_driver_matches_no_pool(tmp_path):
+    claim = textwrap.dedent("""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: new-driver}
+        spec:
+          spec:
+            devices:
+              requests:
+              - name: gpu
+                exactly:
+                  deviceClassName: gpu.nvidia.com
+                  selectors:
+                  - cel: {expression: "device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('580.0.0')) >= 0"}
+        """)
+    pod = pod_with_claims("busybox", "resourceClaimTemplateName: new-driver")
+    old = NodePool(name="r535", driver="535.104.05", source="file:t.toml")
+    [(_, sev, _, _)] = found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(old,))), "IL604")
+    assert sev == "error"
+    new = replace(old, name="r580", driver="580.95.05")
+    assert found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(old, new))), "IL604") == []

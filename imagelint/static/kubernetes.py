@@ -1,19 +1,18 @@
 """Kubernetes manifests → one ``ImageFacts`` (kind ``manifest``) per container, with line numbers.
 
-Workloads are found wherever a pod spec lives: ``Pod`` (``spec``), the
-controllers with a pod template (``Deployment``, ``StatefulSet``, ``DaemonSet``,
-``ReplicaSet``, ``ReplicationController``, ``Job``: ``spec.template.spec``),
-``CronJob`` (``spec.jobTemplate.spec.template.spec``), ``PodTemplate``
-(``template.spec``), items of a ``List``, and any other kind whose
-``spec.template.spec`` has containers (custom controllers). Documents without
-``apiVersion``/``kind`` are not Kubernetes objects and are skipped.
+Pod specs are found wherever they live (``imagelint.static.podspecs``: Pods, controllers, CronJobs,
+Ray, Kubeflow, JobSet, LeaderWorkerSet, Volcano, KServe, Argo templates, custom controllers, items
+of a ``List``); documents without ``apiVersion``/``kind`` are not Kubernetes objects and are
+skipped, and objects in which no pod spec is found are named in a note unless their kind is
+known to hold none. DRA objects (``imagelint.static.dra``) are returned for the run to resolve
+claims across files.
 
 The container's env, command and args feed the same rules as an image's config
-(IL301, IL302...); the pod's scheduling (GPU resources, nodeSelector, required
-node affinity, tolerations, runtimeClassName) goes into ``WorkloadFacts`` for
-the IL60x rules. The annotation ``imagelint.io/ignore: "IL602: reason"`` on the
-object or its pod template becomes the ``io.imagelint.ignore`` label that the
-engine already honours for images.
+(IL301, IL302...); its ``image:`` is kept for the base-image table; the pod's scheduling (GPU
+resources, DRA claims, CDI annotations, nodeSelector, required node affinity, tolerations,
+runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotation
+``imagelint.io/ignore: "IL602: reason"`` on the object or its pod template becomes the
+``io.imagelint.ignore`` label that the engine already honours for images.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from imagelint.facts.model import (
     BaseImageFacts,

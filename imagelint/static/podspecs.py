@@ -198,7 +198,7 @@ def _walk(node: Any, path: str, depth: int, found: list, names: dict[str, str], 
         if not isinstance(value, (LineDict, LineList)):
             continue
         key = str(key)
-        if key in ("status", "metadata") and depth > 0 or key == "status":
+        if key in ("status", "metadata"):  # no pod spec lives there
             continue
         sub_metas = metas
         if key == "template" and isinstance(value, dict) and isinstance(value.get("metadata"), dict):

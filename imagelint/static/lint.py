@@ -200,7 +200,7 @@ def run_lint(
             from imagelint.errors import EXIT_USAGE
 
             results.append(ImageResult(subject=p, kind="file", error=str(exc), error_exit_code=EXIT_USAGE,
-                                       complete=False))
+                                       complete=False, path=p))
     statics = enrich(statics, matrix)
     inherited = [s.path for s in statics if s.kind == detect.DOCKERFILE and s.facts and _inherits_all(s.facts[0])]
     if inherited:
@@ -215,7 +215,7 @@ def run_lint(
         notices.extend(static.notes)
         for facts in static.facts:
             # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
-            result = run_rules(facts, pod_target(facts, target), matrix, config)
+            result = replace(run_rules(facts, pod_target(facts, target), matrix, config), path=static.path)
             results.append(_apply_line_ignores(result, static, config))
     results = _target_findings_once(results, notices)
     if images:
@@ -233,6 +233,8 @@ def run_lint(
         matrix_version=getattr(matrix, "version", None),
         matrix_origin=getattr(matrix, "origin", None),
         notices=tuple(notices),
+        command="lint",
+        files_skipped=tuple(s.path for s in statics if s.kind == "skipped"),
     )
 
 

@@ -67,7 +67,7 @@ def _atom(atom: str, gpu: GpuSpec, driver: str | None = None, cuda: str | None =
             hit = _norm(gpu.product) == _norm(value)
         elif attr == "architecture" and gpu.family:
             hit = gpu.family.lower() == value.lower()
-        elif attr == "profile":
+        elif attr == "profile" and gpu.mig_profiles:  # the pool's MIG layout known: judge it
             hit = value in gpu.mig_profiles
         else:
             return None
@@ -127,3 +127,14 @@ def pool_can_satisfy(expressions: Iterable[str], gpus: Iterable[GpuSpec], driver
     if any(a is True for a in answers):
         return True
     return False if all(a is False for a in answers) else None
+
+
+def claim_can_be_allocated(requests: Iterable[tuple[str, ...]], gpus: Iterable[GpuSpec], driver: str | None = None,
+                           cuda: str | None = None) -> bool | None:
+    """Each request (its CEL selectors) is allocated its own device: the claim fits the pool when
+    every request has a GPU it selects (True), cannot when some request has none (False)."""
+    gpus = tuple(gpus)
+    answers = [pool_can_satisfy(exprs, gpus, driver, cuda) for exprs in requests if exprs]
+    if any(a is False for a in answers):
+        return False
+    return True if answers and all(a is True for a in answers) else None

@@ -43,26 +43,28 @@ REMEDIATION = "Select labels the target's GPU nodes carry, or remove the selecto
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
-def _claim_selectors(w) -> list[tuple[str, tuple[str, ...]]]:  # type: ignore[no-untyped-def]
+def _claim_requests(w) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:  # type: ignore[no-untyped-def]
+    """(claim name, the CEL selectors of each of its requests) for GPU claims with selectors."""
     out = []
     for c in w.gpu_claims:
-        exprs = tuple(e for r in c.requests for e in r.selectors)
-        if exprs:
-            out.append((c.name, exprs))
+        reqs = tuple(r.selectors for r in c.requests)
+        if any(reqs):
+            out.append((c.name, reqs))
     return out
 
 
 def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    from imagelint.rules._cel import pool_can_satisfy
+    from imagelint.rules._cel import claim_can_be_allocated
 
-    claims = _claim_selectors(w)
+    claims = _claim_requests(w)
     if not claims:
         return
-    verdicts = {p.name: [pool_can_satisfy(exprs, p.gpus, p.driver, p.cuda_driver_version) for _, exprs in claims]
+    verdicts = {p.name: [claim_can_be_allocated(reqs, p.gpus, p.driver, p.cuda_driver_version) for _, reqs in claims]
                 for p in ctx.pools}
     if all(any(v is False for v in vs) for vs in verdicts.values()):
-        shown = "; ".join(f"claim {name}: {' && '.join(exprs)}" for name, exprs in claims)
-        gpus = "; ".join(f"{p.name}: {', '.join(g.product or '?' for g in p.gpus)}" for p in ctx.pools)
+        shown = "; ".join(f"claim {name}: {' / '.join(' && '.join(r) for r in reqs if r)}" for name, reqs in claims)
+        gpus = "; ".join(f"{p.name}: {', '.join(g.product or '?' for g in p.gpus) or 'GPU model unknown'}"
+                         for p in ctx.pools)
         yield finding(
             f"{w.shape or w.kind} {w.name}: the device selectors of its ResourceClaims match no GPU of any target "
             f"pool, so the claim cannot be allocated and the pod stays Pending ({shown}; pools: {gpus})",

@@ -20,13 +20,13 @@ from imagelint.target import Target
 def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]
     """Whether a pod can land on the pool: taints tolerated, selectors and claim selectors not
     excluding it (unknown labels or GPU models keep the pool: it may match)."""
-    from imagelint.rules._cel import pool_can_satisfy
+    from imagelint.rules._cel import claim_can_be_allocated
 
     if untolerated_taints(pool, w.tolerations) or match_pool(w, pool)[0] is False:
         return False
     for c in w.gpu_claims:
-        exprs = tuple(e for r in c.requests for e in r.selectors)
-        if exprs and pool_can_satisfy(exprs, pool.gpus, pool.driver, pool.cuda_driver_version) is False:
+        reqs = tuple(r.selectors for r in c.requests)
+        if claim_can_be_allocated(reqs, pool.gpus, pool.driver, pool.cuda_driver_version) is False:
             return False
     return True
 

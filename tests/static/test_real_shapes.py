@@ -666,3 +666,31 @@ def test_dra_claim_needing_a_newer_driver_matches_no_pool(tmp_path):
     assert sev == "error"
     new = replace(old, name="r580", driver="580.95.05")
     assert found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(old, new))), "IL604") == []
+
+
+def test_each_claim_request_is_its_own_device_and_unknown_mig_layouts_are_not_judged(tmp_path):
+    claim = textwrap.dedent("""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: mig-devices}
+        spec:
+          spec:
+            devices:
+              requests:
+              - name: a
+                exactly:
+                  deviceClassName: mig.nvidia.com
+                  selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}]
+              - name: b
+                exactly:
+                  deviceClassName: mig.nvidia.com
+                  selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'"}}]
+        """)
+    pod = pod_with_claims("busybox", "resourceClaimTemplateName: mig-devices")
+    flags = Target(pools=(NodePool(name="flags", driver="535.104.05"),), source="flags")
+    assert found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, flags), "IL604") == []
+    a100 = NodePool(name="a100", driver="550.54.15", source="file:t.toml",
+                    gpus=(GpuSpec(product="A100", mig_profiles=("1g.5gb", "3g.20gb")),))
+    assert found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(a100,))), "IL604") == []
+    only_small = replace(a100, gpus=(GpuSpec(product="A100", mig_profiles=("1g.5gb",)),))
+    assert len(found(lint(tmp_path, {"c.yaml": claim, "p.yaml": pod}, Target(pools=(only_small,))), "IL604")) == 1

@@ -51,6 +51,7 @@ COMMANDS = {
     "cache": "cache_cmd",
     "gpus": "catalog_cmd",
     "drivers": "catalog_cmd",
+    "doctor": "doctor_cmd",
 }
 
 

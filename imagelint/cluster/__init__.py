@@ -15,6 +15,15 @@ Layout — one connection, small readers on top of it:
   nvidia_names.py      GFD / NFD label names and component image names, from the matrix
   read_target.py       ``target_from_cluster``: all of the above → a Target
 
+  For ``imagelint doctor`` (each read optional, frozen rows out, ``objects.py`` type-checks JSON):
+  node_status.py       every node as it is: labels, taints, allocatable, Ready, runtime handlers
+  pods.py              pods: phase, node, scheduling condition, container states (spec kept for static/)
+  events.py            Warning events, with the object they are about
+  pod_logs.py          a bounded log tail of one container (``previous`` for CrashLoopBackOff)
+  daemonset_status.py  DaemonSets with desired/ready counts and the NVIDIA component they run
+  configmap_data.py    every key of one ConfigMap (app configs mounted into pods)
+  dra.py               DeviceClasses, ResourceSlices per node, ResourceClaims (404 = not served)
+
 Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / ResourceClaims):
 
 1. Name the kind in ``resources.py``, e.g.

@@ -74,5 +74,22 @@ DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet", "DaemonSets", na
 RUNTIME_CLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", "RuntimeClasses")
 # The GPU Operator's CRD (nvidia.com/v1, cluster-scoped).
 CLUSTER_POLICIES = Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", "ClusterPolicies")
+# Dynamic Resource Allocation (resource.k8s.io/v1, served by default from Kubernetes 1.34).
+DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", "DeviceClasses")
+RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")
+RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", "ResourceClaims", namespaced=True)
 
-__all__ = ["CLUSTER_POLICIES", "CONFIG_MAPS", "DAEMON_SETS", "EVENTS", "MALFORMED", "NODES", "PODS", "RUNTIME_CLASSES", "Resource"]
+__all__ = [
+    "CLUSTER_POLICIES",
+    "CONFIG_MAPS",
+    "DAEMON_SETS",
+    "DEVICE_CLASSES",
+    "EVENTS",
+    "MALFORMED",
+    "NODES",
+    "PODS",
+    "RESOURCE_CLAIMS",
+    "RESOURCE_SLICES",
+    "RUNTIME_CLASSES",
+    "Resource",
+]

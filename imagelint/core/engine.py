@@ -198,12 +198,13 @@ def at_or_above(severity: str, fail_on: str) -> bool:
 
 
 def exit_code_for(results: Sequence[ImageResult], fail_on: str) -> int:
-    """3 if any image was unreadable (documented: a partial result must not pass), else
-    1 if any finding is at/above ``fail_on``, else 0."""
+    """3 if any image was unreadable (documented: a partial result must not pass), 2 if an input
+    file was malformed (the others are still linted), else 1 if any finding is at/above ``fail_on``, else 0."""
     from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 
-    if any(not r.ok for r in results):
-        return EXIT_UNREADABLE
+    failed = [r.error_exit_code or EXIT_UNREADABLE for r in results if not r.ok]
+    if failed:  # an unreadable image (3) outranks a malformed input file (2)
+        return max(failed)
     if any(at_or_above(f.severity, fail_on) for r in results for f in r.findings):
         return EXIT_FINDINGS
     return EXIT_OK

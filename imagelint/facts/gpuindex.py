@@ -40,6 +40,8 @@ INDEX_PATTERNS: tuple[IndexPattern, ...] = (
     _p("cuda-visible-devices", r"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*:\s*["']?([^\s"'#]+)""", YAML),
     # DeepStream / nvinfer keys (INI groups) and their YAML form.
     _p("gpu-id", r"""^\s*gpu[-_]id\s*[=:]\s*["']?(-?\d+)""", INI, YAML),
+    # nvinferserver (Triton in DeepStream) protobuf-text configs: infer_config { gpu_ids: [0] }.
+    _p("gpu-id", r"""^\s*gpu_ids\s*:\s*\[\s*([\d\s,]*\d)\s*\]""", INI),
     # Command-line flags: --gpu-id 1, --gpu_id=1, --gpu-ids 0,1, --gpus 1, --device cuda:1, --cuda-device 1.
     _p("cli-flag", r"""(?<![\w-])--(?:gpu[-_]?ids?|gpus|cuda[-_]device|device[-_]id)(?:\s+|=)["']?([\w,:-]+)""", SHELL, PYTHON),
     _p("cli-flag", r"""(?<![\w-])--device(?:\s+|=)["']?(cuda:\d+)""", SHELL, PYTHON),

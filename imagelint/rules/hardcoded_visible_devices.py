@@ -88,7 +88,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         seen.add((setting.name, setting.provenance.path, setting.provenance.line))
         severity, why, detail = _verdict(setting.name, items, gpus)
         yield finding(fit([f"{setting.name}={_clip(setting.value)}: {why}", why]),
-                      setting.provenance, severity=severity, details=[detail],
+                      setting.provenance, severity=severity,
+                      details=[detail, *([f"the whole value: {setting.value!r}"] if _clip(setting.value) != setting.value else [])],
                       variable=setting.name, value=setting.value)
     for s in gpu.index_settings:
         name = _KINDS.get(s.kind)

@@ -46,6 +46,7 @@ COMMANDS = {
     "matrix": "matrix_cmd",
     "target": "target_cmd",
     "cache": "cache_cmd",
+    "audit": "audit_cmd",
 }
 
 

@@ -188,6 +188,7 @@ def test_audit_finds_exactly_the_broken_workloads_with_their_pool(audit_json) ->
 
 
 def test_audit_dedupes_by_digest_and_skips_cpu_pods(audit_json) -> None:
+    jsonschema.validate(audit_json, json.loads((Path(__file__).parents[2] / "docs" / "audit-schema.json").read_text()))
     shared = {w["image_key"] for w in audit_json["workloads"] if w["owner"]["name"].startswith("shared-")}
     assert len(shared) == 1 and next(iter(shared)).startswith("sha256:")
     image = next(i for i in audit_json["images"] if i["key"] in shared)

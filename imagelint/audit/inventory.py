@@ -64,18 +64,43 @@ def _placement(container: Any, target: Target, node_pools: Mapping[str, str], no
     return tuple(sorted(pools)), "scheduling"
 
 
+def _digests_by_reference(containers: Iterable[Any]) -> dict[str, str]:
+    """Reference as written → the digest some running pod reports for it (the smallest, if several)."""
+    by_ref: dict[str, str] = {}
+    for c in containers:
+        if c.image_digest and (c.image not in by_ref or c.image_digest < by_ref[c.image]):
+            by_ref[c.image] = c.image_digest
+    return by_ref
+
+
+def _image_key(c: Any, by_ref: Mapping[str, str]) -> str:
+    return c.image_digest or by_ref.get(c.image) or c.image.strip()
+
+
+def image_credentials(fleet: Any) -> dict[str, dict[str, Any]]:
+    """Image key → {registry: Credentials} from the pull secrets its pods name (``--use-pull-secrets``).
+    In memory only: the inventory, reports and cache never see them."""
+    from imagelint.sources.registry_auth import Credentials
+
+    by_ref = _digests_by_reference(fleet.containers)
+    out: dict[str, dict[str, Any]] = {}
+    for c in fleet.containers:
+        for secret in c.pull_secrets:
+            for cred in fleet.pull_credentials.get((c.namespace, secret), ()):
+                out.setdefault(_image_key(c, by_ref), {}).setdefault(
+                    cred.registry, Credentials(cred.username, cred.password, cred.identity_token))
+    return out
+
+
 def inventory_from_fleet(fleet: Any) -> Inventory:
     """Workload containers (``imagelint.cluster.fleet.Fleet``) → deduplicated images + placements."""
     target: Target = fleet.target
-    by_ref: dict[str, str] = {}  # reference as written → digest some running pod reports for it
-    for c in fleet.containers:
-        if c.image_digest:
-            by_ref.setdefault(c.image, c.image_digest)
+    by_ref = _digests_by_reference(fleet.containers)
     grouped: dict[tuple[Any, ...], list[Any]] = {}
     images: dict[str, dict[str, Any]] = {}
     for c in fleet.containers:
         pools, placement = _placement(c, target, fleet.node_pools, getattr(fleet, "nodes", ()))
-        key = c.image_digest or by_ref.get(c.image) or c.image.strip()
+        key = _image_key(c, by_ref)
         grouped.setdefault((c.namespace, c.owner_kind, c.owner_name, c.container, c.image, key, pools, placement), []).append(c)
         entry = images.setdefault(key, {"pullable": None, "refs": set()})
         entry["refs"].add(c.image)
@@ -213,6 +238,7 @@ def read_images_file(path: str, target: Target) -> Inventory:
 
 __all__ = [
     "INVENTORY_SCHEMA",
+    "image_credentials",
     "inventory_from_fleet",
     "inventory_from_json",
     "inventory_from_references",

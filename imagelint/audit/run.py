@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Sequence
 
 from imagelint import __version__
 from imagelint.audit.model import ERROR, FAIL, PASS, WARN, AuditImage, AuditReport, FindingLine, Inventory, PoolCheck
@@ -38,9 +39,12 @@ def _verdict(findings: Sequence[Any], fail_on: str) -> str:
 
 
 def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Any, config: Any,
-                 source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None) -> list[PoolCheck]:
+                 source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None,
+                 credentials: Mapping[str, Any] | None = None) -> list[PoolCheck]:
     from imagelint.core.check import _default_inspector, needs_gpu_code, run_check
 
+    if credentials:  # this image's pull secrets, for their own registries only
+        source_options = replace(source_options, registry_credentials=MappingProxyType(dict(credentials)))
     by_name = {p.name: p for p in target.pools}
     image_target = replace(target, pools=tuple(by_name[p] for p in pools), warnings=())
     gpu_code = needs_gpu_code(config, image_target, matrix)
@@ -90,8 +94,10 @@ def run_audit(
     jobs: int = DEFAULT_JOBS,
     read_layers: bool = True,
     inspector: Callable[..., Any] | None = None,
+    credentials: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> AuditReport:
-    """Check the inventory's images (this shard's, when given) against the pools they land on."""
+    """Check the inventory's images (this shard's, when given) against the pools they land on.
+    ``credentials``: image key → {registry: Credentials} (``--use-pull-secrets``)."""
     def mine(key: str) -> bool:
         return shard is None or shard_of(key, shard[1]) == shard[0]
 
@@ -107,7 +113,8 @@ def run_audit(
 
     def task(image: AuditImage) -> None:
         pools = sorted(pools_of[image.key], key=ordered.__getitem__)
-        found = _check_image(image, pools, target, matrix, config, source_options, read_layers, inspector)
+        found = _check_image(image, pools, target, matrix, config, source_options, read_layers, inspector,
+                             (credentials or {}).get(image.key))
         with lock:
             checks.extend(found)
 

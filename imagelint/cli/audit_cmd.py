@@ -52,10 +52,12 @@ def _setup(config: Optional[str], select: Any, ignore: Any, fail_on: Optional[st
 
 
 def _inventory(images: Optional[str], target_options: TargetOptions, setup: Any, namespace: Optional[str],
-               all_namespaces: bool, selector: Optional[str]) -> tuple[Any, Any]:
-    """(inventory, live target) from the cluster or from --images."""
-    from imagelint.audit.inventory import inventory_from_fleet, read_images_file
+               all_namespaces: bool, selector: Optional[str], use_pull_secrets: bool = False) -> tuple[Any, Any, Any]:
+    """(inventory, live target, pull-secret credentials by image) from the cluster or from --images."""
+    from imagelint.audit.inventory import image_credentials, inventory_from_fleet, read_images_file
 
+    if use_pull_secrets and not target_options.cluster:
+        raise UsageError("--use-pull-secrets reads the cluster's image pull secrets: it needs --cluster")
     if images and target_options.cluster:
         raise UsageError("give --cluster or --images, not both (an inventory file was enumerated from a cluster already)")
     if namespace and all_namespaces:
@@ -66,15 +68,15 @@ def _inventory(images: Optional[str], target_options: TargetOptions, setup: Any,
         from imagelint.cluster.fleet import read_fleet
 
         fleet = read_fleet(target_options.context, target_options.kubeconfig, setup.matrix,
-                           None if all_namespaces else namespace, selector)
-        return inventory_from_fleet(fleet), fleet.target
+                           None if all_namespaces else namespace, selector, use_pull_secrets=use_pull_secrets)
+        return inventory_from_fleet(fleet), fleet.target, image_credentials(fleet) if use_pull_secrets else None
     if namespace or selector:
         raise UsageError("--namespace/--selector choose what to read from a cluster: they need --cluster")
     if not images:
         raise UsageError("nothing to audit: give --cluster, or --images FILE with --target-file/--driver")
     if not setup.target.known:
         raise UsageError("--images needs a target: --target-file FILE or --driver VERSION")
-    return read_images_file(images, setup.target), setup.target
+    return read_images_file(images, setup.target), setup.target, None
 
 
 @audit_app.callback()
@@ -93,6 +95,7 @@ def audit_command(
     shard: Optional[str] = typer.Option(None, "--shard", help="INDEX/COUNT (from 0): check only this shard of the images (default: $JOB_COMPLETION_INDEX/$IMAGELINT_SHARDS)."),
     jobs: int = typer.Option(4, "--jobs", "-j", min=1, max=64, help="Images read at a time."),
     write_reports: bool = typer.Option(False, "--write-reports", help="Create or update one PolicyReport per namespace in the cluster (needs --cluster)."),
+    use_pull_secrets: bool = typer.Option(False, "--use-pull-secrets", help="Read images with the registry credentials in the image pull secrets their pods name (kept in memory, sent only to their registry)."),
     config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     format: str = FormatOpt,
     output: Optional[str] = OutputOpt,
@@ -126,15 +129,16 @@ def audit_command(
             raise UsageError("--write-reports needs the whole audit: write them from `imagelint audit merge --write-reports`")
         setup = _setup(config, select, ignore, fail_on, matrix, matrix_overlay,
                        _without_cluster(target_options))
-        inventory, target = _inventory(images, target_options, setup, namespace, all_namespaces, selector)
+        inventory, target, credentials = _inventory(images, target_options, setup, namespace, all_namespaces, selector,
+                                                    use_pull_secrets)
         report = run_audit(inventory, target, setup.matrix, setup.config, source_options, shard=the_shard, jobs=jobs,
-                           read_layers=not config_only)
+                           read_layers=not config_only, credentials=credentials)
         proposed_target = _proposed(plan, plan_driver, plan_toolkit, plan_device_plugin, target, setup.matrix)
         if proposed_target is not None:
             from imagelint.audit.plan import diff
 
             proposed = run_audit(inventory, proposed_target, setup.matrix, setup.config, source_options,
-                                 shard=the_shard, jobs=jobs, read_layers=not config_only)
+                                 shard=the_shard, jobs=jobs, read_layers=not config_only, credentials=credentials)
             the_plan = diff(report, proposed)
             _emit(_render_plan(the_plan, format), output)
             code = plan_exit_code(the_plan)
@@ -228,7 +232,7 @@ def enumerate_command(
         if not target_options.cluster:
             raise UsageError("audit enumerate reads a cluster: give --cluster")
         setup = _setup(None, None, None, None, matrix, None, _without_cluster(target_options))
-        inventory, _ = _inventory(None, target_options, setup, namespace, all_namespaces, selector)
+        inventory, _, _ = _inventory(None, target_options, setup, namespace, all_namespaces, selector)
         _emit(dumps(inventory_to_json(inventory)), output)
     except ImagelintError as exc:
         raise fail(exc) from None

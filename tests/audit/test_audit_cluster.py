@@ -9,6 +9,7 @@ arm64 pool, and an image on the authenticated registry that the audit may not pu
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -28,7 +29,8 @@ TAINT = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
 TOLERATE = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
-def _pod_spec(image: str, *, gpu: bool = True, tolerate: bool = False, selector: dict | None = None) -> dict:
+def _pod_spec(image: str, *, gpu: bool = True, tolerate: bool = False, selector: dict | None = None,
+              pull_secret: str | None = None) -> dict:
     container = {"name": "main", "image": image}
     if gpu:
         container["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
@@ -37,6 +39,8 @@ def _pod_spec(image: str, *, gpu: bool = True, tolerate: bool = False, selector:
         spec["tolerations"] = TOLERATE
     if selector:
         spec["nodeSelector"] = selector
+    if pull_secret:
+        spec["imagePullSecrets"] = [{"name": pull_secret}]
     return spec
 
 
@@ -59,6 +63,13 @@ def _controller(kind: str, ns: str, name: str, image: str, replicas: int = 1, **
         return {"metadata": {"name": name, "namespace": ns}, "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": template}}}}
     return {"metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template}}
+
+
+def _pull_secret(ns: str, name: str, host: str, user: str, password: str) -> dict:
+    auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+    config = json.dumps({"auths": {f"https://{host}": {"auth": auth}}}).encode()
+    return {"metadata": {"name": name, "namespace": ns}, "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": base64.b64encode(config).decode()}}
 
 
 class Fleet:
@@ -125,7 +136,7 @@ def fleet(plain_registry, tls_registry, tmp_path_factory):
     run("team-1", "Deployment", "cuda128", "new/cuda128:v1", ["h100-a"], 10, tolerate=True)
     run("team-2", "Deployment", "multi", "multi/app:v1", ["gh200-a"], 10)
     run("team-2", "Deployment", "x86-only", "x86/only:v1", ["gh200-a"], 10)
-    run("team-2", "Deployment", "private", "private/app:v1", ["t4-a"], 10, registry_host=tls_registry.host)
+    run("team-2", "Deployment", "private", "private/app:v1", ["t4-a"], 10, registry_host=tls_registry.host, pull_secret="regcred")
     for n in range(20):
         pods.append(_pod("kube-system", f"coredns-{n}", ("ReplicaSet", "coredns"), "registry.k8s.io/coredns/coredns:v1.11.1",
                          "registry.k8s.io/coredns/coredns@sha256:" + "1" * 64, "cpu-a", gpu=False))
@@ -144,6 +155,7 @@ def fleet(plain_registry, tls_registry, tmp_path_factory):
             "apis/batch/v1/jobs": [],
             "apis/batch/v1/cronjobs": cronjobs,
             PR_COLLECTION: [],
+            "api/v1/secrets": [_pull_secret("team-2", "regcred", tls_registry.host, tls_registry.username, tls_registry.password)],
         },
         writable={PR_COLLECTION},
     )
@@ -296,3 +308,23 @@ def test_forbidden_workload_lists_are_warnings_but_pods_are_required(fleet) -> N
         assert len(out.stderr.strip().splitlines()) == 1
     finally:
         fleet.kube.forbidden.discard("/api/v1/pods")
+
+
+def test_pull_secrets_are_used_only_when_allowed_and_never_written(fleet, tmp_path) -> None:
+    password = fleet.tls.password
+    out = imagelint("audit", "--cluster", "--kubeconfig", str(fleet.kubeconfig), "--insecure-registry", fleet.plain.host,
+                    "--ca-cert", str(fleet.tls.ca_cert), "--use-pull-secrets", "--format", "json",
+                    env={"IMAGELINT_NO_CACHE": None, "IMAGELINT_CACHE_DIR": str(tmp_path / "cache")})
+    assert out.returncode == 1, out.stderr  # every image read now; the broken ones still fail
+    report = json.loads(out.stdout)
+    assert ("team-2", "Deployment/private", "t4-pool") in _verdicts(report, "pass")
+    assert not _verdicts(report, "error")
+    assert any(p.startswith("GET /api/v1/namespaces/team-2/secrets/regcred") or p == "/api/v1/namespaces/team-2/secrets/regcred"
+               for p in fleet.kube.requests)
+    encoded = base64.b64encode(f"{fleet.tls.username}:{password}".encode()).decode()
+    for text in (out.stdout, out.stderr, *(f.read_text(errors="replace") for f in (tmp_path / "cache").rglob("*") if f.is_file())):
+        assert password not in text and encoded not in text
+    enumerate_out = imagelint("audit", "enumerate", "--cluster", "--kubeconfig", str(fleet.kubeconfig))
+    assert password not in enumerate_out.stdout and "regcred" not in enumerate_out.stdout
+    refused = fleet.audit("--use-pull-secrets", "--images", "x")
+    assert refused.returncode == 2

@@ -142,8 +142,10 @@ def test_the_read_role_is_read_only_and_covers_every_kind_audit_reads() -> None:
         assert set(rule["verbs"]) <= READ_VERBS and "secrets" not in rule["resources"] and "*" not in rule["resources"]
     reports = _role("imagelint-audit-reports")
     assert {r for rule in reports["rules"] for r in rule["resources"]} == {"policyreports", "clusterpolicyreports"}
+    secrets = _role("imagelint-audit-pull-secrets")
+    assert secrets["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]  # get by name, never list
     bound = {d["roleRef"]["name"] for _, d in objects() if d["kind"] == "ClusterRoleBinding"}
-    assert bound == {"imagelint-audit-read", "imagelint-audit-reports"}
+    assert bound == {"imagelint-audit-read", "imagelint-audit-reports", "imagelint-audit-pull-secrets"}
 
 
 def _imagelint_lines(text: str) -> list[list[str]]:

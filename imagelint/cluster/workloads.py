@@ -91,7 +91,7 @@ def to_line_tree(value: Any, depth: int = 0) -> Any:
 
     if depth > MAX_DEPTH:
         raise ValueError("object nested too deep")
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):  # parsed JSON: dicts and lists only (faster than the ABC checks)
         return LineDict((str(k), to_line_tree(v, depth + 1)) for k, v in value.items())
     if isinstance(value, list):
         out = LineList(to_line_tree(v, depth + 1) for v in value)
@@ -104,8 +104,12 @@ def _pod_specs(obj: Mapping[str, Any], resource: Resource) -> list[Any]:
     from imagelint.static.kubernetes import find_pod_specs
 
     # List items carry no apiVersion/kind; find_pod_specs needs the object's real kind ("Pod").
+    # Only what it reads is converted: the spec and the object's name and annotations, not the
+    # status or managedFields (most of a pod's bytes).
     kind = "Pod" if resource is PODS else resource.kind
-    tree = to_line_tree({**obj, "apiVersion": resource.api_version, "kind": kind})
+    meta = obj.get("metadata") or {}
+    slim_meta = {k: meta[k] for k in ("name", "generateName", "namespace", "annotations") if k in meta}
+    tree = to_line_tree({"apiVersion": resource.api_version, "kind": kind, "metadata": slim_meta, "spec": obj.get("spec")})
     return list(find_pod_specs(tree))
 
 

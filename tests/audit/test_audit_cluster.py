@@ -328,3 +328,37 @@ def test_pull_secrets_are_used_only_when_allowed_and_never_written(fleet, tmp_pa
     assert password not in enumerate_out.stdout and "regcred" not in enumerate_out.stdout
     refused = fleet.audit("--use-pull-secrets", "--images", "x")
     assert refused.returncode == 2
+
+
+def test_the_in_cluster_flow_enumerate_then_indexed_shards_then_merge(fleet, audit_json) -> None:
+    """deploy/: the CronJob's two commands, the Indexed Job's shards (index from the environment), merge."""
+    work = fleet.workdir / "run"
+    work.mkdir(exist_ok=True)
+    snapshot = imagelint("target", "snapshot", "--cluster", "--kubeconfig", str(fleet.kubeconfig))
+    assert snapshot.returncode == 0, snapshot.stderr
+    (work / "target.toml").write_text(snapshot.stdout)
+    enumerated = imagelint("audit", "enumerate", "--cluster", "--kubeconfig", str(fleet.kubeconfig), "-o", str(work / "inventory.json"))
+    assert enumerated.returncode == 0, enumerated.stderr
+    parts = []
+    for index in range(3):
+        out = imagelint("audit", "--images", str(work / "inventory.json"), "--target-file", str(work / "target.toml"),
+                        "--insecure-registry", fleet.plain.host, "--ca-cert", str(fleet.tls.ca_cert), "--format", "json",
+                        "-o", str(work / f"part-{index}.json"), env={"JOB_COMPLETION_INDEX": str(index), "IMAGELINT_SHARDS": "3"})
+        assert out.returncode in (1, 3), out.stderr
+        parts.append(str(work / f"part-{index}.json"))
+    merged = json.loads(imagelint("audit", "merge", *parts, "--format", "json").stdout)
+    # The same verdicts as the direct --cluster run: the snapshot's pools are the cluster's pools.
+    assert {k: v for k, v in merged["summary"].items()} == audit_json["summary"]
+    assert [w["verdicts"] for w in merged["workloads"]] == [w["verdicts"] for w in audit_json["workloads"]]
+
+
+def test_sharded_plans_merge_into_the_unsharded_plan(fleet) -> None:
+    whole = fleet.audit("--plan-driver", "470.182.03", "--format", "json")
+    parts = []
+    for i in range(2):
+        out = fleet.audit("--plan-driver", "470.182.03", "--format", "json", "--shard", f"{i}/2")
+        path = fleet.workdir / f"plan-{i}.json"
+        path.write_text(out.stdout)
+        parts.append(str(path))
+    merged = imagelint("audit", "merge", *parts, "--format", "json")
+    assert merged.returncode == whole.returncode and merged.stdout == whole.stdout

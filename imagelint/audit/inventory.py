@@ -112,11 +112,14 @@ def inventory_from_fleet(fleet: Any) -> Inventory:
         key=lambda w: w.sort_key,
     ))
     checked = {w.image_key for w in workloads if w.pools}
+    # A GPU workload that can land nowhere is not a pass: say so (IL603/IL604 explain why in lint).
+    stranded = tuple(f"{w.namespace}/{w.owner} container {w.container}: asks for a GPU but its scheduling matches "
+                     "no GPU pool; not checked" for w in workloads if w.placement == "scheduling matches no GPU pool")
     audit_images = tuple(
         AuditImage(key, registry_reference(e["pullable"] or min(e["refs"])), tuple(sorted(e["refs"])))
         for key, e in sorted(images.items()) if key in checked
     )
-    return Inventory(workloads, audit_images, target.source, tuple(fleet.warnings))
+    return Inventory(workloads, audit_images, target.source, tuple(fleet.warnings) + stranded)
 
 
 def inventory_from_references(references: Iterable[str], target: Target, source: str) -> Inventory:

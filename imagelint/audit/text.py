@@ -47,6 +47,8 @@ def render_text(report: AuditReport) -> str:
         table = [("VERDICT", "NAMESPACE", "WORKLOAD", "CONTAINER", "POOL", "IMAGE")]
         table += [(v.upper(), safe(w.namespace), safe(w.owner), safe(w.container), safe(p), safe(w.image)) for _, w, p, v in rows]
         lines += _table(table)
+    elif not any(w.pools for w in report.workloads):
+        lines.append("no workload runs on (or can land on) a GPU pool: nothing was checked")
     else:
         lines.append("every workload passes on every pool it can land on")
     details = [c for c in report.checks if c.verdict != PASS]

@@ -192,8 +192,10 @@ def _template_containers(obj: Mapping[str, Any], resource: Resource) -> list[Wor
     namespace = str(meta.get("namespace") or "default")
     name = str(meta["name"])
     refs = meta.get("ownerReferences")
-    if isinstance(refs, list) and any(isinstance(r, Mapping) and r.get("controller") for r in refs):
-        return []  # made by another controller (a CronJob's Job, a RayJob's RayCluster): read at the top
+    read_kinds = {r.kind for r in TEMPLATE_KINDS}
+    if isinstance(refs, list) and any(isinstance(r, Mapping) and r.get("controller") and r.get("kind") in read_kinds
+                                      for r in refs):
+        return []  # made by a controller whose template is read too (a CronJob's Job, a RayJob's RayCluster)
     out = []
     for spec_at in _pod_specs(obj, resource):
         images = _images(spec_at.spec)

@@ -113,3 +113,16 @@ def test_a_pull_secret_that_cannot_be_read_is_a_warning(hostile) -> None:
                     "--timeout", "2")
     report = json.loads(out.stdout)
     assert any("pull secret ns/missing: not readable (403 Forbidden)" in w for w in report["warnings"])
+
+
+def test_a_gpu_template_that_can_land_nowhere_is_said_not_passed(hostile) -> None:
+    kube, kubeconfig, _ = hostile
+    kube.state.objects["api/v1/pods"] = []
+    spec = {"containers": [{"name": "main", "image": "127.0.0.1:1/app:v1", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+            "nodeSelector": {"eks.amazonaws.com/nodegroup": "does-not-exist"}}
+    kube.state.objects["apis/apps/v1/deployments"] = [
+        {"metadata": {"name": "stranded", "namespace": "ns"}, "spec": {"replicas": 0, "template": {"spec": spec}}}]
+    out = imagelint("audit", "--cluster", "--kubeconfig", str(kubeconfig), "--timeout", "2")
+    assert out.returncode == 0
+    assert "nothing was checked" in out.stdout
+    assert "ns/Deployment/stranded container main: asks for a GPU but its scheduling matches no GPU pool" in out.stdout

@@ -140,5 +140,11 @@ def run_check(
         config=config,
         matrix_version=getattr(matrix, "version", None),
         matrix_origin=getattr(matrix, "origin", None),
-        notices=tuple(target.warnings) if hasattr(target, "warnings") else (),
+        notices=(tuple(target.warnings) if hasattr(target, "warnings") else ()) + matrix_notices(matrix, today),
     )
+
+
+def matrix_notices(matrix: Any, today: _dt.date | None = None) -> tuple[str, ...]:
+    """Run-level notices about the matrix itself (its age), shown in every report format."""
+    notice = matrix.age_notice(today) if hasattr(matrix, "age_notice") else None
+    return (notice,) if notice else ()

@@ -211,10 +211,14 @@ def facts_to_json(facts: ImageFacts) -> dict[str, Any]:
             "effective": _effective_gpu_env(facts),
         },
         "gpu_code": [
-            {"path": "/" + c.path.lstrip("/"), "sass": list(c.sass), "ptx": list(c.ptx), "provenance": _prov(c.provenance)}
+            {"path": "/" + c.path.lstrip("/"), "sass": list(c.sass), "ptx": list(c.ptx), "provenance": _prov(c.provenance),
+             "ptx_isa": [list(p) for p in c.ptx_isa], "evidence": c.evidence, "not_loaded": list(c.not_loaded),
+             "unplaced_containers": c.unplaced_containers}
             for c in facts.gpu_code
         ],
         "gpu_code_read": facts.gpu_code_read,
+        "arch_lists": [{"setting": a.setting, "value": a.value, "provenance": _prov(a.provenance)}
+                       for a in facts.arch_lists],
         "base": {
             "name": facts.base.name, "digest": facts.base.digest, "layer_count": facts.base.layer_count,
             "provenance": [_prov(p) for p in facts.base.provenance],
@@ -295,8 +299,18 @@ def facts_to_text(facts: ImageFacts) -> str:
         lines.append("")
         lines.append("Compiled GPU code (fatbin headers)")
         for c in facts.gpu_code:
-            archs = ", ".join(list(c.sass) + [f"{p} (PTX)" for p in c.ptx]) or "none"
+            isa = dict(c.ptx_isa)
+            archs = ", ".join(list(c.sass) + [f"{p} (PTX{' ISA ' + isa[p] if p in isa else ''})" for p in c.ptx]) or "none"
             lines.append(f"  {archs:<40} {c.provenance.describe()}")
+            if c.not_loaded:
+                lines.append(f"    not loaded by the CUDA runtime: {', '.join(c.not_loaded)}")
+            if c.unplaced_containers:
+                lines.append(f"    {c.unplaced_containers} fatbin container(s) whose ELF section could not be read")
+    if facts.arch_lists:
+        lines.append("")
+        lines.append("GPU architectures named by build settings (secondary evidence)")
+        for a in facts.arch_lists:
+            lines.append(f"  {a.setting}={a.value:<30} {a.provenance.describe()}")
     if facts.warnings:
         lines.append("")
         lines.append("Warnings")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from imagelint.facts.archlist import image_arch_lists
 from imagelint.facts.baseimage import base_image_facts
 from imagelint.facts.common import FilesystemView, effective_env
 from imagelint.facts.cuda import cuda_facts
@@ -42,4 +43,5 @@ def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
         base=base_image_facts(image.annotations, labels, env, config.history),
         complete=fs is not None,
         warnings=tuple(dict.fromkeys(warnings)),
+        arch_lists=image_arch_lists(env, config.history, fs),
     )

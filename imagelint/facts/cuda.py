@@ -4,7 +4,8 @@ Pure parsers (bytes/text in, versions out) first; ``cuda_facts(config, env, fs)`
 puts them together with provenance. Sources, from most to least direct:
 ``/usr/local/cuda*/version.json`` and ``version.txt`` (reached through the
 ``/usr/local/cuda`` symlink when there is one), ``libcudart.so.X.Y.Z`` file
-names, pip CUDA runtime wheels (dist-info directory names), torch's
+names (or, for a libcudart known only by its SONAME ``libcudart.so.12``, the
+major alone: precision ``major``), pip CUDA runtime wheels (dist-info directory names), torch's
 ``torch/version.py``, then env and labels.
 """
 
@@ -34,6 +35,7 @@ _VERSION = r"\d+(?:\.\d+){1,3}"
 _VERSION_TXT_RE = re.compile(rf"CUDA Version\s+({_VERSION})")
 # Only the full X.Y.Z build name: X.Y names are SONAMEs (CUDA 11's is libcudart.so.11.0 for every 11.x).
 _LIBCUDART_RE = re.compile(r"^libcudart\.so\.(\d+\.\d+\.\d+)$")
+_LIBCUDART_SONAME_RE = re.compile(r"^libcudart\.so\.(\d{1,3})(?:\.(\d{1,3}))?$")
 # nvidia_cuda_runtime_cu12-12.4.127.dist-info, nvidia_cuda_runtime-13.0.96.dist-info (CUDA 13 dropped the suffix)
 _WHEEL_RE = re.compile(rf"^nvidia_cuda_runtime(?:_cu(\d+))?-({_VERSION})(?:[.+][A-Za-z0-9.]*)?\.dist-info$")
 # torch/version.py: cuda = '12.1'  |  cuda: Optional[str] = '12.1'  |  cuda = None
@@ -71,9 +73,26 @@ def parse_version_txt(data: bytes) -> str | None:
 
 
 def parse_libcudart_name(name: str) -> str | None:
-    """``libcudart.so.12.4.127`` → ``12.4.127``; SONAMEs (``libcudart.so.12``, ``.so.11.0``) say too little (None)."""
+    """``libcudart.so.12.4.127`` → ``12.4.127``; SONAMEs (``libcudart.so.12``, ``.so.11.0``) say less (None;
+    see ``parse_libcudart_soname``)."""
     m = _LIBCUDART_RE.match(name)
     return m.group(1) if m else None
+
+
+def parse_libcudart_soname(name: str) -> tuple[str, str] | None:
+    """(version, precision) a SONAME-named libcudart establishes, as the pip wheels ship it.
+
+    From CUDA 11 on the SONAME names the major only: ``libcudart.so.12``, ``libcudart.so.13``,
+    and ``libcudart.so.11.0`` for every 11.x -> ("12", "major"). Before, it named the minor:
+    ``libcudart.so.10.2`` -> ("10.2", "minor"). Anything else -> None.
+    """
+    m = _LIBCUDART_SONAME_RE.match(name)
+    if m is None:
+        return None
+    major, minor = int(m.group(1)), m.group(2)
+    if major >= 11:
+        return (str(major), "major") if minor in (None, "0") else None
+    return (f"{major}.{int(minor)}", "minor") if minor is not None else None
 
 
 def parse_wheel_dist_info(name: str) -> str | None:
@@ -125,7 +144,8 @@ def _file_evidence(fs: FilesystemView) -> list[CudaVersionEvidence]:
         if version:
             out.append(CudaVersionEvidence(version, "version.txt", file_provenance(fs, resolved, via), precision_of(version)))
     seen: set[str] = set()
-    for entry in fs.glob("**/libcudart.so*"):
+    libcudarts = fs.glob("**/libcudart.so*")
+    for entry in libcudarts:
         version = parse_libcudart_name(entry.path.rsplit("/", 1)[-1])
         resolved = fs.resolve(entry.path)
         if version is None or resolved is None or resolved in seen:
@@ -133,6 +153,18 @@ def _file_evidence(fs: FilesystemView) -> list[CudaVersionEvidence]:
         seen.add(resolved)
         prov = file_provenance(fs, entry.path)
         out.append(CudaVersionEvidence(version, "libcudart", prov, "minor", "cudart"))
+    # A libcudart known only by its SONAME (pip wheels ship libcudart.so.12; images copy it
+    # into /usr/local/cuda/lib64) still says which major the runtime is: evidence with
+    # precision "major" -- unless the file it resolves to also has a full name above.
+    for entry in libcudarts:
+        soname = parse_libcudart_soname(entry.path.rsplit("/", 1)[-1])
+        resolved = fs.resolve(entry.path)
+        if soname is None or resolved is None or resolved in seen:
+            continue
+        seen.add(resolved)
+        version, precision = soname
+        out.append(CudaVersionEvidence(version, "libcudart", file_provenance(fs, entry.path, entry.path), precision,
+                                       "cudart"))
     wheels: set[str] = set()
     for entry in fs.glob("**/*-packages/nvidia_cuda_runtime*.dist-info") + fs.glob(
         "**/*-packages/nvidia_cuda_runtime*.dist-info/METADATA"

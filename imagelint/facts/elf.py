@@ -87,6 +87,198 @@ def _parse_header(data: bytes) -> _Header | None:
     return _Header(is64, e, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
 
 
+@dataclass(frozen=True)
+class SectionHeader:
+    """One row of an ELF section header table; ``name`` once the name string is known."""
+
+    index: int
+    name_index: int  # offset of the name in the section-name string table
+    type: int
+    offset: int
+    size: int
+    # None: not known; "": known only not to be any of the names a SectionTableCapture looked for
+    name: str | None = None
+
+
+def parse_elf_header(data: bytes) -> _Header | None:
+    """The fields of an ELF file header that locate its tables, or None when ``data`` is not one."""
+    return _parse_header(bytes(data[:64]))
+
+
+def parse_section_headers(h: _Header, table: bytes) -> list[SectionHeader]:
+    """The rows of a section header table (names not resolved); stops at the first short row."""
+    fmt, size = (h.endian + "IIQQQQ", 40) if h.is64 else (h.endian + "IIIIII", 24)
+    out = []
+    for i in range(h.shnum):
+        at = i * h.shentsize
+        if h.shentsize < size or at + size > len(table):
+            break
+        name_idx, sh_type, _flags, _addr, offset, sh_size = struct.unpack_from(fmt, table, at)
+        out.append(SectionHeader(i, name_idx, sh_type, offset, sh_size))
+    return out
+
+
+def _name_in(names: bytes | None, index: int) -> str | None:
+    if names is None or index >= len(names):
+        return None
+    end = names.find(b"\x00", index)
+    return names[index : end if end >= 0 else len(names)].decode("utf-8", "replace")
+
+
+def read_sections(data: bytes) -> tuple[SectionHeader, ...] | None:
+    """The named sections of an ELF file held whole in memory; None when not ELF or no table."""
+    h = parse_elf_header(data)
+    if h is None or not h.shnum or not h.shoff:
+        return None
+    raw = parse_section_headers(h, data[h.shoff : h.shoff + h.shnum * h.shentsize])
+    if not raw:
+        return None
+    names = None
+    if h.shstrndx < len(raw) and raw[h.shstrndx].offset + raw[h.shstrndx].size <= len(data):
+        names = data[raw[h.shstrndx].offset : raw[h.shstrndx].offset + raw[h.shstrndx].size]
+    return tuple(_with_name(s, _name_in(names, s.name_index)) for s in raw)
+
+
+def _with_name(s: SectionHeader, name: str | None) -> SectionHeader:
+    return SectionHeader(s.index, s.name_index, s.type, s.offset, s.size, name)
+
+
+class SectionTableCapture:
+    """The section table of an ELF file streamed once, in order, in chunks (bounded memory).
+
+    Section headers are usually at the end of the file, after the data they describe,
+    so a streaming reader learns which section an offset belongs to only at the end:
+    a caller records the offsets it cares about and asks ``sections()`` once the stream
+    has passed. What is kept: the ELF header; the section header table with a window
+    of ``window`` bytes before it (GNU ld and strip put ``.shstrtab`` there); and,
+    wherever they pass, the file offsets of the section names in ``names`` -- a
+    ``.shstrtab`` outside the window (lld puts ``.strtab`` after it) still names those
+    sections by matching a header's name offset against them.
+
+    ``droppable()`` says how many bytes from the current position may go by unread
+    (``skipped``) without losing any of that; bytes that go by unread are not searched
+    for names.
+    """
+
+    MAX_TABLE = 1 << 20  # a section header table larger than this is not kept (64 bytes a row)
+    MAX_NAME_HITS = 64  # per name; the last ones are kept (.shstrtab is near the end)
+
+    def __init__(self, names: tuple[bytes, ...] = (), window: int = SHSTRTAB_WINDOW) -> None:
+        self._pos = 0
+        self._head = bytearray()
+        self._header: _Header | None = None
+        self._not_elf = False
+        self._start = self._end = 0  # the captured range [start, end) once the header is known
+        self._data = bytearray()
+        self._window = window
+        self._names = tuple(n + b"\x00" for n in names)
+        self._hits: dict[bytes, list[int]] = {n: [] for n in self._names}
+        self._tail = b""  # the last bytes fed, so a name split by a chunk edge is found
+        self._overlap = max((len(n) for n in self._names), default=1) - 1
+
+    @property
+    def is_elf(self) -> bool | None:
+        """True / False once the first 64 bytes (or the whole short file) were seen; None before."""
+        if self._header is not None:
+            return True
+        return False if self._not_elf else None
+
+    def feed(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        base = self._pos
+        if len(self._head) < 64 and base < 64:
+            self._head += chunk[: 64 - base]
+            if len(self._head) >= 64:
+                self._on_header()
+        if self._end > self._start:
+            lo, hi = max(self._start, base), min(self._end, base + len(chunk))
+            if lo < hi and lo == self._start + len(self._data):
+                self._data += chunk[lo - base : hi - base]
+        if self._names and not self._not_elf:
+            # The seam (the last bytes of the previous chunk + the first of this one) and then
+            # the chunk itself: no copy of the chunk.
+            seam = self._tail + bytes(chunk[: self._overlap])
+            for name, hits in self._hits.items():
+                self._find(seam, name, hits, base - len(self._tail), len(self._tail))
+                self._find(chunk, name, hits, base, 0)
+            self._tail = bytes(chunk[-self._overlap :]) if self._overlap and len(chunk) >= self._overlap else (
+                (self._tail + bytes(chunk))[-self._overlap :] if self._overlap else b"")
+        self._pos += len(chunk)
+
+    def skipped(self, n: int) -> None:
+        self._pos += n
+        self._tail = b""
+
+    def _find(self, buf: bytes | memoryview, name: bytes, hits: list[int], base: int, before: int) -> None:
+        """Record where ``name`` occurs in ``buf`` (at file offset ``base``), starting before ``before``
+        when ``before`` > 0 (the seam: a hit wholly in the previous chunk was found already)."""
+        i = buf.find(name)  # type: ignore[union-attr]
+        while i >= 0 and (before == 0 or i < before):
+            at = base + i
+            if not hits or hits[-1] < at:
+                hits.append(at)
+                if len(hits) > self.MAX_NAME_HITS:
+                    del hits[0]
+            i = buf.find(name, i + 1)  # type: ignore[union-attr]
+
+    def droppable(self) -> int:
+        """Bytes from the current position that may go by unread."""
+        if self._not_elf:
+            return 1 << 62
+        if self._header is None:
+            return 0
+        if self._pos < self._start:
+            return self._start - self._pos
+        return 0 if self._pos < self._end else 1 << 62
+
+    def _on_header(self) -> None:
+        h = _parse_header(bytes(self._head))
+        if h is None:
+            self._not_elf = True
+            self._names, self._hits = (), {}
+            return
+        self._header = h
+        size = h.shnum * h.shentsize
+        if h.shnum and h.shoff >= 64 and 0 < size <= self.MAX_TABLE:
+            self._start = max(64, h.shoff - self._window)
+            self._end = h.shoff + size
+
+    def sections(self) -> tuple[SectionHeader, ...] | None:
+        """The section table, names resolved where known; None when not ELF or the table was not seen."""
+        if self._header is None and not self._not_elf and len(self._head) >= 52:
+            self._on_header()  # a 32-bit ELF shorter than 64 bytes
+        h = self._header
+        if h is None or self._end <= self._start:
+            return None
+        data = bytes(self._data)
+        table_at = h.shoff - self._start
+        raw = parse_section_headers(h, data[table_at : table_at + h.shnum * h.shentsize])
+        if len(raw) < h.shnum:
+            return None
+        names = None
+        if h.shstrndx < len(raw):
+            s = raw[h.shstrndx]
+            if self._start <= s.offset and s.offset + s.size <= self._start + len(data):
+                names = data[s.offset - self._start : s.offset - self._start + s.size]
+        if names is not None:
+            return tuple(_with_name(s, _name_in(names, s.name_index)) for s in raw)
+        # No name table: name the sections whose name offset is a recorded hit. When one is
+        # found, the others are known not to bear those names ("" below); when none is, the
+        # hits may have been lost (bytes that went by unread), so every name stays unknown.
+        strtab = raw[h.shstrndx].offset if h.shstrndx < len(raw) else None
+        out = []
+        for s in raw:
+            name = None
+            if strtab is not None:
+                at = strtab + s.name_index
+                name = next((n[:-1].decode() for n, hits in self._hits.items() if at in hits), None)
+            out.append(_with_name(s, name))
+        if any(s.name for s in out):
+            out = [s if s.name else _with_name(s, "") for s in out]
+        return tuple(out)
+
+
 def _align4(n: int) -> int:
     return (n + 3) & ~3
 
@@ -253,25 +445,13 @@ class ElfNoteScanner:
         table = self._bytes_at(h.shoff, h.shnum * h.shentsize)
         if table is None:
             return []
-        fmt, size = (h.endian + "IIQQQQ", 40) if h.is64 else (h.endian + "IIIIII", 24)
-        raw = []
-        for i in range(h.shnum):
-            at = i * h.shentsize
-            if at + size > len(table):
-                break
-            name_idx, sh_type, _flags, _addr, offset, sh_size = struct.unpack_from(fmt, table, at)
-            raw.append((name_idx, sh_type, offset, sh_size))
+        raw = parse_section_headers(h, table)
         names = None
         if h.shstrndx < len(raw):
-            _, _, off, sz = raw[h.shstrndx]
-            names = self._bytes_at(off, sz)
-        out = []
-        for name_idx, sh_type, offset, sh_size in raw:
-            name = None
-            if names is not None and name_idx < len(names):
-                name = names[name_idx : names.find(b"\x00", name_idx)].decode("utf-8", "replace")
-            out.append({"name": name, "type": sh_type, "offset": offset, "size": sh_size})
-        return out
+            names = self._bytes_at(raw[h.shstrndx].offset, raw[h.shstrndx].size)
+        return [
+            {"name": _name_in(names, s.name_index), "type": s.type, "offset": s.offset, "size": s.size} for s in raw
+        ]
 
     def result(self) -> dict[str, Any]:
         if self._not_elf or self._header is None:

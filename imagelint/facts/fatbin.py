@@ -38,10 +38,13 @@ Which of the targets found runs on which GPU is ``imagelint.facts.gpuarch``.
 from __future__ import annotations
 
 import struct
+from array import array
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
 from imagelint.facts.common import FilesystemView, file_provenance
+from imagelint.facts.elf import SHT_NOBITS, SectionHeader, SectionTableCapture, parse_elf_header, read_sections
 from imagelint.facts.model import GpuCodeObject
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 
@@ -62,7 +65,7 @@ FLAG_ARCH_SPECIFIC = 0x100000  # "a": sm_90a, compute_100a
 FLAG_FAMILY_SPECIFIC = 0x200000  # "f": sm_100f, compute_120f
 
 # Result format version; bump when the scan result's keys change (it lands in the layer cache).
-SCAN_FORMAT = 1
+SCAN_FORMAT = 2
 SCANNER_NAME = "fatbin"
 
 _CONTAINER = struct.Struct("<IHHQ")
@@ -119,8 +122,26 @@ def _entry_header(buf: bytes | memoryview, at: int, room: int) -> FatbinEntry | 
     return FatbinEntry(kind, header_size, payload, arch, (major, minor), flags)
 
 
-class FatbinSummaryBuilder:
-    """Accumulates entries into the JSON-serialisable scan result (shared by both parsers)."""
+# Which fatbins the CUDA runtime loads. nvcc puts a translation unit's fatbin in the ELF
+# section ``.nv_fatbin`` and registers it at load time (``__cudaRegisterFatBinary`` through
+# the wrapper in ``.nvFatBinSegment``). A relocatable-device-code build (``-rdc=true``)
+# also keeps each object's fatbin in ``__nv_relfatbin`` for the device linker (nvlink);
+# the runtime never loads those, and cuobjdump does not list them. A fatbin elsewhere (an
+# array in ``.rodata``) is loaded, if at all, by the library's own cuModuleLoadData call:
+# counted apart, so it neither supplies nor hides a kernel. A file that is not ELF (a
+# ``.fatbin``) is one container loaded whole. Checked against nvcc 13.0 and cuobjdump 13.2
+# (tests/facts/test_fatbin.py).
+LOADED_SECTION = ".nv_fatbin"
+RELOCATABLE_SECTION = "__nv_relfatbin"
+_SECTION_NAMES = (LOADED_SECTION.encode(), RELOCATABLE_SECTION.encode())
+MAX_RECORDED_ENTRIES = 1 << 20  # entries placed by offset (12 bytes each); beyond, counted unplaced
+
+# Where a container's entries land in the result.
+LOADED, RELOCATABLE, ELSEWHERE, UNPLACED = "loaded", "relocatable", "elsewhere", "unplaced"
+
+
+class _Summary:
+    """Targets and counts of a set of entries."""
 
     def __init__(self) -> None:
         self.targets: dict[str, int] = {}
@@ -128,39 +149,153 @@ class FatbinSummaryBuilder:
         self.containers = 0
         self.compressed = 0
         self.debug = 0
-        self.malformed = 0
-        self.truncated = False
 
-    def add(self, entry: FatbinEntry) -> None:
+    def add(self, entry: FatbinEntry, count: int = 1) -> None:
         target = entry.target
-        self.targets[target] = self.targets.get(target, 0) + 1
+        self.targets[target] = self.targets.get(target, 0) + count
         if entry.flags & FLAGS_COMPRESSED:
-            self.compressed += 1
+            self.compressed += count
         if entry.flags & FLAG_DEBUG:
-            self.debug += 1
+            self.debug += count
         if entry.kind == KIND_PTX:
             isa = f"{entry.version[0]}.{entry.version[1]}"
             old = self.ptx_isa.get(target)
             if old is None or _version_key(isa) > _version_key(old):
+                self.ptx_isa[target] = isa  # the newest ISA of a target decides whether a driver can JIT it
+
+    def merge(self, other: _Summary) -> None:
+        self.containers += other.containers
+        self.compressed += other.compressed
+        self.debug += other.debug
+        for target, n in other.targets.items():
+            self.targets[target] = self.targets.get(target, 0) + n
+        for target, isa in other.ptx_isa.items():
+            old = self.ptx_isa.get(target)
+            if old is None or _version_key(isa) > _version_key(old):
                 self.ptx_isa[target] = isa
 
-    def result(self) -> dict[str, Any]:
-        def of(prefix: str) -> list[str]:
-            return sorted((t for t in self.targets if t.startswith(prefix)), key=_target_key)
+    def of(self, prefix: str) -> list[str]:
+        return sorted((t for t in self.targets if t.startswith(prefix)), key=_target_key)
 
+    def brief(self) -> dict[str, Any]:
+        return {"containers": self.containers, "sass": self.of("sm_"), "ptx": self.of("compute_"),
+                "other": self.others()}
+
+    def others(self) -> list[str]:
+        return sorted((t for t in self.targets if not t.startswith(("sm_", "compute_"))), key=_target_key)
+
+
+class FatbinSummaryBuilder:
+    """Collects containers and entries with their file offsets, then places each container in
+    the ELF section that holds it (the section table is known only once the file has been
+    read: it is at the end) and builds the JSON-serialisable scan result (shared by both parsers).
+
+    Memory: one interned ``FatbinEntry`` per distinct header shape and 12 bytes per entry
+    (``array``), at most ``MAX_RECORDED_ENTRIES``; entries beyond are counted unplaced.
+    """
+
+    def __init__(self) -> None:
+        self._container_at = array("Q")  # file offset of each container
+        self._entry_container = array("I")  # per entry: its container's index
+        self._entry_kind = array("I")  # per entry: its index in _kinds
+        self._kinds: dict[FatbinEntry, int] = {}
+        self._kind_list: list[FatbinEntry] = []
+        self._overflow = _Summary()  # entries (and containers) past the recording limit
+        self.malformed = 0
+        self.truncated = False
+
+    def container(self, offset: int) -> None:
+        if len(self._container_at) < MAX_RECORDED_ENTRIES:
+            self._container_at.append(offset)
+        else:
+            self._overflow.containers += 1
+
+    def add(self, entry: FatbinEntry) -> None:
+        shape = FatbinEntry(entry.kind, 0, 0, entry.arch, entry.version if entry.kind == KIND_PTX else (0, 0),
+                            entry.flags)
+        if len(self._entry_kind) >= MAX_RECORDED_ENTRIES or self._overflow.containers:
+            self._overflow.add(shape)
+            return
+        k = self._kinds.get(shape)
+        if k is None:
+            k = self._kinds[shape] = len(self._kind_list)
+            self._kind_list.append(shape)
+        self._entry_container.append(len(self._container_at) - 1)
+        self._entry_kind.append(k)
+
+    def result(self, is_elf: bool, sections: tuple[SectionHeader, ...] | None) -> dict[str, Any]:
+        groups: dict[str, _Summary] = {}
+        by_section: dict[str, _Summary] = {}
+        place = _placer(is_elf, sections)
+        container_group: list[tuple[str, str | None]] = [place(at) for at in self._container_at]
+        for group, section in container_group:
+            groups.setdefault(group, _Summary()).containers += 1
+            if group in (RELOCATABLE, ELSEWHERE):
+                by_section.setdefault(section or "?", _Summary()).containers += 1
+        counts: dict[tuple[int, int], int] = {}
+        for c, k in zip(self._entry_container, self._entry_kind):
+            counts[(c, k)] = counts.get((c, k), 0) + 1
+        for (c, k), n in counts.items():
+            group, section = container_group[c]
+            groups.setdefault(group, _Summary()).add(self._kind_list[k], n)
+            if group in (RELOCATABLE, ELSEWHERE):
+                by_section.setdefault(section or "?", _Summary()).add(self._kind_list[k], n)
+        if self._overflow.targets or self._overflow.containers:
+            groups.setdefault(UNPLACED, _Summary()).merge(self._overflow)
+        # What the runtime loads: .nv_fatbin (or a whole non-ELF file), plus -- when the
+        # section of a container could not be known -- that container, flagged.
+        loaded = _Summary()
+        for group in (LOADED, UNPLACED):
+            if group in groups:
+                loaded.merge(groups[group])
+        unplaced_group = groups.get(UNPLACED)
         return {
             "format": SCAN_FORMAT,
-            "sass": of("sm_"),
-            "ptx": of("compute_"),
-            "other": sorted((t for t in self.targets if not t.startswith(("sm_", "compute_"))), key=_target_key),
-            "ptx_isa": dict(sorted(self.ptx_isa.items())),
-            "containers": self.containers,
-            "entries": sum(self.targets.values()),
-            "compressed": self.compressed,
-            "debug": self.debug,
+            "sass": loaded.of("sm_"),
+            "ptx": loaded.of("compute_"),
+            "other": loaded.others(),
+            "ptx_isa": dict(sorted(loaded.ptx_isa.items())),
+            "containers": loaded.containers,
+            "entries": sum(loaded.targets.values()),
+            "compressed": loaded.compressed,
+            "debug": loaded.debug,
             "malformed": self.malformed,
             "truncated": self.truncated,
+            "elf": is_elf,
+            # Containers counted as loaded although their section is not known (an ELF file
+            # whose section table could not be read): the sets above may include -rdc code.
+            "unplaced": unplaced_group.containers if unplaced_group is not None else 0,
+            # Containers the runtime does not load, by section: "__nv_relfatbin", ".rodata"...
+            "not_loaded": {name: g.brief() for name, g in sorted(by_section.items())},
         }
+
+
+def _placer(is_elf: bool, sections: tuple[SectionHeader, ...] | None):  # type: ignore[no-untyped-def]
+    """``offset -> (group, section name)`` for a container at that file offset."""
+    if not is_elf:
+        return lambda at: (LOADED, None)
+    if sections is None:
+        return lambda at: (UNPLACED, None)
+    spans = sorted((s.offset, s.offset + s.size, s) for s in sections if s.size and s.type != SHT_NOBITS)
+    starts = [a for a, _, _ in spans]
+
+    def place(at: int) -> tuple[str, str | None]:
+        i = bisect_right(starts, at) - 1
+        # Sections do not overlap in a sane file; take the innermost that holds ``at``.
+        while i >= 0:
+            lo, hi, s = spans[i]
+            if lo <= at < hi:
+                if s.name == LOADED_SECTION:
+                    return LOADED, s.name
+                if s.name is None:
+                    return UNPLACED, None
+                if s.name == RELOCATABLE_SECTION:
+                    return RELOCATABLE, s.name
+                return ELSEWHERE, s.name or f"section {s.index}"
+            i -= 1
+        return ELSEWHERE, "(no section)"
+
+    return place
 
 
 def _version_key(v: str) -> tuple[int, ...]:
@@ -185,25 +320,34 @@ class FatbinScanner:
     (bytes kept only until complete), SKIP a counted number of bytes (payloads, longer
     headers). A rejected header is pushed back and searched again from the position the
     one-shot ``parse_fatbins`` would resume at, so chunking never changes the result.
+    Every buffer carries the file offset of its first byte, so each container is recorded
+    at its offset; a ``SectionTableCapture`` fed the same bytes places it in its section
+    at the end. Payload skips never swallow the bytes that capture needs.
     """
 
     def __init__(self) -> None:
         self._out = FatbinSummaryBuilder()
+        self._elf = SectionTableCapture(_SECTION_NAMES)
         self._state = _SEARCH
         self._held = bytearray()  # SEARCH: a magic prefix; *_HDR: the header so far
+        self._held_at = 0  # file offset of _held[0]
+        self._pos = 0  # file offset of the next byte fed
         self._skip = 0  # SKIP: bytes still to skip
         self._room = 0  # bytes left in the current container (from the current entry on)
 
     def feed(self, chunk: bytes) -> None:
         if chunk:
-            self._run(bytes(chunk) if not isinstance(chunk, bytes) else chunk)
+            data = bytes(chunk) if not isinstance(chunk, bytes) else chunk
+            self._elf.feed(data)
+            self._run(data, self._pos)
+            self._pos += len(data)
 
-    def _run(self, data: bytes) -> None:
-        # A stack of (buffer, index): pushed-back header bytes are processed before the
-        # rest of the chunk, without copying the chunk.
-        stack: list[tuple[bytes, int]] = [(data, 0)]
+    def _run(self, data: bytes, base: int) -> None:
+        # A stack of (buffer, index, file offset of buffer[0]): pushed-back header bytes are
+        # processed before the rest of the chunk, without copying the chunk.
+        stack: list[tuple[bytes, int, int]] = [(data, 0, base)]
         while stack:
-            buf, i = stack.pop()
+            buf, i, base = stack.pop()
             n = len(buf)
             while i < n:
                 state = self._state
@@ -221,15 +365,16 @@ class FatbinScanner:
                         if bytes(self._held) == _MAGIC_BYTES:
                             self._state = _CONTAINER_HDR
                         elif not _MAGIC_BYTES.startswith(bytes(self._held)):
-                            held = bytes(self._held[1:])
+                            held, held_at = bytes(self._held[1:]), self._held_at + 1
                             self._held.clear()
                             if held:  # retry from the next byte of what was held
-                                stack.append((buf, i))
-                                buf, i, n = held, 0, len(held)
+                                stack.append((buf, i, base))
+                                buf, i, n, base = held, 0, len(held), held_at
                         continue
                     j = buf.find(_MAGIC_BYTES, i)
                     if j >= 0:
                         self._held += _MAGIC_BYTES
+                        self._held_at = base + j
                         self._state = _CONTAINER_HDR
                         i = j + 4
                         continue
@@ -237,20 +382,24 @@ class FatbinScanner:
                     for k in range(len(tail), 0, -1):
                         if _MAGIC_BYTES.startswith(tail[-k:]):
                             self._held += tail[-k:]
+                            self._held_at = base + n - k
                             break
                     i = n
                 else:
                     need = (CONTAINER_HEADER_SIZE if state == _CONTAINER_HDR else ENTRY_HEADER_SIZE) - len(self._held)
                     take = min(need, n - i)
+                    if not self._held:
+                        self._held_at = base + i
                     self._held += buf[i : i + take]
                     i += take
                     if take < need:
                         continue
                     pushback = self._header_complete(bytes(self._held))
+                    at = self._held_at + (1 if state == _CONTAINER_HDR else 0)  # where the pushed-back bytes were
                     self._held.clear()
                     if pushback:
-                        stack.append((buf, i))
-                        buf, i, n = pushback, 0, len(pushback)
+                        stack.append((buf, i, base))
+                        buf, i, n, base = pushback, 0, len(pushback), at
 
     def _header_complete(self, header: bytes) -> bytes:
         """Handle a complete header; return bytes to search again (a rejected header)."""
@@ -259,7 +408,7 @@ class FatbinScanner:
             if fat_size is None:
                 self._state = _SEARCH
                 return header[1:]  # resume the search one byte after the false magic
-            self._out.containers += 1
+            self._out.container(self._held_at)
             self._room = fat_size
             self._after_skip()
             return b""
@@ -278,15 +427,18 @@ class FatbinScanner:
         return b""
 
     def skippable(self) -> int:
-        """Bytes ahead that would only be counted (a payload, the rest of a long header):
-        the reader may drop them unread and call ``skipped``."""
-        return self._skip if self._state == _SKIP else 0
+        """Bytes ahead that would only be counted (a payload, the rest of a long header) and
+        that the section-table capture does not need: the reader may drop them unread and
+        call ``skipped``."""
+        return min(self._skip, self._elf.droppable()) if self._state == _SKIP else 0
 
     def skipped(self, n: int) -> None:
         """``n`` bytes (at most ``skippable()``) went by unread."""
-        if self._state != _SKIP or not 0 < n <= self._skip:
+        if not 0 < n <= self.skippable():
             raise ValueError(f"skipped {n} bytes, but only {self.skippable()} were skippable")
         self._skip -= n
+        self._pos += n
+        self._elf.skipped(n)
         if self._skip == 0:
             self._after_skip()
 
@@ -305,7 +457,7 @@ class FatbinScanner:
         out = self._out
         if self._state in (_ENTRY_HDR, _SKIP) and (self._skip or self._room):
             out.truncated = True
-        return out.result()
+        return out.result(bool(self._elf.is_elf), self._elf.sections())
 
 
 def parse_fatbins(data: bytes) -> dict[str, Any]:
@@ -313,6 +465,8 @@ def parse_fatbins(data: bytes) -> dict[str, Any]:
     out = FatbinSummaryBuilder()
     size = len(data)
     pos = 0
+    is_elf = parse_elf_header(data) is not None
+    sections = read_sections(data) if is_elf else None
     while True:
         at = data.find(_MAGIC_BYTES, pos)
         if at < 0 or at + CONTAINER_HEADER_SIZE > size:
@@ -321,12 +475,12 @@ def parse_fatbins(data: bytes) -> dict[str, Any]:
         if fat_size is None:
             pos = at + 1
             continue
-        out.containers += 1
+        out.container(at)
         p, room = at + CONTAINER_HEADER_SIZE, fat_size
         while True:
             if p > size:  # the last payload runs past the end of the member
                 out.truncated = True
-                return out.result()
+                return out.result(is_elf, sections)
             if room == 0:
                 break
             if room < ENTRY_HEADER_SIZE:
@@ -334,7 +488,7 @@ def parse_fatbins(data: bytes) -> dict[str, Any]:
                 break
             if p + ENTRY_HEADER_SIZE > size:
                 out.truncated = True
-                return out.result()
+                return out.result(is_elf, sections)
             entry = _entry_header(data, p, room)
             if entry is None:
                 out.malformed += 1
@@ -343,7 +497,7 @@ def parse_fatbins(data: bytes) -> dict[str, Any]:
             p += entry.header_size + entry.payload_size
             room -= entry.header_size + entry.payload_size
         pos = p
-    return out.result()
+    return out.result(is_elf, sections)
 
 
 # --- which members to scan ------------------------------------------------------------
@@ -381,7 +535,24 @@ def gpu_code_facts(fs: FilesystemView) -> tuple[GpuCodeObject, ...]:
             scan = fs.scan(path)
             if not isinstance(scan, dict) or scan.get("format") != SCAN_FORMAT:
                 continue
-            sass, ptx = tuple(scan.get("sass") or ()), tuple(scan.get("ptx") or ())
-            if sass or ptx:
-                out.append(GpuCodeObject(path, sass, ptx, file_provenance(fs, path)))
+            obj = _code_object(path, scan, fs)
+            if obj is not None:
+                out.append(obj)
     return tuple(sorted(out, key=lambda o: o.path))
+
+
+def _code_object(path: str, scan: dict[str, Any], fs: FilesystemView) -> GpuCodeObject | None:
+    """The library's loaded code, or None when it has none (code only in ``__nv_relfatbin`` or
+    ``.rodata`` is not the runtime's to load: nothing to judge)."""
+    sass, ptx = tuple(scan.get("sass") or ()), tuple(scan.get("ptx") or ())
+    if not (sass or ptx):
+        return None
+    isa = scan.get("ptx_isa") or {}
+    not_loaded = tuple(
+        f"{section}: {target}"
+        for section, part in (scan.get("not_loaded") or {}).items()
+        for target in [*part.get("sass", ()), *part.get("ptx", ())]
+    )
+    return GpuCodeObject(path, sass, ptx, file_provenance(fs, path),
+                         ptx_isa=tuple((t, str(isa[t])) for t in ptx if t in isa),
+                         not_loaded=not_loaded, unplaced_containers=int(scan.get("unplaced") or 0))

@@ -100,8 +100,11 @@ class CudaVersionEvidence:
     ``12.4.127`` for a libcudart build). ``precision`` is ``patch`` when the
     version names an exact toolkit release (version.json, version.txt,
     CUDA_VERSION) and ``minor`` otherwise (a component build number such as
-    libcudart's 12.4.127 only establishes 12.4). ``component`` names what the
-    version belongs to when not the toolkit (``cudart``, ``torch``...).
+    libcudart's 12.4.127 only establishes 12.4), and ``major`` when only the
+    major is known (``version`` "12", from a SONAME-only ``libcudart.so.12`` or
+    ``libcudart.so.11.0``): judges must then assume the oldest minor of that
+    major. ``component`` names what the version belongs to when not the toolkit
+    (``cudart``, ``torch``...).
     """
 
     version: str
@@ -257,11 +260,34 @@ class GpuFacts:
 
 @dataclass(frozen=True)
 class GpuCodeObject:
-    """The GPU architectures compiled into one library (from its fatbin headers)."""
+    """The GPU architectures compiled into one library (from the fatbins the CUDA runtime
+    loads: its ``.nv_fatbin`` section), or named by a build setting (``evidence``)."""
 
     path: str
     sass: tuple[str, ...]  # e.g. ("sm_80", "sm_90a")
     ptx: tuple[str, ...]   # e.g. ("compute_90",)
+    provenance: Provenance
+    # The PTX ISA version of each PTX target (the newest when several): (("compute_90", "9.0"),)
+    ptx_isa: tuple[tuple[str, str], ...] = ()
+    # "fatbin" (read from the library), or the setting that names the architectures:
+    # "env TORCH_CUDA_ARCH_LIST", "Dockerfile RUN" ...
+    evidence: str = "fatbin"
+    # Code in fatbins the runtime does not load, as "section: target": ("__nv_relfatbin: compute_90",)
+    not_loaded: tuple[str, ...] = ()
+    # Containers counted as loaded though their ELF section could not be read (no section table)
+    unplaced_containers: int = 0
+
+    def isa_of(self, ptx_target: str) -> str | None:
+        return dict(self.ptx_isa).get(ptx_target)
+
+
+@dataclass(frozen=True)
+class ArchListSetting:
+    """A build setting that names GPU architectures (``imagelint.facts.archlist``), as written:
+    secondary evidence of the GPU code an image has, where no fatbin says it."""
+
+    setting: str  # TORCH_CUDA_ARCH_LIST, CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, CUDAARCHS, nvcc
+    value: str  # "8.0 8.6+PTX", "80;86-real", "-gencode arch=compute_80,code=sm_80"
     provenance: Provenance
 
 
@@ -370,6 +396,8 @@ class ImageFacts:
     warnings: tuple[str, ...] = ()
     workload: WorkloadFacts | None = None  # Kubernetes manifests only
     gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
+    # Build settings naming GPU architectures (env, Dockerfile ENV/ARG/RUN, build history, scripts)
+    arch_lists: tuple[ArchListSetting, ...] = ()
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

@@ -372,13 +372,19 @@ class Matrix:
         return None
 
     def driver_branch_info(self, driver: str) -> DriverBranch | None:
-        """The branch row for a driver version (exact branch, else the closest older branch)."""
+        """The branch row for a driver version (exact branch, else the closest older branch).
+
+        None for a branch newer than every branch the matrix knows: what such a driver
+        reports is not known, and mapping it to the newest known branch would pass silently."""
         try:
-            branch = driver_branch(driver)
+            branch = driver_branch(driver.strip().lstrip("Rr"))
         except VersionSyntaxError:
             return None
+        rows = self._section("driver_branches")
+        if rows and branch > max(row["branch"] for row in rows):
+            return None
         best: Mapping[str, Any] | None = None
-        for row in self._section("driver_branches"):
+        for row in rows:
             if row["branch"] <= branch and (best is None or row["branch"] > best["branch"]):
                 best = row
         if best is None:
@@ -389,6 +395,36 @@ class Matrix:
         """The CUDA version a driver reports (``"12.2"`` for ``535.104.05``), by branch."""
         info = self.driver_branch_info(driver)
         return info.max_cuda if info else None
+
+    def age_notice(self, today: "Any" = None, max_days: int = 183) -> str | None:
+        """A notice when the matrix data is more than six months old (its ``data_version`` date):
+        NVIDIA releases since then are unknown to it, so newer CUDA, drivers and toolkits
+        come out as "could not judge"."""
+        import datetime as _dt
+
+        try:
+            made = _dt.date.fromisoformat(str(self.version))
+        except ValueError:
+            return None
+        today = today or _dt.date.today()
+        age = (today - made).days
+        if age <= max_days:
+            return None
+        return (f"the compatibility matrix {self.version} is {age} days old (more than six months): CUDA releases, "
+                "driver branches and toolkit releases since then are unknown to it and are reported as "
+                "'could not judge'; upgrade imagelint or pass a newer --matrix")
+
+    def newest_driver_branch(self) -> int | None:
+        return max((row["branch"] for row in self._section("driver_branches")), default=None)
+
+    def newest_cuda_release(self) -> str | None:
+        """The highest CUDA version the matrix knows (any release kind)."""
+        versions = [row["version"] for row in self._section("cuda_releases")]
+        best = None
+        for v in versions:
+            if best is None or compare_versions(v, best) > 0:
+                best = v
+        return best
 
     def driver_lifecycle(self, branch: int) -> Mapping[str, Any] | None:
         for row in self._section("driver_lifecycle"):
@@ -588,6 +624,37 @@ class Matrix:
             if compare_versions(row["ptx_isa"], text) == 0:
                 return PtxIsaVersion(row["ptx_isa"], row["min_cuda"], row["source"], _uncertain(row))
         return None
+
+    def newest_ptx_isa_for_cuda(self, cuda_version: str) -> PtxIsaVersion | None:
+        """The newest PTX ISA that CUDA ``cuda_version``'s compiler handles: a driver reporting
+        that CUDA version JIT-compiles PTX up to it (``"12.2"`` -> 8.2); None when unknown."""
+        wanted = _cuda_parts(cuda_version)
+        if wanted is None or "." not in wanted:
+            return None  # a major alone ("12") does not say which ISA
+        mm = major_minor(wanted)
+        best: Mapping[str, Any] | None = None
+        for row in self._section("ptx_isa_versions"):
+            if compare_versions(row["min_cuda"], mm) <= 0 and (
+                best is None or compare_versions(row["ptx_isa"], best["ptx_isa"]) > 0
+            ):
+                best = row
+        if best is None:
+            return None
+        return PtxIsaVersion(best["ptx_isa"], best["min_cuda"], best["source"], _uncertain(best))
+
+    def newest_known_ptx_isa(self) -> PtxIsaVersion | None:
+        """The newest PTX ISA the matrix knows (an ISA beyond it is newer than the matrix)."""
+        rows = self._section("ptx_isa_versions")
+        best = max(rows, key=lambda r: tuple(int(p) for p in r["ptx_isa"].split(".")), default=None)
+        return None if best is None else PtxIsaVersion(best["ptx_isa"], best["min_cuda"], best["source"],
+                                                       _uncertain(best))
+
+    # --- architecture names in build settings -------------------------------------------------
+    def gpu_arch_names(self, tool: str = "pytorch") -> tuple[tuple[str, str], ...]:
+        """(name, expansion) pairs a build tool expands in its arch list, combined names first
+        ("Ampere+Tegra" before "Ampere": PyTorch replaces them as text, in this order)."""
+        rows = [(r["name"], r["expands_to"]) for r in self._section("gpu_arch_names") if r["tool"] == tool]
+        return tuple(sorted(rows, key=lambda r: ("+" not in r[0], rows.index(r))))
 
     # --- names NVIDIA software and images use -------------------------------------------------
     def nvidia_name(self, name: str) -> NvidiaName | None:

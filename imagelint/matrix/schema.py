@@ -96,6 +96,14 @@ SECTIONS: dict[str, Section] = {
         branch=Field("integer", True),
         designation=Field("string", True),
         eol=Field("string", True),
+        eol_date=Field("string", pattern=_DATE),
+    ),
+    "driver_gpu_support": _section(
+        ("architecture",),
+        architecture=Field("string", True),
+        compute_capabilities=Field("array:string", True),
+        first_branch=Field("integer"),
+        last_branch=Field("integer"),
     ),
     "forward_compat": _section(
         ("package",),
@@ -208,6 +216,15 @@ SECTIONS: dict[str, Section] = {
         ("ptx_isa",),
         ptx_isa=Field("string", True, _NUMERIC_VERSION),
         min_cuda=Field("string", True, _NUMERIC_VERSION),
+    ),
+    # Architecture names a build tool expands in its arch list (PyTorch's TORCH_CUDA_ARCH_LIST:
+    # "Ampere" -> "8.0;8.6+PTX"). ``expands_to`` is in the tool's own syntax; IL401 reads a
+    # named list as secondary evidence of an image's GPU code.
+    "gpu_arch_names": _section(
+        ("tool", "name"),
+        tool=Field("string", True, enum=("pytorch",)),
+        name=Field("string", True),
+        expands_to=Field("string", True),
     ),
     # Names NVIDIA software and images use (GFD node labels, image env/labels, workload image
     # names). ``values`` may hold "{profile}"/"{product}" placeholders or "*" globs (kind *-pattern).

@@ -1,53 +1,82 @@
-"""Forward-compat CUDA libraries in the image that a node pool will not use.
+"""Forward-compat CUDA libraries in the image that a node pool will not use, or that break it.
 
-The ``enable-cuda-compat`` hook (and libnvidia-container's legacy compat mode)
-use ``/usr/local/cuda/compat/libcuda.so.*`` only when the host driver's branch
-is listed in the library's ``.note.cuda.fwd_compatibility`` note and the compat
-driver is newer than the host's; NVIDIA supports forward compatibility only on
-data-centre GPUs (not GeForce). Otherwise the host's libcuda is used and the
-image behaves as if the compat package were absent: anything that relies on it
-(a CUDA newer than the host driver) fails with error 803/804. A warning when
-the pool's driver is too old for the image's CUDA (the image needs the compat
-libraries there); info when the host driver runs the image natively anyway.
+The image's ``cuda-compat`` libcuda (``/usr/local/cuda/compat/libcuda.so.*``) replaces the
+host's libcuda only when something puts it first on the loader path: the image itself
+(``LD_LIBRARY_PATH`` or ``ld.so.conf``, as NGC images do), libnvidia-container in legacy
+mode before toolkit 1.17.4 and again from 1.17.7 (``cuda-compat-mode=ldconfig``), or the
+``enable-cuda-compat`` hook the nvidia runtime adds from toolkit 1.17.5 (cdi, jit-cdi, and
+legacy 1.17.5-1.17.6; from 1.19.0 only when the library's ``.note.cuda.fwd_compatibility``
+lists the host branch) — each only when the compat driver is newer than the host's.
+Toolkit 1.17.4, and cdi / jit-cdi mode before 1.17.5, never load it. Neither path looks at the GPU, and NVIDIA supports
+forward compatibility only on data-centre GPUs (and NGC server-ready RTX SKUs, Jetson).
 
-Remediation: target pools with data-centre GPUs on a supported branch, or drop
-the compat package and build for the host driver's CUDA version.
+The rule renders the compatibility model's verdict (the one IL101 renders) from the
+compat library's side:
+
+* loaded on a GPU forward compatibility does not support (GeForce, workstation cards):
+  error 804 "forward compatibility was attempted on non supported HW" — an error (a
+  warning when only some runtime modes / toolkit releases load it);
+* loaded on a host branch its package does not support: error 803;
+* not loaded where the image needs it: a warning naming why (toolkit release, mode,
+  ELF note) and what the image does instead;
+* not loaded where the host driver runs the image natively anyway: info.
+
+Remediation: on data-centre pools, let the compat library load (toolkit >= 1.17.5, or
+``/usr/local/cuda/compat`` on ``LD_LIBRARY_PATH``); elsewhere remove the ``cuda-compat``
+package (or keep it off the loader path) and build for the host driver's CUDA version.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules._common import compare, compat_libcudas, compat_verdict, governing_cuda
-from imagelint.rules.base import INFO, NEEDS_FILES, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules._common import compat_libcudas
+from imagelint.rules.base import ERROR, INFO, NEEDS_FILES, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL107"
 NAME = "compat-libs-unusable"
 SEVERITY = WARNING
-TITLE = "Forward-compat libraries will not be used on a pool"
+TITLE = "Forward-compat libraries will not be used on a pool, or fail there"
 NEEDS = (NEEDS_FILES, NEEDS_TARGET)
-REFERENCES = ("https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",)
+REFERENCES = (
+    "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
+    "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/release-notes.html",
+)
 REMEDIATION = "Target data-centre GPUs on a supported driver branch, or build for the host driver's CUDA."
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    cuda = governing_cuda(ctx.facts, ctx.matrix)
-    floor = ctx.matrix.driver_floor(cuda.version) if cuda is not None and ctx.matrix is not None else None
-    for lib in compat_libcudas(ctx.facts):
-        for pool in ctx.pools:
-            if not pool.driver:
-                continue
-            verdict = compat_verdict(lib, pool, ctx.matrix)
-            if verdict.usable:
-                continue
-            native = floor is not None and compare(pool.driver, floor.min_driver) >= 0
-            tail = (f"; harmless here: the host driver runs CUDA {cuda.version} natively" if native
-                    else "; the image needs it on this pool, so CUDA calls will fail")
+    libs = compat_libcudas(ctx.facts)
+    if not libs or not ctx.pools or ctx.matrix is None:
+        return
+    from imagelint.compat.judge import judge_pool
+    from imagelint.compat.verdict import FAILS, FORWARD, NATIVE
+    from imagelint.rules import _verdict as words
+
+    lib = libs[0]  # the one the loader would pick (the model judges the newest)
+    for pool in ctx.pools:
+        for verdict in judge_pool(ctx.facts, pool, ctx.matrix):
+            broken = [c for c in verdict.cases if c.compat is not None and c.outcome == FAILS]
+            unused = [c for c in verdict.cases if c.compat is None and c.compat_skipped]
+            if not broken and not unused:
+                continue  # loaded and working (IL101 says so), or judged without it (no runtime question)
+            if broken:
+                level = ERROR if len(broken) == len(verdict.cases) else WARNING
+                head = f"forward-compat libcuda {lib.version} breaks the image on {words.pool_label(verdict)}"
+            elif all(c.outcome in (NATIVE, FORWARD) for c in verdict.cases):
+                level = INFO
+                head = (f"forward-compat libcuda {lib.version} is not used on {words.pool_label(verdict)}; "
+                        "harmless here")
+            else:
+                level = WARNING
+                head = f"forward-compat libcuda {lib.version} is not used on {words.pool_label(verdict)}, where the image needs it"
+            # Only the situations this library decides; the rest of the verdict is IL101's.
+            shown = broken or (unused if level != INFO else verdict.cases)
             yield finding(
-                f"forward-compat libcuda {lib.version} will not be used on pool {pool.name} "
-                f"(driver {pool.driver}): {'; '.join(verdict.reasons)}{tail}",
-                lib.provenance, severity=INFO if native else WARNING, pool=pool,
-                compat_version=lib.version, reasons=list(verdict.reasons),
+                f"{head}: {words.verdict_text(verdict, shown)}{words.verdict_tail(verdict)}",
+                lib.provenance, severity=level, pool=pool,
+                remediation=words.fixes(verdict) or ("" if level == INFO else REMEDIATION),
+                compat_version=lib.version, **words.extra(verdict),
             )

@@ -1,26 +1,40 @@
-"""The image's CUDA runtime needs a newer NVIDIA driver than a node pool has.
+"""The image's CUDA runtime will not work (or works only with limits) on a node pool's driver.
 
-A CUDA runtime (libcudart) refuses to work on a driver older than the one its
-toolkit release shipped with: ``cudaGetDeviceCount`` returns "CUDA driver
-version is insufficient for CUDA runtime version". The floor is the release's
-minimum driver from NVIDIA's release notes (Table 3) when the image names the
-release to the patch (``version.json``, ``CUDA_VERSION``), else the GA floor of
-its major.minor. The highest CUDA version any evidence shows governs.
+IL101 renders the compatibility model's verdict (``imagelint.compat``) for the CUDA
+runtime: the highest CUDA version any evidence shows (``version.json``,
+``CUDA_VERSION``, ``libcudart.so.X.Y``, a CUDA wheel ...) against the pool's driver,
+its GPU, the image's forward-compat libraries and what the container toolkit does
+with them in the pool's runtime mode:
 
-Two things can still save an image on an older driver:
+* **native**: the driver is at or above the release's floor (NVIDIA release notes,
+  Table 3) — no finding;
+* **minor-version compatibility**: within one CUDA major, a driver at or above that
+  major's floor (11.x: 450.80.02, 12.x: 525.60.13, 13.x: 580) runs newer minor
+  runtimes, except PTX newer than the driver ("the provided PTX was compiled with an
+  unsupported toolchain") and APIs newer than it (``cudaErrorCallRequiresNewerDriver``)
+  — a warning;
+* **forward compatibility**: the image's ``cuda-compat`` libcuda is loaded (the image
+  puts ``/usr/local/cuda/compat`` on its loader path, or the runtime does: legacy mode
+  except toolkit 1.17.4, the ``enable-cuda-compat`` hook in cdi / jit-cdi from 1.17.5) on a
+  data-centre GPU and a host branch the package supports — info;
+* **fails**: "CUDA driver version is insufficient for CUDA runtime version", or, when
+  a compat libcuda is loaded on a GPU forward compatibility does not support (GeForce,
+  workstation cards), error 804 "forward compatibility was attempted on non supported
+  HW", or on a host branch it does not support, error 803 — an error, or a warning when
+  it fails only in some runtime modes / toolkit releases the target leaves open (the
+  finding names which);
+* **could not judge**: a CUDA release the matrix does not know, a pool without a
+  driver version or GPU model where the outcome needs it — a warning saying what is
+  missing.
 
-* **minor-version compatibility**: within one CUDA major, a driver at or above
-  that major's floor (12.x: 525.60.13) runs newer minor runtimes, except for
-  features that need the newer driver (PTX JIT of PTX newer than the driver,
-  newer APIs return ``cudaErrorCallRequiresNewerDriver``). Reported as a warning.
-* **forward compatibility**: the ``cuda-compat`` libraries in the image
-  (``/usr/local/cuda/compat/libcuda.so.*``) replace the host's libcuda on
-  data-centre GPUs when the host branch is one they support. Reported as info.
+Without a target, the rule reports (info) the minimum driver the image needs. Every
+finding carries the concrete fixes the matrix knows: the driver floor, the newest CUDA
+release the pool's driver runs natively, the ``cuda-compat-X-Y`` package on data-centre
+pools.
 
-Without a target, the rule reports (info) the minimum driver the image needs.
-
-Remediation: run the image on nodes with a driver at or above the floor, or
-build it on an older CUDA base image that the cluster's driver supports.
+Remediation: run the image on nodes with a driver at or above the floor, build it on
+an older CUDA base image that the cluster's driver supports, or (data-centre GPUs)
+install the matching ``cuda-compat`` package.
 
 Anti-pattern::
 
@@ -36,13 +50,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules._common import (
-    compare,
-    compat_libcudas,
-    compat_verdict,
-    governing_cuda,
-    major,
-)
+from imagelint.rules._common import governing_cuda
 from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL101"
@@ -63,72 +71,46 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     cuda = governing_cuda(ctx.facts, ctx.matrix)
     if cuda is None or ctx.matrix is None:
         return
-    floor = ctx.matrix.driver_floor(cuda.version)
-    if floor is None:
-        return
     where = cuda.evidence.provenance
     basis = f"CUDA {cuda.version} (from {cuda.evidence.source})"
-    floor_text = _floor_text(floor)
     if not ctx.pools:
-        yield finding(
-            f"{basis} needs NVIDIA driver >= {floor.min_driver} ({floor_text}); no target given to compare against",
-            where, severity=INFO, remediation="", min_driver=floor.min_driver, cuda=cuda.version,
-        )
+        yield _no_target(ctx, cuda, basis, where)
         return
+    from imagelint.compat.judge import judge_pool
+    from imagelint.compat.verdict import GPU_UNSUPPORTED, REFUSED
+    from imagelint.rules import _verdict as words
+
     for pool in ctx.pools:
-        if not pool.driver:
-            continue
-        if compare(pool.driver, floor.min_driver) >= 0:
-            continue
-        yield from _too_old(ctx, pool, cuda, floor, basis, floor_text, where)
-
-
-def _floor_text(floor) -> str:
-    kind = f"floor of CUDA {floor.release}" if floor.exact else f"GA floor of CUDA {floor.release}"
-    if getattr(floor, "uncertain", False):
-        kind += ", uncertain matrix row"
-    return kind
-
-
-def _too_old(ctx, pool, cuda, floor, basis, floor_text, where) -> Iterator[Finding]:
-    # Forward-compat libraries that apply to this pool make the image run natively.
-    for lib in compat_libcudas(ctx.facts):
-        verdict = compat_verdict(lib, pool, ctx.matrix)
-        covers = verdict.compat_cuda is None or compare(verdict.compat_cuda, cuda.major_minor) >= 0
-        if verdict.usable and covers and verdict.gpu_unknown:
-            # Forward compatibility works on data-centre GPUs only (never GeForce): without a
-            # GPU model for the pool we cannot tell, so this is a warning, not a pass.
+        for verdict in judge_pool(ctx.facts, pool, ctx.matrix):
+            level = words.severity(verdict)
+            if level is None:
+                continue
+            failures = {c.failure for c in verdict.cases if c.failure}
+            others = [c for c in verdict.cases if not c.failure and c.outcome != "native"]
+            if failures and failures <= {REFUSED, GPU_UNSUPPORTED} and not others:
+                continue  # IL102 (requirement refused) / IL503 (driver cannot drive the GPU) report it
             yield finding(
-                f"{basis} needs driver >= {floor.min_driver} but pool {pool.name} has {pool.driver}; "
-                f"it runs only through the forward-compat libcuda {lib.version} in the image, which NVIDIA "
-                f"supports on data-centre GPUs only, and the pool names no GPU model (give --gpu)",
-                lib.provenance, severity=WARNING, pool=pool,
-                min_driver=floor.min_driver, driver=pool.driver, via="forward-compat-unverified",
+                f"{words.pool_label(verdict)}: {basis} {words.verdict_text(verdict)}{words.verdict_tail(verdict)}",
+                words.where_of(verdict, ctx.facts, where), severity=level, pool=pool,
+                remediation=words.fixes(verdict) or ("" if level == INFO else REMEDIATION), **words.extra(verdict),
             )
-            return
-        if verdict.usable and covers:
-            yield finding(
-                f"{basis} needs driver >= {floor.min_driver} but pool {pool.name} has {pool.driver}; "
-                f"passes through the forward-compat libcuda {lib.version} in the image "
-                f"(data-centre GPUs, host branch supported)",
-                lib.provenance, severity=INFO, pool=pool, remediation="",
-                min_driver=floor.min_driver, driver=pool.driver, via="forward-compat",
-            )
-            return
-    cuda_major = major(cuda.version)
-    mvc = ctx.matrix.minor_version_compat(cuda_major) if cuda_major is not None else None
-    if mvc is not None and compare(pool.driver, mvc.min_driver) >= 0:
-        yield finding(
-            f"{basis} needs driver >= {floor.min_driver} ({floor_text}) but pool {pool.name} has "
-            f"{pool.driver}; it runs only through CUDA {cuda_major}.x minor-version compatibility "
-            f"(driver >= {mvc.min_driver}): PTX newer than the driver cannot be JIT-compiled and "
-            f"APIs newer than the driver fail with cudaErrorCallRequiresNewerDriver",
-            where, severity=WARNING, pool=pool,
-            min_driver=floor.min_driver, driver=pool.driver, via="minor-version-compat",
+
+
+def _no_target(ctx: RuleContext, cuda, basis: str, where) -> Finding:  # type: ignore[no-untyped-def]
+    floor = ctx.matrix.driver_floor(cuda.version) if cuda.major_minor else None
+    if floor is None:
+        newest = ctx.matrix.newest_cuda_release()
+        why = (f"the image names only CUDA major {cuda.version}" if cuda.major_minor is None
+               else f"CUDA {cuda.version} is not a release the matrix {ctx.matrix.version} knows (newest: {newest})")
+        return finding(
+            f"could not judge the driver {basis} needs: {why}", where, severity=WARNING if cuda.major_minor else INFO,
+            remediation="Use a newer imagelint matrix (--matrix) that knows this CUDA release." if cuda.major_minor else "",
+            cuda=cuda.version, outcome="unknown",
         )
-        return
-    yield finding(
-        f"{basis} needs NVIDIA driver >= {floor.min_driver} ({floor_text}) but pool {pool.name} has "
-        f"{pool.driver}: CUDA calls fail with 'CUDA driver version is insufficient for CUDA runtime version'",
-        where, pool=pool, min_driver=floor.min_driver, driver=pool.driver,
+    kind = f"floor of CUDA {floor.release}" if floor.exact else f"GA floor of CUDA {floor.release}"
+    if floor.uncertain:
+        kind += ", uncertain matrix row"
+    return finding(
+        f"{basis} needs NVIDIA driver >= {floor.min_driver} ({kind}); no target given to compare against",
+        where, severity=INFO, remediation="", min_driver=floor.min_driver, cuda=cuda.version,
     )

@@ -7,13 +7,30 @@ or else PTX the driver JIT-compiles (``compute_XY`` for any GPU of compute
 capability >= X.Y). With neither, every launch fails with "no kernel image is
 available for execution on the device" (``cudaErrorNoKernelImageForDevice``).
 The architectures come from the fatbin headers inside the image's libraries,
-never from their names. A library that fits only through PTX JIT is reported
-as info: the first launch compiles every kernel (minutes for large libraries)
-and needs a driver that supports the PTX ISA version it was built with.
+never from their names, and only from the fatbins the CUDA runtime loads (the
+``.nv_fatbin`` section): the ``__nv_relfatbin`` copies of a relocatable-device-code
+build (``nvcc -rdc=true``) are for the device linker and never run, and a fatbin
+array in ``.rodata`` is the library's own business. A library that fits only
+through PTX JIT is reported as info: the first launch compiles every kernel
+(minutes for large libraries). The JIT works only when the driver's compiler
+knows the PTX's ISA version (each CUDA release writes its own: 12.4 writes 8.4,
+13.0 writes 9.0; a driver handles the ISA of the CUDA version it reports, from
+the matrix's ``ptx_isa_versions``); PTX newer than that is an error, "the
+provided PTX was compiled with an unsupported toolchain"
+(``cudaErrorUnsupportedPtxVersion``). Minor-version compatibility does not help
+here: a CUDA 12.4 PTX-only library does not run on a 535 (CUDA 12.2) driver.
+The JIT is the libcuda the compatibility model (IL101's verdict) loads: the host's,
+or the image's forward-compat libcuda where the runtime or the image puts it on the
+loader path; when CUDA itself does not initialise on the pool, the finding says so.
 
-When no library could be read but the image sets ``TORCH_CUDA_ARCH_LIST``
-(the architectures PyTorch was built for), that list is used as secondary
-evidence, and said so. Without a target GPU compute capability the rule
+When no library could be read (a Dockerfile, an image whose layers were not
+read, or one with no fatbin), the build settings that name architectures are
+used as secondary evidence, and said so (warning, not error):
+``TORCH_CUDA_ARCH_LIST`` (``"8.0 8.6+PTX"``; names such as ``Ampere`` expand as
+PyTorch expands them, from the matrix), ``CUDA_ARCH_LIST``,
+``CMAKE_CUDA_ARCHITECTURES`` / ``CUDAARCHS`` (``"80;86-real"``), and nvcc's
+``-gencode``/``-arch`` flags, in env, Dockerfile ``ENV``/``ARG``/``RUN`` lines
+(every stage), the image's build history and its shell scripts. Without a target GPU compute capability the rule
 reports (info) what the image was compiled for.
 
 Remediation: rebuild the library with SASS for the pool's GPU (``-gencode
@@ -24,6 +41,8 @@ base image) that includes the GPU's architecture.
 Anti-pattern::
 
     nvcc -gencode arch=compute_80,code=sm_80 -shared -o libk.so k.cu   # A100 only; H100: no kernel
+    # CUDA 13 nvcc, PTX only: runs by JIT on R580+, "unsupported toolchain" on R535/R570
+    nvcc -gencode arch=compute_80,code=compute_80 -shared -o libk.so k.cu
 
 Best practice::
 
@@ -63,7 +82,9 @@ REMEDIATION = (
     "Rebuild the library with SASS for the GPU's architecture (-gencode arch=compute_XY,code=sm_XY) "
     "plus PTX for the newest one (code=compute_XY), or use a build that includes it."
 )
-TORCH_ENV = "TORCH_CUDA_ARCH_LIST"
+# Env names that carry an arch list (the same as imagelint.facts.archlist.ENV_SETTINGS, which
+# is not imported at module level to keep ``imagelint lint`` start-up light).
+ARCH_ENV = ("TORCH_CUDA_ARCH_LIST", "CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
@@ -73,22 +94,16 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if not facts.gpu_code_read:
         return  # libraries were not scanned: no pool GPU with a known compute capability to judge
     code = [c for c in facts.gpu_code if c.sass or c.ptx]
-    secondary = ""  # why the env var stands in for the binaries, when it does
+    secondary = ""  # why build settings stand in for the binaries, when they do
     if not code:
-        torch = facts.env_setting(TORCH_ENV)
-        if torch is None:
+        code = _from_arch_lists(ctx)
+        if not code:
             return
-        # The arch module is imported only past these returns: most files ``imagelint lint``
-        # reads have no GPU code, and the pre-commit hook should not pay for importing it.
-        from imagelint.facts.gpuarch import parse_torch_arch_list
-
-        arch = parse_torch_arch_list(torch.value)
-        if not (arch.sass or arch.ptx):
-            return
-        code = [GpuCodeObject(f"env {TORCH_ENV}", arch.sass, arch.ptx, torch.provenance)]
-        secondary = (
-            "no library in the image has fatbin GPU code" if facts.complete else "the image's layers were not read"
-        )
+        if facts.kind == "dockerfile":
+            secondary = "a Dockerfile holds no binaries to read"
+        else:
+            secondary = ("no library in the image has fatbin GPU code" if facts.complete
+                         else "the image's layers were not read")
 
     from imagelint.facts.gpuarch import parse_compute_capability
 
@@ -98,11 +113,35 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not known:
             yield _no_target_gpu(code, pool, secondary)
             continue
+        verdicts = _runtime_verdicts(ctx, pool)
         for cc, labels in _by_compute_capability(known).items():
+            jit, jit_note = _jit_limit(ctx.matrix, pool, verdicts.get(labels[0]))
             for obj in code:
-                yield from _check_one(obj, pool, cc, labels, secondary)
+                yield from _check_one(obj, pool, cc, labels, secondary, ctx.matrix, jit, jit_note)
     if not ctx.pools:
         yield _no_target_gpu(code, None, secondary)
+
+
+def _from_arch_lists(ctx: RuleContext) -> list[GpuCodeObject]:
+    """One pseudo code object per build setting that names architectures (secondary evidence).
+
+    The arch modules are imported only here: most files ``imagelint lint`` reads have no
+    GPU code, and the pre-commit hook should not pay for importing them."""
+    if not ctx.facts.arch_lists and not any(e.name in ARCH_ENV for e in ctx.facts.env):
+        return []
+    from imagelint.facts.archlist import arch_targets, settings_in_env, unique_settings
+
+    # The env's own settings first (what the image states), then Dockerfile lines, history, scripts.
+    settings = unique_settings([*settings_in_env(ctx.facts.env), *ctx.facts.arch_lists])
+
+    names = ctx.matrix.gpu_arch_names() if ctx.matrix is not None else ()
+    out = []
+    for setting in settings:
+        t = arch_targets(setting, names)
+        if t.sass or t.ptx:
+            out.append(GpuCodeObject(f"{setting.setting}={setting.value}", t.sass, t.ptx, setting.provenance,
+                                     evidence=setting.setting))
+    return out
 
 
 def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -> dict[tuple[int, int], list[str]]:
@@ -113,33 +152,113 @@ def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -
     return out
 
 
-def _check_one(
-    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str
-) -> Iterator[Finding]:
-    from imagelint.facts.gpuarch import code_fit, needed_for
+def _runtime_verdicts(ctx: RuleContext, pool: NodePool) -> dict[str | None, object]:
+    """The compatibility model's verdict per GPU model of the pool (IL101's), by label."""
+    from imagelint.compat.judge import judge_pool
 
-    fit = code_fit(obj.sass, obj.ptx, cc)
+    return {v.gpu: v for v in judge_pool(ctx.facts, pool, ctx.matrix)}
+
+
+def _jit_limit(matrix: object, pool: NodePool, verdict: object) -> tuple[object, str]:
+    """Whose JIT compiles the PTX: the libcuda the compatibility verdict loads (the host's, or
+    the image's forward-compat one), with a note when that depends on the runtime or when
+    CUDA itself does not start on the pool."""
+    from imagelint.compat.verdict import FORWARD, MINOR, NATIVE
+    from imagelint.facts import gpuarch
+
+    if verdict is None:
+        return gpuarch.jit_limit_for_driver(matrix, pool.driver), ""
+    working = [c for c in verdict.cases if c.outcome in (NATIVE, MINOR, FORWARD)]  # type: ignore[attr-defined]
+    if not working:
+        return (gpuarch.jit_limit_for_driver(matrix, pool.driver),
+                "; CUDA itself does not initialise on this pool (IL101), so no kernel launches at all")
+    cudas = sorted({c.driver_cuda for c in working if c.driver_cuda}, key=lambda v: tuple(int(p) for p in v.split(".")))
+    if not cudas:
+        return gpuarch.jit_limit_for_driver(matrix, pool.driver), ""
+    note = ""
+    compat = [c for c in working if c.compat is not None]
+    if compat and len(cudas) > 1:
+        note = (f"; judged with the host driver's JIT (CUDA {cudas[0]}); where the image's forward-compat libcuda is "
+                f"loaded ({compat[0].condition or 'see IL101'}) its JIT handles up to CUDA {cudas[-1]}")
+    elif compat:
+        note = f"; the JIT is the image's forward-compat libcuda {compat[0].compat.version} (CUDA {cudas[0]})"
+    return gpuarch.jit_limit_for_cuda(matrix, cudas[0]), note
+
+
+def _check_one(
+    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: object,
+    jit_limit: object = None, jit_note: str = "",
+) -> Iterator[Finding]:
+    from imagelint.facts import gpuarch
+
+    verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, jit_limit, obj.ptx_isa)  # type: ignore[arg-type]
     gpu = f"{' / '.join(labels)} ({cc[0]}.{cc[1]})"
     where = _name(obj, secondary)
     extra = dict(
         library=obj.path, sass=list(obj.sass), ptx=list(obj.ptx), compute_capability=f"{cc[0]}.{cc[1]}",
-        evidence="TORCH_CUDA_ARCH_LIST" if secondary else "fatbin",
+        evidence=obj.evidence, outcome=verdict.outcome,
+        ptx_isa=dict(obj.ptx_isa),
     )
-    note = f" (secondary evidence: the image's TORCH_CUDA_ARCH_LIST; {secondary})" if secondary else ""
-    if not fit.runs:
+    note = f" (secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()}; {secondary})" \
+        if secondary else ""
+    note += _placement_note(obj) + (jit_note if verdict.outcome != gpuarch.SASS_RUNS else "")
+    jit = verdict.jit
+    if verdict.outcome == gpuarch.NO_KERNEL:
         yield finding(
-            f"pool {pool.name}: {where} has no kernel for {gpu}: has {_has(obj)}; needs {needed_for(cc)} "
-            f"-> 'no kernel image is available for execution on the device'{note}",
+            f"pool {pool.name}: {where} has no kernel for {gpu}: has {_has(obj)}; needs {gpuarch.needed_for(cc)} "
+            f"-> '{gpuarch.ERR_NO_KERNEL}'{note}",
             obj.provenance, pool=pool, severity=WARNING if secondary else None, **extra,
         )
-    elif fit.needs_jit:
+    elif verdict.outcome == gpuarch.PTX_TOO_NEW:
+        assert jit is not None
+        yield finding(
+            f"pool {pool.name}: {where} has no SASS for {gpu} and its PTX {', '.join(verdict.ptx)} is PTX ISA "
+            f"{verdict.ptx_isa}, newer than driver {pool.driver}'s JIT compiler handles (CUDA {jit.cuda}: PTX ISA up "
+            f"to {jit.ptx_isa}) -> '{gpuarch.ERR_PTX_TOO_NEW}'{_uncertain(jit)}{note}",
+            obj.provenance, pool=pool, severity=WARNING if secondary or jit.uncertain else None,
+            remediation=(f"Upgrade the pool's driver to one that reports CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} "
+                         "or newer, or use a build of the library with SASS for the GPU (code=sm_XY)."),
+            **extra,
+        )
+    elif verdict.outcome in (gpuarch.JIT_RUNS, gpuarch.JIT_UNJUDGED):
+        if verdict.outcome == gpuarch.JIT_RUNS:
+            assert jit is not None
+            driver = f"driver {pool.driver} (CUDA {jit.cuda}) JIT-compiles PTX ISA up to {jit.ptx_isa}"
+        elif jit is None:
+            driver = "the pool's driver is not known: it must JIT-compile " + (
+                f"PTX ISA {verdict.ptx_isa} (CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} or newer)"
+                if verdict.ptx_isa else "the PTX ISA version it was built with")
+        else:
+            driver = verdict.reason.split("; ", 1)[-1]
         yield finding(
             f"pool {pool.name}: {where} has no SASS for {gpu} and runs only by JIT-compiling PTX "
-            f"{', '.join(fit.ptx)} at first launch (slow for large libraries; needs a driver that supports "
-            f"the PTX ISA version it was built with){note}",
+            f"{', '.join(verdict.ptx)}{f' (ISA {verdict.ptx_isa})' if verdict.ptx_isa else ''} at first launch "
+            f"(slow for large libraries; {driver}){note}",
             obj.provenance, pool=pool, severity=INFO, remediation="Add SASS for the GPU (code=sm_XY) to avoid JIT.",
             **extra,
         )
+
+
+def _uncertain(jit: object) -> str:
+    return " (the matrix row for this PTX ISA is marked uncertain)" if getattr(jit, "uncertain", False) else ""
+
+
+def _cuda_for_isa(matrix: object, isa: str | None) -> str:
+    row = matrix.ptx_isa(isa) if isa and matrix is not None else None  # type: ignore[attr-defined]
+    return row.min_cuda if row is not None else f"for PTX ISA {isa}"
+
+
+def _placement_note(obj: GpuCodeObject) -> str:
+    """Say what was left out or could not be placed, so a surprising verdict can be checked."""
+    out = ""
+    relocatable = [t.split(": ", 1)[1] for t in obj.not_loaded if t.startswith("__nv_relfatbin: ")]
+    if relocatable:
+        out += (f"; not counted: {', '.join(relocatable)} in __nv_relfatbin (relocatable device code for the "
+                "device linker; the CUDA runtime never loads it)")
+    if obj.unplaced_containers:
+        out += (f"; {obj.unplaced_containers} fatbin container(s) counted without knowing their ELF section "
+                "(no readable section table): relocatable code may be among them")
+    return out
 
 
 def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: str) -> Finding:
@@ -147,7 +266,7 @@ def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: 
     ptx = sorted({p for c in code for p in c.ptx})
     has = ", ".join(sass + ptx)
     if secondary:
-        subject = "TORCH_CUDA_ARCH_LIST (secondary evidence)"
+        subject = f"{', '.join(sorted({c.evidence for c in code}))} (secondary evidence)"
     else:
         subject = f"{len(code)} {'library' if len(code) == 1 else 'libraries'} with GPU code"
     scope = f"pool {pool.name}: " if pool is not None else ""
@@ -160,7 +279,7 @@ def _no_target_gpu(code: list[GpuCodeObject], pool: NodePool | None, secondary: 
 
 def _name(obj: GpuCodeObject, secondary: str) -> str:
     if secondary:
-        return "PyTorch (TORCH_CUDA_ARCH_LIST)"
+        return f"the code built with {obj.path}"
     p: Provenance = obj.provenance
     layer = f" (layer {p.layer_index})" if p.layer_index is not None else ""
     return f"/{obj.path}{layer}"

@@ -32,7 +32,7 @@ SEVERITY = WARNING
 TITLE = "The runtime's NVIDIA_REQUIRE_* check is disabled or checks nothing"
 NEEDS = (NEEDS_CONFIG,)
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/internal/config/image/cuda_image.go",)
-REMEDIATION = "Remove NVIDIA_DISABLE_REQUIRE and set NVIDIA_REQUIRE_CUDA=cuda>=X.Y for the image's CUDA."
+REMEDIATION = "Set NVIDIA_REQUIRE_CUDA=cuda>=X.Y for the image's CUDA (and remove NVIDIA_DISABLE_REQUIRE where it is set)."
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
@@ -48,6 +48,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             f"NVIDIA_DISABLE_REQUIRE={cuda.disable_require.value} turns off every NVIDIA_REQUIRE_* check: "
             f"on a too-old driver the container starts and fails inside CUDA",
             cuda.disable_require.provenance,
+            remediation="Remove NVIDIA_DISABLE_REQUIRE (and set NVIDIA_REQUIRE_CUDA=cuda>=X.Y for the image's CUDA).",
         )
     if cuda.disable_requires_plural is not None:
         yield finding(
@@ -68,6 +69,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 f"NVIDIA_REQUIRE_CUDA asks only for cuda>={max(floors, key=_key)} but the image's CUDA is "
                 f"{governing.version}: the runtime lets it start on drivers too old for it",
                 setting.provenance, floor=max(floors, key=_key), cuda=governing.version,
+                remediation=f"Set NVIDIA_REQUIRE_CUDA=cuda>={governing.major_minor or governing.version} (the image's CUDA), "
+                "plus the brand/driver terms of the official images if forward compatibility is intended.",
             )
 
 

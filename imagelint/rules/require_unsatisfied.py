@@ -17,8 +17,14 @@ capability. What happens when one is false depends on the toolkit's mode:
 The rule evaluates once per GPU model of the pool, with the toolkit mode from
 the pool, else derived from its toolkit version through the matrix, else both.
 
-Remediation: schedule the image on pools whose driver satisfies the
-requirement, or rebuild it on a base image whose requirement the driver meets.
+Every ``NVIDIA_REQUIRE_*`` variable that is false is reported on its own, at the
+variable it came from (``CUDA_VERSION`` when the runtime derives ``cuda>=X.Y`` from it),
+with the fix that fits it: an ``arch`` term is about the GPU (schedule on other GPUs or
+rebuild), a ``cuda``/``driver`` term about the driver or the base image. In cdi/jit-cdi
+mode the finding says what the compatibility model (IL101) expects once it starts.
+
+Remediation: schedule the image on pools whose driver (or GPU, for ``arch`` terms)
+satisfies the requirement, or rebuild it on a base image whose requirement the driver meets.
 """
 
 from __future__ import annotations
@@ -58,29 +64,104 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             return
     except RequireEnvError:
         return  # IL103 reports an invalid CUDA_VERSION
-    where = ctx.facts.cuda.requires[0].provenance if ctx.facts.cuda.requires else (
-        ctx.facts.cuda.cuda_version_env.provenance if ctx.facts.cuda.cuda_version_env else None
-    )
     for pool in ctx.pools:
         if not pool.driver:
             continue
         cuda = pool_cuda(pool, ctx.matrix)
         gpus = pool_gpus(pool, ctx.matrix) or [None]
+        modes = runtime_modes(pool, ctx.matrix)
+        eval_mode = "csv" if modes == ("csv",) else "legacy"
+        after: str | None = None
         for gpu in gpus:
             devices = [Device(brand=gpu.brand, arch=gpu.arch)] if gpu else [Device(brand=None, arch=None)]
-            modes = runtime_modes(pool, ctx.matrix)
-            eval_mode = "csv" if modes == ("csv",) else "legacy"
             outcome = evaluate_env(env, pool.driver, cuda, devices, eval_mode)
             if outcome.result != "fail":
                 continue
-            on = f"pool {pool.name} (driver {pool.driver}, CUDA {cuda or '?'}" + (f", {gpu.label}" if gpu else "") + ")"
-            effect = _effect(modes, outcome.message, outcome.requirement)
-            yield finding(
-                f"requirement {_short(outcome.requirement)!r} is false on {on}: {effect}",
-                where, pool=pool, requirement=outcome.requirement, runtime_modes=list(modes),
-                gpu=gpu.label if gpu else None,
-            )
-            break  # one finding per pool: the first failing GPU model says enough
+            on = f"pool {pool.name} (driver {pool.driver}, CUDA {cuda or '?'}" + (
+                f", {gpu.label}" + (f" compute {gpu.arch}" if gpu.arch else "") if gpu else "") + ")"
+            failing = list(_failing_variables(ctx, pool.driver, cuda, devices)) if eval_mode == "legacy" else []
+            if not failing:  # csv semantics, or a failure only the whole check shows
+                where = ctx.facts.cuda.requires[0].provenance if ctx.facts.cuda.requires else (
+                    ctx.facts.cuda.cuda_version_env.provenance if ctx.facts.cuda.cuda_version_env else None)
+                failing = [("NVIDIA_REQUIRE_*", outcome.requirement or "", where, outcome.message)]
+            if after is None:
+                after = _after_start(ctx, pool)
+            for name, requirement, where, message in failing:
+                yield finding(
+                    f"{name} {_short(requirement)!r} is false on {on}: {_effect(modes, message, requirement, after)}",
+                    where, pool=pool, requirement=requirement, variable=name, runtime_modes=list(modes),
+                    gpu=gpu.label if gpu else None, remediation=_fix(name, requirement, gpu),
+                )
+            break  # one GPU model per pool says enough (every failing variable of it is reported)
+
+
+def _failing_variables(ctx: RuleContext, driver: str, cuda: str | None, devices):  # type: ignore[no-untyped-def]
+    """Each NVIDIA_REQUIRE_* variable (and the cuda>=X.Y an image without NVIDIA_REQUIRE_CUDA
+    gets from CUDA_VERSION) evaluated on its own: the runtime ANDs them, so each false one is
+    a separate reason, reported at the variable it came from."""
+    from imagelint.matrix.require import (
+        RequireEnvError,
+        evaluate_requirement,
+        is_legacy_image,
+        legacy_cuda_requirement,
+        requirements_disabled,
+    )
+
+    env = dict(ctx.facts.cuda.env)
+    if requirements_disabled(env):
+        return
+    settings = [(s.name, s.value, s.provenance) for s in ctx.facts.cuda.requires
+                if not s.name.startswith("NVIDIA_REQUIRE_JETPACK")]
+    if is_legacy_image(env) and ctx.facts.cuda.cuda_version_env is not None:
+        try:
+            settings.append(("CUDA_VERSION", legacy_cuda_requirement(env["CUDA_VERSION"]),
+                             ctx.facts.cuda.cuda_version_env.provenance))
+        except RequireEnvError:
+            pass
+    for name, value, where in settings:
+        outcome = evaluate_requirement(value, driver, cuda, devices)
+        if outcome.result == "fail":
+            yield name, value, where, outcome.message
+
+
+def _fix(name: str, requirement: str, gpu) -> str:  # type: ignore[no-untyped-def]
+    """The fix that fits what the requirement is about: an architecture is fixed by other GPUs
+    (or a rebuild), a brand by other GPUs, a cuda/driver floor by the driver or the base image."""
+    import re
+
+    about = set(re.findall(r"(cuda|driver|arch|brand)\s*[<>=!]", requirement.lower()))
+    if about and about <= {"arch"}:
+        cc = f" (this pool's GPU is compute {gpu.arch})" if gpu is not None and gpu.arch else ""
+        return ("Schedule the image on GPUs whose compute capability satisfies it (e.g. a nodeSelector on "
+                f"nvidia.com/gpu.compute.major){cc}, or rebuild it for this GPU's architecture and relax {name}.")
+    if about and about <= {"brand"}:
+        return f"Schedule the image on GPUs of the brand {name} names, or relax {name}."
+    if name == "CUDA_VERSION":
+        return ("Run on nodes whose driver supports the image's CUDA (the runtime derives cuda>=X.Y from CUDA_VERSION "
+                "when NVIDIA_REQUIRE_CUDA is unset), or rebuild on a base image the driver supports.")
+    return REMEDIATION
+
+
+def _after_start(ctx: RuleContext, pool) -> str:  # type: ignore[no-untyped-def]
+    """What happens once the container starts anyway (cdi/jit-cdi): the compatibility verdict."""
+    from imagelint.compat.judge import judge_pool
+    from imagelint.compat.verdict import FAILS, FORWARD, MINOR, NATIVE, REFUSED, UNKNOWN
+
+    phrases = {
+        NATIVE: "then runs: the driver supports the image's CUDA natively",
+        MINOR: "then runs only through minor-version compatibility (IL101)",
+        FORWARD: "then runs through forward compatibility (IL101)",
+        FAILS: "then fails inside CUDA (IL101 says how)",
+        UNKNOWN: "then IL101 could not judge whether CUDA works",
+    }
+    outcomes = []
+    for verdict in judge_pool(ctx.facts, pool, ctx.matrix):
+        for case in verdict.cases:
+            if case.failure != REFUSED and case.outcome not in outcomes:
+                outcomes.append(case.outcome)
+    if not outcomes:
+        return "then fails inside CUDA if the driver is too old for the image's CUDA runtime (IL101 says whether it is)"
+    return " or ".join(phrases[o] for o in outcomes) + (" depending on the runtime" if len(outcomes) > 1 else "")
 
 
 def _short(requirement: str | None, limit: int = 100) -> str | None:
@@ -92,10 +173,9 @@ def _short(requirement: str | None, limit: int = 100) -> str | None:
     return f"{terms[0]} ... (+{len(terms) - 1} more OR terms)"
 
 
-def _effect(modes: tuple[str, ...], message: str | None, requirement: str | None) -> str:
+def _effect(modes: tuple[str, ...], message: str | None, requirement: str | None, after: str) -> str:
     refuses = f"the container refuses to start with '{cli_message(message, requirement)}'"
-    starts = ("the requirement is not checked, so the container starts anyway and fails later inside CUDA "
-              "if the driver is too old for the image's CUDA runtime (IL101 says whether it is)")
+    starts = f"the requirement is not checked, so the container starts anyway and {after}"
     from imagelint.matrix.require import runtime_enforces_requirements
 
     enforcing = [m for m in modes if runtime_enforces_requirements(m)]

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 from imagelint.errors import UsageError
 from imagelint.facts.model import (
+    ArchListSetting,
     BaseImageFacts,
     CudaFacts,
     CudaVersionEvidence,
@@ -165,6 +166,38 @@ def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], sta
                 base = posixpath.basename(src.rstrip("/"))
                 final = posixpath.join(dest_abs, base) if into_dir else dest_abs
                 state.copies.append((src, posixpath.normpath(final), _dprov(df, ins, kw)))
+
+
+_VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _arch_lists(df: Dockerfile, global_args: Mapping[str, str], stages: tuple[Stage, ...]) -> tuple[
+        ArchListSetting, ...]:
+    """Arch lists anywhere in the file, every stage included: a builder stage compiles what the
+    final one copies. ENV and ARG values that name one, and RUN lines (with the ARG/ENV values
+    known at that point substituted, as the shell would) that set one or call nvcc."""
+    from imagelint.facts import archlist
+
+    out: list[ArchListSetting] = []
+    for stage in stages:
+        scope: dict[str, str] = {}
+        for ins in stage.instructions:
+            kw = ins.keyword
+            if kw == "ARG":
+                for key, value in parse_arg_declarations(ins.args, scope, df.escape):
+                    scope[key] = value if value is not None else global_args.get(key, "")
+                    if key in archlist.ENV_SETTINGS and scope[key]:
+                        out += archlist.settings_in_env([EnvSetting(key, scope[key], _dprov(df, ins, f"ARG {key}"))])
+            elif kw == "ENV":
+                for key, value in parse_key_values(ins.args, scope, df.escape):
+                    if key:
+                        scope[key] = value
+                        if key in archlist.ENV_SETTINGS:
+                            out += archlist.settings_in_env([EnvSetting(key, value, _dprov(df, ins, f"ENV {key}"))])
+            elif kw == "RUN":
+                text = _VAR_REF.sub(lambda m: scope.get(m.group(1) or m.group(2), m.group(0)), ins.args)
+                out += archlist.settings_in_text(text, _dprov(df, ins, "RUN"))
+    return archlist.unique_settings(out)
 
 
 def _is_cuda_repo(repository: str) -> bool:
@@ -331,6 +364,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         base=base,
         complete=False,
         warnings=tuple(notes),
+        arch_lists=_arch_lists(df, global_args, stages),
     )
 
 

@@ -132,7 +132,9 @@ def run_lint(
 ) -> CheckRun:
     """Lint files (and, with ``images``, check those images against the manifests' scheduling)."""
     results: list[ImageResult] = []
-    notices: list[str] = list(getattr(target, "warnings", ()) or ())
+    from imagelint.core.check import matrix_notices
+
+    notices: list[str] = list(getattr(target, "warnings", ()) or ()) + list(matrix_notices(matrix))
     statics = [read_static(p, matrix) for p in paths]
     for static in statics:
         notices.extend(static.notes)

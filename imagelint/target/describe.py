@@ -13,7 +13,10 @@ def describe_target(target: Target) -> str:
     for pool in target.pools:
         lines.append(f"pool {pool.name} ({pool.node_count} node{'s' if pool.node_count != 1 else ''}, {pool.source})")
         driver = pool.driver or "unknown"
-        cuda = f" (CUDA {pool.cuda_driver_version})" if pool.cuda_driver_version else ""
+        if pool.driver and "." not in pool.driver:
+            driver += " (bare branch: some " + pool.driver + ".x, judged as the oldest)"
+        cuda = f" (CUDA {pool.cuda_driver_version})" if pool.cuda_driver_version else (
+            " (CUDA unknown to the matrix)" if pool.driver else "")
         lines.append(f"  driver        {driver}{cuda}")
         for gpu in pool.gpus or ():
             bits = [gpu.product or "unnamed GPU"]

@@ -40,7 +40,7 @@ class TargetMatrix(Protocol):
 # --- value grammar -------------------------------------------------------------------
 
 # NVIDIA driver versions: 535 / 535.104 / 535.104.05 (leading zeros are significant text).
-_DRIVER_RE = re.compile(r"^\d{3}(?:\.\d{1,3}){0,2}$")
+_DRIVER_RE = re.compile(r"^[Rr]?\d{3}(?:\.\d{1,3}){0,2}$")
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
 _RELEASE_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
 COMPUTE_CAPABILITY_RE = re.compile(r"^\d+\.\d+$")
@@ -58,8 +58,8 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 def parse_driver_version(value: str, what: str = "--driver") -> str:
     text = str(value).strip()
     if not _DRIVER_RE.match(text):
-        raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05")
-    return text
+        raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05 (or a bare branch: 535, R535)")
+    return text.lstrip("Rr")  # R535 is the branch 535: "some 535.x", judged as the oldest
 
 
 def parse_release_version(value: str, what: str) -> str:

@@ -105,10 +105,11 @@ def cuobjdump() -> Path:
     return _pip_target("cuobjdump13", (CUOBJDUMP_PACKAGE,)) / "nvidia" / "cu13" / "bin" / "cuobjdump"
 
 
-def compile_library(gencodes: tuple[str, ...]) -> Path:
-    """``libk.so`` built from KERNEL with these ``-gencode`` values (cached by source and flags)."""
+def compile_library(gencodes: tuple[str, ...], extra: tuple[str, ...] = ()) -> Path:
+    """``libk.so`` built from KERNEL with these ``-gencode`` values and ``extra`` nvcc flags
+    (``-rdc=true``), cached by source and flags."""
     root = nvcc_root()
-    key = hashlib.sha256(KERNEL + "\0".join(gencodes).encode()).hexdigest()[:16]
+    key = hashlib.sha256(KERNEL + "\0".join((*gencodes, *extra)).encode()).hexdigest()[:16]
     out = CACHE / "fatbin-libs" / key / "libk.so"
     if out.is_file():
         return out
@@ -116,7 +117,7 @@ def compile_library(gencodes: tuple[str, ...]) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     (work / "k.cu").write_bytes(KERNEL)
-    args = [str(root / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-L", str(root / "lib")]
+    args = [str(root / "bin" / "nvcc"), "-shared", "-Xcompiler", "-fPIC", "-L", str(root / "lib"), *extra]
     for g in gencodes:
         args += ["-gencode", g]
     # The wheel's nvcc finds its own include/ and nvvm; PATH keeps the host's /usr/local/cuda out.
@@ -133,16 +134,96 @@ def compile_library(gencodes: tuple[str, ...]) -> Path:
     return out
 
 
-def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:
-    """(SASS, PTX) target names cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``)."""
-    proc = subprocess.run([str(cuobjdump()), "--list-elf", "--list-ptx", str(path)], capture_output=True,
-                          text=True, timeout=60)
-    sass, ptx_ = set(), set()
-    for line in proc.stdout.splitlines():
+# Architectures to ask cuobjdump about one by one when it refuses a whole file: cuobjdump 13
+# stops with "Support for 'sm_35' has been removed" on CUDA 11 libraries that carry Kepler code.
+ORACLE_ARCHES = tuple(f"sm_{a}" for a in (35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100,
+                                            101, 103, 110, 120, 121)) + tuple(
+    f"sm_{a}{v}" for a in (90, 100, 101, 103, 110, 120, 121) for v in "af")
+
+
+def _listing(path: Path, arch: str | None) -> tuple[int, str, str]:
+    args = [str(cuobjdump()), "--list-elf", "--list-ptx", *(["-arch", arch] if arch else []), str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _parse_listing(stdout: str, sass: set[str], ptx_: set[str]) -> None:
+    for line in stdout.splitlines():
         name = line.rsplit(":", 1)[-1].strip()
         arch = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
         if line.startswith("ELF file"):
             sass.add(arch)
         elif line.startswith("PTX file"):
             ptx_.add(arch.replace("sm_", "compute_"))
+
+
+def cuobjdump_listing(path: Path) -> tuple[set[str], set[str], set[str]]:
+    """(SASS, PTX, unchecked) cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``).
+
+    When cuobjdump refuses the file because of an architecture it no longer supports, it is
+    asked arch by arch; ``unchecked`` names the architectures it refused (not verified)."""
+    sass: set[str] = set()
+    ptx_: set[str] = set()
+    rc, out, err = _listing(path, None)
+    if rc == 0 or "has been removed" not in err:
+        _parse_listing(out, sass, ptx_)
+        return sass, ptx_, set()
+    unchecked: set[str] = set()
+    for arch in ORACLE_ARCHES:
+        rc, out, err = _listing(path, arch)
+        if "has been removed" in err or "is not defined for option" in err:
+            unchecked.add(arch)  # an arch this cuobjdump no longer knows
+        _parse_listing(out, sass, ptx_)
+    return sass, ptx_, unchecked
+
+
+def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:
+    sass, ptx_, _ = cuobjdump_listing(path)
     return sass, ptx_
+
+
+def as_cuobjdump_names(sass: list[str]) -> set[str]:
+    """cuobjdump names a family-specific cubin by its plain arch (``sm_100f`` -> ``sm_100.cubin``;
+    the fatbin header's family flag is what says ``f``), and keeps ``a``."""
+    return {t[:-1] if t.endswith("f") else t for t in sass}
+
+
+# --- synthetic ELF files holding fatbins in named sections ----------------------------------
+
+
+def elf_with_sections(sections: list[tuple[str, bytes]], *, strtab_after: int = 0, section_table: bool = True,
+                      elf32: bool = False) -> bytes:
+    """An inert little-endian ELF: a file header, the ``sections`` back to back (8-aligned), a
+    ``.shstrtab``, then ``strtab_after`` bytes of a ``.strtab`` (lld writes it after ``.shstrtab``,
+    so the names are far from the section table), then the section header table at the end,
+    as linkers write it. Without ``section_table`` the header says there is none (``sstrip``)."""
+    ehsize, shentsize = (52, 40) if elf32 else (64, 64)
+    names = [n for n, _ in sections] + [".shstrtab"] + ([".strtab"] if strtab_after else [])
+    shstr = b"\x00" + b"".join(n.encode() + b"\x00" for n in names)
+    body, rows, off = bytearray(), [], ehsize
+
+    def place(name: str, data: bytes, sh_type: int = 1, flags: int = 2) -> None:
+        nonlocal off
+        pad = -off % 8
+        body.extend(b"\x00" * pad)
+        off += pad
+        rows.append((shstr.index(b"\x00" + name.encode() + b"\x00") + 1, sh_type, flags, off, len(data)))
+        body.extend(data)
+        off += len(data)
+
+    for name, data in sections:
+        place(name, data)
+    place(".shstrtab", shstr, 3, 0)
+    if strtab_after:
+        place(".strtab", b"\x00" + b"s" * (strtab_after - 1), 3, 0)
+    body.extend(b"\x00" * (-off % 8))
+    off += -off % 8
+    fmt = "<IIIIIIIIII" if elf32 else "<IIQQQQIIQQ"
+    table = struct.pack(fmt, *([0] * 10)) + b"".join(
+        struct.pack(fmt, n, t, f, 0, o, s, 0, 0, 8, 0) for n, t, f, o, s in rows)
+    shnum = len(rows) + 1
+    shoff = off if section_table else 0
+    ident = b"\x7fELF" + bytes([1 if elf32 else 2, 1, 1, 0]) + b"\x00" * 8
+    hdr = struct.pack("<HHIIIIIHHHHHH" if elf32 else "<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, ehsize, 0, 0,
+                      shentsize, shnum if section_table else 0, len(sections) + 1 if section_table else 0)
+    return ident + hdr + bytes(body) + (table if section_table else b"")

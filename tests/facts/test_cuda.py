@@ -7,6 +7,7 @@ import pytest
 
 from imagelint.facts.cuda import (
     parse_libcudart_name,
+    parse_libcudart_soname,
     parse_torch_version_py,
     parse_version_json,
     parse_version_txt,
@@ -109,6 +110,32 @@ def test_image_evidence_with_provenance(tmp_path: Path) -> None:
     assert facts.cuda.disable_require.value == "1" and facts.cuda.disable_requires_plural.value == "true"
     assert facts.cuda.cuda_version_env.value == "12.2.2.009"
     assert facts.cuda.env["NVIDIA_DISABLE_REQUIRE"] == "1"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("libcudart.so.12", ("12", "major")), ("libcudart.so.13", ("13", "major")),
+    ("libcudart.so.11.0", ("11", "major")),  # the SONAME of every CUDA 11.x
+    ("libcudart.so.10.2", ("10.2", "minor")), ("libcudart.so.10.1", ("10.1", "minor")),
+    ("libcudart.so.12.4", None), ("libcudart.so.12.4.127", None), ("libcudart.so", None), ("libcudart.so.x", None),
+])
+def test_libcudart_sonames(name: str, expected: tuple[str, str] | None) -> None:
+    assert parse_libcudart_soname(name) == expected
+
+
+def test_a_soname_only_libcudart_is_major_only_evidence(tmp_path: Path) -> None:
+    """What pip wheels ship (and images copy into /usr/local/cuda/lib64): the major is evidence."""
+    sp = "usr/local/lib/python3.11/site-packages/nvidia/cuda_runtime/lib"
+    spec = ImageSpec(layers=[[
+        File("usr/local/cuda/lib64/libcudart.so.12", b"\x7fELF"),
+        Symlink("usr/local/cuda/lib64/libcudart.so", "libcudart.so.12"),
+        File(f"{sp}/libcudart.so.11.0", b"\x7fELF"),
+        File("opt/full/libcudart.so.12.4.127", b"\x7fELF"),
+        Symlink("opt/full/libcudart.so.12", "libcudart.so.12.4.127"),  # the full name already says 12.4
+    ]])
+    facts = facts_for(tmp_path, spec)
+    got = sorted((v.version, v.precision, v.provenance.path) for v in facts.cuda.versions if v.source == "libcudart")
+    assert got == [("11", "major", f"{sp}/libcudart.so.11.0"), ("12", "major", "usr/local/cuda/lib64/libcudart.so.12"),
+                   ("12.4.127", "minor", "opt/full/libcudart.so.12.4.127")]
 
 
 def test_cpu_torch_and_whiteout(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import struct
 import time
 from types import MappingProxyType
 
@@ -17,11 +18,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from imagelint.facts.fatbin import FATBIN_CAPTURE_RULES, SCANNERS, FatbinScanner, gpu_code_facts, parse_fatbins
-from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability, parse_torch_arch_list
+from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability
 from imagelint.layers.match import compile_glob
 from imagelint.layers.model import CaptureRule, CaptureSpec
 from imagelint.layers.reader import read_image_filesystem
-from tests.facts.fatbin_support import DEBUG, compile_library, container, cuobjdump_targets, entry, ptx
+from tests.facts.fatbin_support import (
+    DEBUG,
+    compile_library,
+    container,
+    as_cuobjdump_names,
+    cuobjdump_listing,
+    cuobjdump_targets,
+    elf_with_sections,
+    entry,
+    ptx,
+)
 from tests.facts.helpers import open_spec
 from tests.support.imagebuilder import File, Hardlink, ImageSpec, Symlink
 
@@ -162,7 +173,16 @@ _FRAGMENTS = [
 def _streams(draw):
     parts = draw(st.lists(st.one_of(st.binary(max_size=300), st.sampled_from(_FRAGMENTS),
                                     st.sampled_from(_FRAGMENTS).map(lambda b: b[: len(b) // 2])), max_size=12))
-    return b"".join(parts)
+    data = b"".join(parts)
+    if not draw(st.booleans()):
+        return data
+    # The same bytes split into ELF sections (with ld's or lld's name layout, or no table).
+    lld = draw(st.booleans())
+    names = [".nv_fatbin", "__nv_relfatbin"] + ([] if lld else [".rodata", ".text"])
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+    sections = [(draw(st.sampled_from(names)), p) for p in pieces]
+    return elf_with_sections(sections, strtab_after=70_000 if lld else 0, section_table=draw(st.booleans()))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -196,7 +216,17 @@ def test_dropping_what_the_scanner_calls_skippable_changes_nothing(data, seed):
             n = rng.choice([1, 3, 16, 64, 65, 1000])
             s.feed(data[i : i + n])
         i += n
-    assert s.result() == parse_fatbins(data)
+    _same_or_conservatively_unplaced(s.result(), parse_fatbins(data))
+
+
+def _same_or_conservatively_unplaced(streamed: dict, oracle: dict) -> None:
+    """Equal -- or, where bytes dropped unread held the section names (a container that claims
+    bytes past its section, with lld's layout), every container counted as loaded and flagged."""
+    if streamed == oracle:
+        return
+    assert streamed["unplaced"] == streamed["containers"] > 0 and streamed["not_loaded"] == {}
+    union = lambda r, k: set(r[k]).union(*(set(p[k]) for p in r["not_loaded"].values()))  # noqa: E731
+    assert all(union(streamed, k) == union(oracle, k) for k in ("sass", "ptx", "other"))
 
 
 def test_payloads_are_skippable_and_a_wrong_skip_is_refused():
@@ -238,6 +268,87 @@ def test_the_reader_drops_fatbin_payloads_unread(tmp_path, monkeypatch):
     assert sum(handed) < len(lib) - len(payload) + _SCAN_CHUNK < len(lib) // 2, f"{sum(handed)} of {len(lib)} bytes"
 
 
+# --- which fatbins the runtime loads: the ELF section of each container ------------------------
+
+
+def _scan_dropping(data: bytes, seed: int = 0) -> dict:
+    """Feed like the layer reader: drop every byte the scanner calls skippable."""
+    rng = random.Random(seed)
+    s = FatbinScanner()
+    i = 0
+    while i < len(data):
+        k = min(s.skippable(), len(data) - i)
+        if k:
+            n = rng.randint(1, k) if seed else k
+            s.skipped(n)
+        else:
+            n = rng.choice([1, 7, 64, 4096, 1 << 16])
+            s.feed(data[i : i + n])
+        i += n
+    return s.result()
+
+
+RDC = [(".text", b"\x90" * 300), (".nv_fatbin", container(entry(arch=80, payload=b"\x01" * 5000))),
+       ("__nv_relfatbin", container(entry(arch=80), ptx(90))), (".rodata", b"x" * 50)]
+
+
+@pytest.mark.parametrize("strtab_after", [0, 300_000], ids=["ld", "lld"])
+def test_relocatable_fatbins_of_rdc_builds_are_not_loaded_code(strtab_after):
+    """``nvcc -rdc=true``: the device-linked code in .nv_fatbin runs; __nv_relfatbin is for nvlink only."""
+    data = elf_with_sections(RDC, strtab_after=strtab_after)
+    for r in (parse_fatbins(data), scan(data, 4093), scan(data, 1 << 16), _scan_dropping(data), _scan_dropping(data, 7)):
+        assert r["sass"] == ["sm_80"] and r["ptx"] == [] and r["ptx_isa"] == {}, r
+        assert r["containers"] == 1 and r["entries"] == 1 and r["elf"] and r["unplaced"] == 0
+        assert r["not_loaded"] == {"__nv_relfatbin": {"containers": 1, "sass": ["sm_80"], "ptx": ["compute_90"],
+                                                      "other": []}}
+
+
+def test_a_fatbin_in_another_section_is_counted_apart_with_its_section():
+    data = elf_with_sections([(".nv_fatbin", container(entry(arch=75))), (".rodata", container(entry(arch=90)))])
+    r = parse_fatbins(data)
+    assert r == scan(data, 5) and r["sass"] == ["sm_75"]
+    assert r["not_loaded"] == {".rodata": {"containers": 1, "sass": ["sm_90"], "ptx": [], "other": []}}
+    # Names far from the section table (lld): the scanner still knows .nv_fatbin and
+    # __nv_relfatbin by their name strings, and says which section the rest is in.
+    r = scan(elf_with_sections([(".nv_fatbin", container(entry(arch=75))), (".rodata", container(entry(arch=90)))],
+                               strtab_after=200_000))
+    assert r["sass"] == ["sm_75"] and r["not_loaded"] == {
+        "section 2": {"containers": 1, "sass": ["sm_90"], "ptx": [], "other": []}}
+
+
+def test_without_a_readable_section_table_every_container_counts_and_says_so():
+    data = elf_with_sections(RDC, section_table=False)
+    for r in (parse_fatbins(data), scan(data, 1000), _scan_dropping(data)):
+        assert r["sass"] == ["sm_80"] and r["ptx"] == ["compute_90"] and r["unplaced"] == 2 and r["elf"]
+    # A 32-bit ELF is placed too.
+    r = scan(elf_with_sections(RDC, elf32=True), 333)
+    assert r["sass"] == ["sm_80"] and r["ptx"] == [] and r["unplaced"] == 0
+
+
+def test_a_payload_that_claims_the_section_table_does_not_swallow_it():
+    """A hostile size: the scanner asks the reader to drop bytes only up to what the section
+    capture needs, so the table is still read and the container is still placed."""
+    lying = container(entry(arch=80, payload=b"\x01" * 64))
+    lying = lying[:16] + lying[16:24] + struct.pack("<Q", 1 << 30) + lying[32:]  # payload_size: 1 GiB
+    lying = lying[:8] + struct.pack("<Q", (1 << 30) + 64) + lying[16:]  # and a container that holds it
+    data = elf_with_sections([("__nv_relfatbin", lying), (".nv_fatbin", container(entry(arch=86)))])
+    r = _scan_dropping(data)
+    assert r["truncated"] and r["sass"] == [] and r["not_loaded"]["__nv_relfatbin"]["sass"] == ["sm_80"]
+    assert r == parse_fatbins(data)
+
+
+def test_the_reader_places_containers_while_dropping_payloads(tmp_path):
+    lib = elf_with_sections([(".nv_fatbin", container(entry(arch=80, payload=os.urandom(2 << 20)), ptx(80))),
+                             ("__nv_relfatbin", container(ptx(90, payload=os.urandom(1 << 20)))),
+                             (".rodata", container(entry(arch=89)))])
+    image = open_spec(tmp_path, ImageSpec(layers=[[File("usr/lib/librdc.so", lib)]]))
+    fs = read_image_filesystem(image, CaptureSpec(FATBIN_CAPTURE_RULES, SCANNERS))
+    [obj] = gpu_code_facts(fs)
+    assert (obj.sass, obj.ptx, obj.ptx_isa) == (("sm_80",), ("compute_80",), (("compute_80", "9.0"),))
+    assert obj.not_loaded == (".rodata: sm_89", "__nv_relfatbin: compute_90")
+    assert fs.scan("usr/lib/librdc.so") == parse_fatbins(lib)
+
+
 # --- arch semantics ---------------------------------------------------------------------------
 
 
@@ -267,10 +378,52 @@ def test_code_fit_and_needed_for():
     assert GpuTarget.parse("sm_9") is None and str(GpuTarget.parse("compute_120f")) == "compute_120f"
 
 
-def test_torch_arch_list():
-    a = parse_torch_arch_list("5.2 6.0;7.0 8.0 8.6 9.0a 9.0+PTX Ampere")
-    assert a.sass == ("sm_52", "sm_60", "sm_70", "sm_80", "sm_86", "sm_90a", "sm_90")
-    assert a.ptx == ("compute_90",) and a.unknown == ("Ampere",)
+def _jit(isa: str, cuda: str, newest: str = "9.1"):
+    from imagelint.facts.gpuarch import JitLimit
+
+    return JitLimit(isa, cuda, matrix_newest=newest)
+
+
+@pytest.mark.parametrize(
+    "sass, ptx_isa, cc, jit, outcome",
+    [
+        (["sm_80"], {}, (8, 9), _jit("8.2", "12.2"), "sass"),  # same major, higher minor
+        (["sm_80"], {}, (9, 0), _jit("8.2", "12.2"), "no-kernel"),  # SASS never crosses a major
+        (["sm_90a"], {}, (9, 0), None, "sass"),
+        (["sm_100f"], {}, (10, 3), None, "sass"),  # family: B300 runs B200's family code
+        (["sm_120f"], {}, (12, 1), None, "sass"),  # GB10 runs RTX 50's family code
+        (["sm_120f"], {}, (10, 0), None, "no-kernel"),
+        ([], {"compute_90a": "8.4"}, (10, 0), _jit("9.0", "13.0"), "no-kernel"),  # "a" PTX is not portable
+        ([], {"compute_100f": "8.8"}, (10, 3), _jit("9.0", "13.0"), "jit"),
+        ([], {"compute_80": "8.4"}, (12, 0), _jit("8.7", "12.8"), "jit"),  # plain PTX JITs to any newer GPU
+        ([], {"compute_80": "9.0"}, (9, 0), _jit("8.2", "12.2"), "ptx-too-new"),
+        ([], {"compute_80": "9.0", "compute_75": "8.0"}, (9, 0), _jit("8.2", "12.2"), "jit"),  # one old PTX will do
+        ([], {"compute_80": "9.5"}, (9, 0), _jit("9.1", "13.4"), "jit-unknown-driver"),  # both past the matrix
+        ([], {"compute_80": "9.5"}, (9, 0), _jit("9.0", "13.0"), "ptx-too-new"),  # the driver is known older
+        ([], {"compute_80": "9.0"}, (9, 0), None, "jit-unknown-driver"),
+    ],
+)
+def test_judge_kernels(sass, ptx_isa, cc, jit, outcome):
+    from imagelint.facts.gpuarch import ERR_NO_KERNEL, ERR_PTX_TOO_NEW, judge_kernels
+
+    v = judge_kernels(sass, list(ptx_isa), cc, jit, ptx_isa.items())
+    assert v.outcome == outcome, v.reason
+    assert v.error == {"no-kernel": ERR_NO_KERNEL, "ptx-too-new": ERR_PTX_TOO_NEW}.get(outcome)
+    assert v.runs is (outcome in ("sass", "jit", "jit-unknown-driver"))
+
+
+def test_jit_limits_from_the_matrix():
+    from imagelint.facts.gpuarch import jit_limit_for_cuda, jit_limit_for_driver
+    from tests.rules.helpers import matrix
+
+    m = matrix()
+    got = {d: (j.cuda, j.ptx_isa) for d in ("450.80.02", "535.104.05", "535", "550.54.14", "565.57.01",
+                                              "570.86.10", "580.65.06") if (j := jit_limit_for_driver(m, d))}
+    assert got == {"450.80.02": ("11.0", "7.0"), "535.104.05": ("12.2", "8.2"), "535": ("12.2", "8.2"),
+                   "550.54.14": ("12.4", "8.4"), "565.57.01": ("12.7", "8.6"), "570.86.10": ("12.8", "8.7"),
+                   "580.65.06": ("13.0", "9.0")}
+    assert jit_limit_for_cuda(m, "12.6").ptx_isa == "8.5"  # 12.6 writes no new ISA
+    assert jit_limit_for_cuda(m, "12") is None and jit_limit_for_driver(m, None) is None
 
 
 # --- which members are scanned, and gpu_code_facts over a real image read -------------------
@@ -328,20 +481,96 @@ def test_gpu_code_facts_from_a_real_image_read(tmp_path):
 REAL_CASES = [
     (("arch=compute_80,code=sm_80",), ["sm_80"], []),
     (("arch=compute_80,code=sm_80", "arch=compute_80,code=compute_80"), ["sm_80"], ["compute_80"]),
+    (("arch=compute_80,code=compute_80",), [], ["compute_80"]),  # CUDA 13 PTX only (ISA 9.0)
     (("arch=compute_90a,code=sm_90a",), ["sm_90a"], []),
+    (("arch=compute_100a,code=sm_100a",), ["sm_100a"], []),
+    (("arch=compute_100f,code=sm_100f",), ["sm_100f"], []),
+    (("arch=compute_120f,code=[sm_120f,compute_120f]",), ["sm_120f"], ["compute_120f"]),
     (("arch=compute_75,code=sm_75", "arch=compute_86,code=sm_86"), ["sm_75", "sm_86"], []),
 ]
+REAL_IDS = ["sm80", "sm80+ptx", "ptx80-only", "sm90a", "sm100a", "sm100f", "sm120f+ptx", "sm75+sm86"]
 
 
 @pytest.mark.network
 @pytest.mark.slow
-@pytest.mark.parametrize("gencodes, sass, ptx_targets", REAL_CASES, ids=["sm80", "sm80+ptx", "sm90a", "sm75+sm86"])
+@pytest.mark.parametrize("gencodes, sass, ptx_targets", REAL_CASES, ids=REAL_IDS)
 def test_real_nvcc_libraries(gencodes, sass, ptx_targets):
     lib = compile_library(gencodes)
     data = lib.read_bytes()
     r = scan(data, 1 << 20)
     assert r["sass"] == sass and r["ptx"] == ptx_targets
     assert not r["malformed"] and not r["truncated"] and r == parse_fatbins(data) == scan(data, 4093)
-    assert (set(r["sass"]), set(r["ptx"])) == cuobjdump_targets(lib)
+    assert r == _scan_dropping(data) and r["unplaced"] == 0 and r["not_loaded"] == {}
+    assert (as_cuobjdump_names(r["sass"]), set(r["ptx"])) == cuobjdump_targets(lib)
     if ptx_targets:
         assert r["ptx_isa"] == {ptx_targets[0]: "9.0"}  # CUDA 13.0 writes PTX ISA 9.0
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_real_relocatable_device_code_build():
+    """``nvcc -rdc=true -shared``: cuobjdump lists only the device-linked SASS of .nv_fatbin; the
+    objects' SASS and PTX in __nv_relfatbin are never loaded (PTX there would not JIT on a newer GPU)."""
+    lib = compile_library(("arch=compute_80,code=sm_80", "arch=compute_90,code=compute_90"), ("-rdc=true",))
+    data = lib.read_bytes()
+    r = scan(data, 1 << 16)
+    assert (set(r["sass"]), set(r["ptx"])) == cuobjdump_targets(lib) == ({"sm_80"}, set())
+    assert r["not_loaded"]["__nv_relfatbin"]["ptx"] == ["compute_90"] and r["unplaced"] == 0
+    assert r == parse_fatbins(data) == _scan_dropping(data)
+
+
+# What NVIDIA's rules say for the real builds above, per compute capability and driver: SASS runs
+# within its major (a: that GPU only; f: its family), PTX JITs forward (a/f: not past the
+# arch/family) when the driver's JIT knows CUDA 13.0's ISA 9.0 -- R580 does, R535 (CUDA 12.2,
+# ISA 8.2) does not.
+CCS = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (10, 3), (12, 0), (12, 1)]
+EXPECTED = {
+    "ptx80-only": {"535.104.05": {cc: "no-kernel" if cc < (8, 0) else "ptx-too-new" for cc in CCS},
+                   "580.65.06": {cc: "no-kernel" if cc < (8, 0) else "jit" for cc in CCS}},
+    "sm100f": {d: {cc: "sass" if cc in ((10, 0), (10, 3)) else "no-kernel" for cc in CCS}
+               for d in ("535.104.05", "580.65.06")},
+    "sm100a": {d: {cc: "sass" if cc == (10, 0) else "no-kernel" for cc in CCS} for d in ("535.104.05", "580.65.06")},
+    "sm120f+ptx": {d: {cc: "sass" if cc in ((12, 0), (12, 1)) else "no-kernel" for cc in CCS}
+                   for d in ("535.104.05", "580.65.06")},
+    "sm80+ptx": {"535.104.05": {cc: "no-kernel" if cc < (8, 0) else "sass" if cc < (9, 0) else "ptx-too-new"
+                                for cc in CCS},
+                 "580.65.06": {cc: "no-kernel" if cc < (8, 0) else "sass" if cc < (9, 0) else "jit" for cc in CCS}},
+}
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_real_builds_per_gpu_and_driver(case):
+    from imagelint.facts.gpuarch import jit_limit_for_driver, judge_kernels
+    from tests.rules.helpers import matrix
+
+    gencodes = REAL_CASES[REAL_IDS.index(case)][0]
+    r = parse_fatbins(compile_library(gencodes).read_bytes())
+    for driver, per_cc in EXPECTED[case].items():
+        jit = jit_limit_for_driver(matrix(), driver)
+        got = {cc: judge_kernels(r["sass"], r["ptx"], cc, jit, r["ptx_isa"].items()).outcome for cc in CCS}
+        assert got == per_cc, driver
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_real_cuda11_library_from_pypi():
+    """A CUDA 11.x library from a PyPI wheel (nvjpeg 11.9, built by CUDA 11.8: PTX ISA 7.8), Kepler
+    to Hopper. cuobjdump 13 refuses Kepler, so it is asked arch by arch and sm_35/sm_37 stay unverified."""
+    import zipfile
+
+    from tests.facts.test_real_nvidia_files import _wheel
+
+    whl = _wheel("nvidia-nvjpeg-cu11")
+    out = whl.parent / "libnvjpeg.so.11"
+    if not out.is_file():
+        with zipfile.ZipFile(whl) as z:
+            out.write_bytes(z.read(next(n for n in z.namelist() if n.endswith("/libnvjpeg.so.11"))))
+    data = out.read_bytes()
+    r = scan(data, 1 << 16)
+    assert r == parse_fatbins(data) == _scan_dropping(data) and not r["malformed"] and r["unplaced"] == 0
+    assert set(r["ptx_isa"].values()) == {"7.8"} and r["ptx"] == ["compute_90"]
+    sass, ptx_, unchecked = cuobjdump_listing(out)
+    assert unchecked >= {"sm_35", "sm_37"}
+    assert as_cuobjdump_names(r["sass"]) - unchecked == sass and set(r["ptx"]) == ptx_

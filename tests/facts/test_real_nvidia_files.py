@@ -50,8 +50,8 @@ def test_real_wheel_in_an_image(tmp_path: Path, project: str, major: str) -> Non
     assert [(v.version, v.component) for v in wheels] == [(wheel_version, "cudart")]
     assert wheel_version.split(".")[0] == major
     assert wheels[0].provenance.path == f"{SP}/{dist_info}"
-    # The real library is named by its SONAME (libcudart.so.12, libcudart.so.11.0 for every 11.x): not evidence.
-    assert not [v for v in facts.cuda.versions if v.source == "libcudart"]
+    # The real library is named by its SONAME (libcudart.so.12, libcudart.so.11.0 for every 11.x): the major only.
+    assert [(v.version, v.precision) for v in facts.cuda.versions if v.source == "libcudart"] == [(major, "major")]
 
 
 def _debian_libcuda(tmp: Path) -> Path:

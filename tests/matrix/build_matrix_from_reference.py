@@ -2,6 +2,11 @@
 
 Not a test. Run: python3 tests/matrix/build_matrix_from_reference.py 2026-11-29 > matrices/2026-11-29.toml
 Judgement calls (what is uncertain, what stays out) are written here, next to the data they affect.
+
+The shipped file has since been edited by hand where the reference data was behind (sources
+re-checked): issue 12 added driver_gpu_support, driver_lifecycle through R620 with eol_date,
+branch R620, the toolkit compat rows (cuda-compat-hook since 1.17.5, compat-libs-from-container-off
+1.17.4) and CVE notes on toolkit releases. Re-running this script drops those rows: merge them back.
 """
 
 from __future__ import annotations

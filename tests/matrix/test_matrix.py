@@ -93,6 +93,9 @@ def test_cuda_for_driver(m) -> None:
     assert m.cuda_for_driver("580.95.05") == "13.0"
     assert m.driver_branch_info("565.57.01").uncertain is True
     assert m.cuda_for_driver("400.1") is None and m.cuda_for_driver("garbage") is None
+    # A driver newer than every branch the matrix knows maps to nothing, not to the newest branch.
+    assert m.cuda_for_driver("999.1") is None and m.driver_branch_info("999.1") is None
+    assert m.cuda_for_driver("R535") == "12.2"
 
 
 def test_forward_compat(m) -> None:

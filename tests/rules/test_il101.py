@@ -37,7 +37,7 @@ def test_minor_precision_evidence_uses_ga_floor():
     [f] = of(run(facts({}, versions=(ev,)), target(pool(driver="470.57.02"))), "IL101")
     ga = matrix().driver_floor("12.4")
     assert not ga.exact and ga.release == "12.4.0"
-    assert "GA floor" in f.message and ga.min_driver in f.message
+    assert f.extra["min_driver"] == ga.min_driver and ga.min_driver in f.message
 
 
 def test_highest_evidence_governs():
@@ -47,30 +47,42 @@ def test_highest_evidence_governs():
     assert "12.4.1" in finding.message and finding.location.path == "usr/local/cuda-12.4/version.json"
 
 
+_COMPAT = compat_lib("550.54.15", "12.4", (470, 525, 535))
+
+
 def test_forward_compat_on_datacentre_gpu_passes_with_info():
-    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (470, 525, 535)),))
-    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",)))), "IL101")
+    """The hook (toolkit >= 1.17.5) loads the compat libcuda on a T4 whose branch it lists."""
+    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
+    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.17.5"))), "IL101")
     assert finding.severity == "info" and "forward-compat" in finding.message
+    assert finding.extra["outcome"] == "forward-compat" and "enable-cuda-compat" in finding.message
+
+
+def test_forward_compat_before_the_hook_is_not_loaded_in_cdi_mode():
+    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
+    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.17.3"))), "IL101")
+    assert finding.severity == "error" and "insufficient" in finding.message
+    assert "cdi mode before toolkit 1.17.5" in finding.message
 
 
 def test_forward_compat_with_unknown_gpu_is_a_warning_not_a_pass():
     """Forward compatibility is data-centre only: a pool with no GPU model cannot be cleared."""
-    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (470, 525, 535)),))
-    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=()))), "IL101")
-    assert finding.severity == "warning"
-    assert "data-centre GPUs only" in finding.message and "--gpu" in finding.message
+    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
+    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=(), runtime_mode="cdi", toolkit="1.19.0"))), "IL101")
+    assert finding.severity == "warning" and finding.extra["outcome"] == "unknown"
+    assert "data-centre GPUs" in finding.message and "--gpu" in finding.remediation
 
 
 def test_forward_compat_does_not_save_geforce():
-    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (470, 525, 535)),))
-    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("RTX 4090",)))), "IL101")
-    assert finding.severity == "error"
+    f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(_COMPAT,))
+    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("RTX 3090",), runtime_mode="cdi", toolkit="1.19.0"))), "IL101")
+    assert finding.severity == "error" and "804" in finding.message
 
 
 def test_forward_compat_needs_listed_host_branch():
     f = facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (535,)),))
-    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",)))), "IL101")
-    assert finding.severity == "error"
+    [finding] = of(run(f, target(pool(driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.19.0"))), "IL101")
+    assert finding.severity == "error" and "R470" in finding.message
 
 
 def test_no_target_reports_minimum_driver_as_info():

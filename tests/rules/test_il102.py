@@ -56,3 +56,20 @@ def test_no_target_no_finding():
 def test_disabled_requirement_is_not_reported_here():
     f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "NVIDIA_DISABLE_REQUIRE": "true"})
     assert not of(run(f, target(pool(driver="470.57.02"))), "IL102")
+
+
+def test_every_failing_variable_is_reported_at_its_own_variable_with_its_own_fix():
+    f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "NVIDIA_REQUIRE_ARCH": "arch>=9.0", "CUDA_VERSION": "12.4.1"})
+    found = of(run(f, target(pool(driver="535.104.05", gpus=("T4",), runtime_mode="legacy"))), "IL102")
+    by_var = {x.extra["variable"]: x for x in found}
+    assert set(by_var) == {"NVIDIA_REQUIRE_CUDA", "NVIDIA_REQUIRE_ARCH"}
+    arch = by_var["NVIDIA_REQUIRE_ARCH"]
+    assert arch.location.key == "NVIDIA_REQUIRE_ARCH" and "compute capability" in arch.remediation
+    assert "driver" not in arch.remediation.split(",")[0]
+    assert by_var["NVIDIA_REQUIRE_CUDA"].location.key == "NVIDIA_REQUIRE_CUDA"
+
+
+def test_cdi_note_renders_the_compatibility_verdict():
+    f = facts({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4", "CUDA_VERSION": "12.4.1"})
+    [finding] = of(run(f, target(pool(driver="535.104.05", runtime_mode="cdi", toolkit="1.18.0"))), "IL102")
+    assert "minor-version compatibility" in finding.message

@@ -28,3 +28,9 @@ def test_matching_requirement_is_silent():
 def test_plural_variable_is_info():
     [f] = of(run(facts({"NVIDIA_DISABLE_REQUIRES": "true"})), "IL104")
     assert f.severity == "info" and "read by no" in f.message
+
+
+def test_fix_never_says_remove_disable_require_on_images_that_never_set_it():
+    f = facts({"CUDA_VERSION": "12.2.2", "NVIDIA_REQUIRE_CUDA": "cuda>=9.0"})
+    [finding] = of(run(f), "IL104")
+    assert "NVIDIA_DISABLE_REQUIRE" not in finding.remediation and "cuda>=12.2" in finding.remediation

@@ -24,3 +24,15 @@ def test_unknown_version_silent_when_version_known_or_no_libs():
 
 def test_unknown_version_silent_when_layers_not_read():
     assert not of(run(facts({}, driver_libraries=(_cudart_stub_lib(),), complete=False)), "IL106")
+
+
+def test_major_only_evidence_is_named_and_said_to_be_partial():
+    from imagelint.facts.model import CudaVersionEvidence
+
+    path = "usr/local/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"
+    major = CudaVersionEvidence("12", "libcudart", file_prov(path), "major", "cudart")
+    [f] = of(run(facts({}, versions=(major,))), "IL106")
+    assert f.severity == "info" and "only the CUDA major is known: 12.x" in f.message and path in f.message
+    # With a precise version beside it, the major adds nothing to say.
+    precise = CudaVersionEvidence("12.4.1", "env", file_prov(path), "patch")
+    assert not of(run(facts({}, versions=(major, precise))), "IL106")

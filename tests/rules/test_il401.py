@@ -52,6 +52,43 @@ def test_ptx_saves_the_library_but_jit_is_noted():
     assert finding.severity == "info" and "JIT" in finding.message and "compute_80" in finding.message
 
 
+def lib_isa(path: str, sass=(), ptx=(), isa: str = "8.4", **kw) -> GpuCodeObject:
+    return GpuCodeObject(path, tuple(sass), tuple(ptx), file_prov(path), ptx_isa=tuple((p, isa) for p in ptx), **kw)
+
+
+@pytest.mark.parametrize(
+    "isa, driver, outcome",
+    [
+        ("8.2", "535.104.05", "jit"),  # CUDA 12.2 PTX on a 12.2 driver
+        ("8.4", "535.104.05", "ptx-too-new"),  # CUDA 12.4 PTX: minor-version compatibility does not JIT it
+        ("8.4", "550.54.14", "jit"),
+        ("9.0", "570.86.10", "ptx-too-new"),  # CUDA 13.0 PTX-only library on R570 (CUDA 12.8, ISA 8.7)
+        ("9.0", "580.65.06", "jit"),
+        ("9.0", "535", "ptx-too-new"),  # a bare branch is some 535.x: the branch decides the JIT
+        ("9.0", None, "jit-unknown-driver"),
+    ],
+)
+def test_ptx_is_compared_with_the_drivers_jit(isa, driver, outcome):
+    f = with_code(lib_isa("usr/lib/libk.so", ptx=("compute_80",), isa=isa))
+    [finding] = check(f, target(pool("h100", driver=driver, gpus=("H100",))))
+    assert finding.extra["outcome"] == outcome and f"ISA {isa}" in finding.message
+    assert finding.severity == ("error" if outcome == "ptx-too-new" else "info")
+    if driver is None:
+        assert "driver is not known" in finding.message and "CUDA 13.0 or newer" in finding.message
+
+
+def test_sass_for_the_gpu_needs_no_jit_whatever_the_ptx_isa():
+    f = with_code(lib_isa("usr/lib/libk.so", sass=("sm_90",), ptx=("compute_90",), isa="9.1"))
+    assert check(f, target(pool("h100", driver="535.104.05", gpus=("H100",)))) == []
+
+
+def test_relocatable_code_left_out_is_named_in_the_finding():
+    f = with_code(lib_isa("usr/lib/librdc.so", sass=("sm_80",), not_loaded=("__nv_relfatbin: compute_90",)))
+    [finding] = check(f, target(pool("b200", driver="580.65.06", gpus=("B200",))))
+    assert finding.severity == "error" and "no kernel image is available" in finding.message
+    assert "compute_90 in __nv_relfatbin" in finding.message and "never loads it" in finding.message
+
+
 def test_arch_specific_code_runs_only_on_its_own_gpu():
     f = with_code(lib("opt/fa3/libfa3.so", sass=("sm_90a",), ptx=("compute_90a",)))
     t = target(pool("h100", gpus=("H100",)), pool("b200", gpus=("B200",)), pool("l4", gpus=("L4",)))
@@ -131,11 +168,39 @@ def test_real_library_in_an_image_on_h100(tmp_path, with_ptx, fires):
     f = dataclasses.replace(collect_image_facts(image, fs), gpu_code=gpu_code_facts(fs))
     [code] = f.gpu_code
     assert code.path == "opt/app/lib/libk.so.1.0" and code.provenance.layer_index == 1
-    found = check(f, target(pool("h100", gpus=("H100",))))
+    found = check(f, target(pool("h100", driver="580.65.06", gpus=("H100",))))
     errors = [x for x in found if x.severity == "error"]
     if fires:
         [e] = errors
         assert "/opt/app/lib/libk.so.1.0 (layer 1)" in e.message and "has sm_80;" in e.message
     else:
         assert errors == [] and [x.severity for x in found] == ["info"]
+        assert "(ISA 9.0)" in found[0].message and "CUDA 13.0" in found[0].message
+        # CUDA 13.0's PTX (ISA 9.0) is past what a 535 driver's JIT compiles (CUDA 12.2: ISA 8.2).
+        [e] = check(f, target(pool("h100", driver="535.104.05", gpus=("H100",))))
+        assert e.severity == "error" and e.extra["outcome"] == "ptx-too-new"
+        assert "unsupported toolchain" in e.message and "CUDA 13.0 or newer" in e.remediation
     assert check(f, target(pool("a100", gpus=("A100",)))) == []
+
+
+def test_the_jit_is_the_libcuda_the_compatibility_verdict_loads():
+    """PTX ISA 8.4 (CUDA 12.4) on a 535 driver (JIT up to 8.2): too new for the host's JIT, but
+    where the runtime loads the image's cuda-compat-12-4 libcuda, that libcuda's JIT compiles it."""
+    from tests.rules.helpers import compat_lib
+
+    code = lib_isa("usr/lib/libk.so", ptx=("compute_75",), isa="8.4")
+    image = dataclasses.replace(
+        facts({"CUDA_VERSION": "12.4.1"}, driver_libraries=(compat_lib("550.54.15", "12.4", (470, 525, 535)),)),
+        gpu_code=(code,),
+    )
+    before = check(image, target(pool("t4", driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.17.3")))
+    assert [f.extra["outcome"] for f in before] == ["ptx-too-new"]
+    after = check(image, target(pool("t4", driver="535.104.05", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
+    assert [(f.severity, f.extra["outcome"]) for f in after] == [("info", "jit")]
+    assert "forward-compat libcuda 550.54.15" in after[0].message
+
+
+def test_no_kernel_judgement_says_when_cuda_itself_does_not_start():
+    image = dataclasses.replace(facts({"CUDA_VERSION": "12.4.1"}), gpu_code=(lib_isa("usr/lib/libk.so", ptx=("compute_75",), isa="8.4"),))
+    [f] = check(image, target(pool("t4", driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
+    assert "CUDA itself does not initialise" in f.message

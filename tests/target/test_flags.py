@@ -65,7 +65,7 @@ def test_flags_without_driver_give_one_pool_named_flags():
     "kwargs, expected",
     [
         ({"drivers": ["535.104.5.1"]}, "--driver: '535.104.5.1' is not a driver version; expected NNN[.NN[.NN]]"),
-        ({"drivers": ["r535"]}, "--driver: 'r535' is not a driver version"),
+        ({"drivers": ["x535"]}, "--driver: 'x535' is not a driver version"),
         ({"drivers": ["12.2"]}, "--driver: '12.2' is not a driver version"),
         ({"cc": "9"}, "--compute-capability: '9' is not a compute capability; expected MAJOR.MINOR"),
         ({"arch": "ppc64le"}, "--arch: 'ppc64le' is not a node architecture; expected one of amd64, arm64"),
@@ -160,3 +160,14 @@ def test_options_fallback_lets_flags_beat_config():
     cli = TargetOptions(toolkit="1.17.3")
     merged = cli.with_fallback(config)
     assert (merged.drivers, merged.toolkit, merged.arch) == (("535.104.05",), "1.17.3", "amd64")
+
+
+def test_bare_branch_is_accepted_as_some_driver_of_that_branch():
+    """``--driver 535`` / ``R535``: "some 535.x" (the compatibility model judges it as the oldest)."""
+    from tests.rules.helpers import matrix
+
+    for text in ("535", "R535", "r535"):
+        [p] = flags([text], matrix=matrix()).pools
+        assert p.driver == "535" and p.cuda_driver_version == "12.2"
+    [beyond] = flags(["999.1"], matrix=matrix()).pools
+    assert beyond.cuda_driver_version is None  # newer than every branch the matrix knows: no CUDA is made up

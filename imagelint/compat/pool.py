@@ -1,0 +1,152 @@
+"""What the pool brings: its GPUs (compute capability, data-centre or not) and its driver.
+
+GPU classes and driver-branch facts come from the matrix (``gpus``, ``driver_branches``,
+``driver_lifecycle``, ``driver_gpu_support``); this module only reads them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from imagelint.target import GpuSpec, NodePool
+
+_DRIVER = re.compile(r"^[Rr]?(\d{3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
+
+
+@dataclass(frozen=True)
+class PoolGpu:
+    """One GPU model of a pool as the runtime sees it.
+
+    ``kind``: datacenter | workstation | geforce | jetson (None when the model is not known);
+    ``datacenter``: NVIDIA's forward-compatibility class (True for data-centre parts and the
+    server editions of RTX cards)."""
+
+    label: str
+    brand: str | None
+    arch: str | None
+    datacenter: bool | None
+    kind: str | None = None
+    family: str | None = None
+    uncertain: bool = False
+
+
+def pool_gpus(pool: NodePool, matrix: Any) -> list[PoolGpu]:
+    """The pool's GPU models with brand/compute capability filled in from the matrix."""
+    return [_resolve_gpu(spec, matrix) for spec in pool.gpus]
+
+
+def _resolve_gpu(spec: GpuSpec, matrix: Any) -> PoolGpu:
+    product = matrix.gpu(spec.product) if spec.product and matrix is not None else None
+    brand = spec.brand or getattr(product, "brand", None)
+    arch = spec.compute_capability or getattr(product, "compute_capability", None)
+    label = spec.product or (f"compute {arch}" if arch else brand or "GPU")
+    return PoolGpu(
+        label, brand, arch, getattr(product, "datacenter", None), getattr(product, "kind", None),
+        spec.family or getattr(product, "family", None), bool(getattr(product, "uncertain", False)),
+    )
+
+
+def forward_compat_class(gpu: PoolGpu | None, matrix: Any) -> tuple[bool | None, str]:
+    """Whether NVIDIA supports forward compatibility on this GPU (data-centre GPUs, NGC
+    server-ready RTX SKUs, Jetson; never GeForce), with the reason; None = cannot tell."""
+    if gpu is None:
+        return None, "the pool names no GPU model"
+    if gpu.datacenter is True:
+        return True, f"{gpu.label} is a data-centre GPU"
+    if gpu.kind == "jetson":
+        return True, f"{gpu.label} is a Jetson board"
+    if gpu.kind in ("geforce", "workstation"):
+        what = "a GeForce GPU" if gpu.kind == "geforce" else "a workstation GPU (not an NGC server-ready SKU)"
+        return False, f"{gpu.label} is {what}"
+    if gpu.brand and matrix is not None:
+        eligible = {r["brand"].lower(): r for r in matrix.rows("forward_compat_brands")}
+        row = eligible.get(gpu.brand.lower())
+        if row is not None:
+            return bool(row["eligible"]), (
+                f"{gpu.label} reports NVML brand {gpu.brand}, which the compat library's device list "
+                f"{'includes' if row['eligible'] else 'leaves out'} (uncertain inference)"
+            )
+    return None, f"{gpu.label} is not a GPU model the matrix knows"
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostDriver:
+    """The pool's driver: ``535.104.05``, or a bare branch (``535`` / ``R535``: "some 535.x").
+
+    ``version`` is what comparisons use: for a bare branch the branch number alone, which
+    sorts below every 535.x release, so floors are judged against the oldest 535 driver."""
+
+    text: str
+    version: str
+    branch: int
+    bare: bool
+
+    @property
+    def label(self) -> str:
+        return f"R{self.branch} (patch level unknown)" if self.bare else self.version
+
+
+def host_driver(text: str | None) -> HostDriver | None:
+    if not text:
+        return None
+    m = _DRIVER.match(text.strip())
+    if m is None:
+        return None
+    parts = [p for p in m.groups() if p is not None]
+    return HostDriver(text.strip(), ".".join(parts), int(m.group(1)), len(parts) == 1)
+
+
+@dataclass(frozen=True)
+class DriverFacts:
+    """What the matrix says about a pool's driver branch."""
+
+    driver: HostDriver
+    max_cuda: str | None          # the CUDA the branch reports; None when unknown
+    newest_known: int | None      # the newest branch the matrix knows
+    beyond_known: bool            # the branch is newer than any the matrix knows
+    branch_uncertain: bool
+    designation: str | None       # Long Term Support Branch / Production Branch / New Feature Branch
+    eol: str | None               # "June 2026"
+    eol_date: str | None          # "2026-06-30": the last day of the EOL month
+    lifecycle_source: str | None
+
+
+def driver_facts(driver: HostDriver, matrix: Any) -> DriverFacts:
+    branches = sorted(r["branch"] for r in matrix.rows("driver_branches")) if matrix is not None else []
+    newest = branches[-1] if branches else None
+    beyond = newest is not None and driver.branch > newest
+    info = matrix.driver_branch_info(driver.version) if matrix is not None and not beyond else None
+    life = matrix.driver_lifecycle(driver.branch) if matrix is not None else None
+    return DriverFacts(
+        driver, info.max_cuda if info else None, newest, beyond, bool(info and info.uncertain),
+        (life or {}).get("designation"), (life or {}).get("eol"), (life or {}).get("eol_date"),
+        (life or {}).get("source"),
+    )
+
+
+@dataclass(frozen=True)
+class GpuSupport:
+    """Whether a driver branch drives a GPU architecture (``driver_gpu_support`` rows)."""
+
+    supported: bool | None
+    architecture: str | None
+    first_branch: int | None
+    last_branch: int | None
+    source: str | None
+    uncertain: bool
+
+
+def driver_supports_gpu(branch: int, compute_capability: str | None, matrix: Any) -> GpuSupport:
+    if not compute_capability or matrix is None:
+        return GpuSupport(None, None, None, None, None, False)
+    for row in matrix.rows("driver_gpu_support"):
+        if compute_capability in row["compute_capabilities"]:
+            first, last = row.get("first_branch"), row.get("last_branch")
+            ok = (first is None or branch >= first) and (last is None or branch <= last)
+            return GpuSupport(ok, row["architecture"], first, last, row["source"], row.get("confidence") == "uncertain")
+    return GpuSupport(None, None, None, None, None, False)

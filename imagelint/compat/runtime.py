@@ -1,0 +1,179 @@
+"""What the NVIDIA container toolkit does with an image's forward-compat libraries.
+
+Per runtime mode and toolkit release (container-toolkit release notes; nvidia-facts §1.5):
+
+* legacy mode before 1.17.4: libnvidia-container mounts the image's compat libraries over
+  the host's when their driver major is newer than the host's;
+* 1.17.4 stopped that by default (feature flag ``allow-cuda-compat-libs-from-container``);
+* from 1.17.5 the nvidia runtime adds the ``enable-cuda-compat`` createContainer hook in
+  every mode (legacy, cdi, jit-cdi, csv), which puts ``/usr/local/cuda/compat`` first on the
+  loader path when the compat driver is newer than the host's (by major before 1.19.0; from
+  1.19.0 only when its ``.note.cuda.fwd_compatibility`` lists the host branch);
+* from 1.17.7 legacy mode's ``cuda-compat-mode`` (default ``ldconfig``) hands the decision back
+  to libnvidia-container (by major, no ELF-note check; uncertain matrix row);
+* cdi / jit-cdi before 1.17.5 never use them.
+
+Neither path looks at the GPU: on a GPU that forward compatibility does not support, a
+compat libcuda the runtime puts on the path fails with error 804. The release boundaries
+are the matrix's ``toolkit_features`` rows; the mode/toolkit combinations a pool leaves open
+become ``Scenario`` s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from imagelint.compat.evidence import compare, major
+from imagelint.compat.pool import HostDriver
+from imagelint.facts.model import DriverLibrary
+from imagelint.target import NodePool
+
+# toolkit_features rows this module reads (their ``since`` is the matrix's fact).
+MOUNT_OFF = "compat-libs-from-container-off"
+HOOK = "cuda-compat-hook"
+LEGACY_MODE_SETTING = "legacy-cuda-compat-mode"
+NOTE_CHECK = "compat-elf-note-check"
+MODE_SINCE = {"cdi": "cdi-generate", "jit-cdi": "jit-cdi-default"}
+UNKNOWN_MODES = ("legacy", "cdi", "jit-cdi")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One runtime situation the pool may be in."""
+
+    mode: str
+    toolkit: str | None  # the pool's toolkit, or the first release of an era ("0": before all)
+    label: str           # "" when the pool gave both; else the condition in words
+    toolkit_known: bool
+    era: tuple[str, str | None] | None = None  # [lo, hi) toolkit releases when the toolkit is unknown
+    mode_given: bool = True
+
+
+def _since(matrix: Any, feature: str) -> str | None:
+    for row in matrix.rows("toolkit_features") if matrix is not None else ():
+        if row["name"] == feature:
+            return str(row["since"]).lstrip("v")
+    return None
+
+
+def _has(matrix: Any, toolkit: str | None, feature: str) -> bool:
+    since = _since(matrix, feature)
+    return since is not None and toolkit is not None and compare(toolkit, since) >= 0
+
+
+def scenarios(pool: NodePool, matrix: Any) -> list[Scenario]:
+    """The situations to judge: one when the pool names mode and toolkit; else one per mode
+    it may run and per toolkit era in which compat handling differs."""
+    mode = pool.runtime_mode if pool.runtime_mode and pool.runtime_mode != "auto" else None
+    if pool.toolkit:
+        if mode is None:
+            default = matrix.toolkit_default_runtime_mode(pool.toolkit) if matrix is not None else "legacy"
+            return [Scenario(default, pool.toolkit, f"in {default} mode (toolkit {pool.toolkit}'s default)", True)]
+        return [Scenario(mode, pool.toolkit, "", True)]
+    bounds = sorted({b for b in (_since(matrix, f) for f in (MOUNT_OFF, HOOK, LEGACY_MODE_SETTING, NOTE_CHECK)) if b},
+                    key=_key)
+    out = []
+    for m in ((mode,) if mode else UNKNOWN_MODES):
+        first = _since(matrix, MODE_SINCE[m]) if m in MODE_SINCE else None
+        edges = ["0", *bounds]
+        for i, lo in enumerate(edges):
+            hi = edges[i + 1] if i + 1 < len(edges) else None
+            if first is not None and hi is not None and compare(hi, first) <= 0:
+                continue  # the mode did not exist yet
+            start = lo if first is None or compare(lo, first) >= 0 else first
+            era = _era(start, hi)
+            label = f"with toolkit {era}" if mode else f"in {m} mode with toolkit {era}"
+            out.append(Scenario(m, start, label, False, (start, hi), bool(mode)))
+    return out
+
+
+def describe(chosen: list[Scenario], every: list[Scenario]) -> str:
+    """The condition a group of scenarios stands for, in few words: whole modes by name,
+    neighbouring toolkit eras joined ("in legacy mode with toolkit < 1.17.5")."""
+    if not chosen or len(chosen) == len(every):
+        return ""
+    if all(sc.era is None for sc in chosen):
+        return " or ".join(dict.fromkeys(sc.label for sc in chosen if sc.label))
+    parts = []
+    for mode in dict.fromkeys(sc.mode for sc in every):
+        mine = [sc for sc in chosen if sc.mode == mode]
+        if not mine:
+            continue
+        total = [sc for sc in every if sc.mode == mode]
+        where = f"in {mode} mode" if not mine[0].mode_given else ""
+        if len(mine) == len(total):
+            parts.append(where or "with any toolkit")
+            continue
+        eras: list[list[str | None]] = []
+        for sc in sorted(mine, key=lambda s: _key(s.era[0]) if s.era else ()):
+            lo, hi = sc.era if sc.era else ("0", None)
+            if eras and eras[-1][1] == lo:
+                eras[-1][1] = hi
+            else:
+                eras.append([lo, hi])
+        text = " or ".join(_era(lo or "0", hi) for lo, hi in eras)
+        parts.append(f"{where} with toolkit {text}".strip())
+    return "; ".join(parts)
+
+
+def _era(lo: str, hi: str | None) -> str:
+    if lo == "0":
+        return f"< {hi}"
+    return f">= {lo}" if hi is None else f">= {lo}, < {hi}"
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Whether the runtime puts the image's compat libcuda on the loader path."""
+
+    injects: bool
+    who: str     # who does (or would)
+    why: str     # why not, when it does not
+    uncertain: str | None = None  # the uncertain toolkit_features row the decision rests on
+
+
+def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix: Any) -> Injection:
+    hook = f"the enable-cuda-compat hook of the nvidia runtime (toolkit >= {_since(matrix, HOOK) or '?'})"
+    note_check = _has(matrix, sc.toolkit, NOTE_CHECK)
+    rests_on: str | None = None
+    if sc.mode in ("legacy", "csv") and _has(matrix, sc.toolkit, LEGACY_MODE_SETTING):
+        # Legacy mode's default cuda-compat-mode=ldconfig: libnvidia-container decides, by major only.
+        who = (f"libnvidia-container (legacy cuda-compat-mode=ldconfig, the default from toolkit "
+               f"{_since(matrix, LEGACY_MODE_SETTING)})")
+        note_check = False
+        rests_on = _uncertain_row(matrix, LEGACY_MODE_SETTING)
+    elif _has(matrix, sc.toolkit, HOOK):
+        who = hook
+    elif sc.mode in ("legacy", "csv"):
+        if _has(matrix, sc.toolkit, MOUNT_OFF):
+            return Injection(False, "libnvidia-container",
+                             f"toolkit {_since(matrix, MOUNT_OFF)} stopped mounting compat libraries from the container "
+                             "(feature flag allow-cuda-compat-libs-from-container)")
+        who = f"libnvidia-container (legacy mode, toolkit < {_since(matrix, MOUNT_OFF) or '?'})"
+    else:
+        return Injection(False, hook, f"{sc.mode} mode before toolkit {_since(matrix, HOOK) or '?'} never loads compat libraries")
+    note = lib.fwd_compat
+    if note_check and note is not None and note.driver_branches:
+        if host.branch not in note.driver_branches:
+            listed = ", ".join(f"R{b}" for b in note.driver_branches)
+            return Injection(False, who, f"its ELF note lists host branches {listed}, not R{host.branch}", rests_on)
+        if lib.version and compare(lib.version, host.version) <= 0:
+            return Injection(False, who, f"compat driver {lib.version} is not newer than the host's {host.label}", rests_on)
+        return Injection(True, who, "", rests_on)
+    lib_major = major(lib.version or "")
+    if lib_major is None or lib_major <= host.branch:
+        return Injection(False, who, f"compat driver {lib.version} is not from a newer branch than the host's R{host.branch}",
+                         rests_on)
+    return Injection(True, who, "", rests_on)
+
+
+def _uncertain_row(matrix: Any, feature: str) -> str | None:
+    for row in matrix.rows("toolkit_features") if matrix is not None else ():
+        if row["name"] == feature and row.get("confidence") == "uncertain":
+            return f"the toolkit release from which {feature} applies ({row['source']})"
+    return None

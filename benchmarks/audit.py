@@ -92,7 +92,7 @@ def main() -> None:
             })
         state = ClusterState(nodes=nodes, daemonsets=[daemonset("gpu-operator", "nvidia-device-plugin-daemonset",
                                                                 "nvcr.io/nvidia/k8s-device-plugin:v0.17.0")],
-                             objects={"api/v1/pods": pods, "apis/apps/v1/deployments": [], "apis/apps/v1/statefulsets": [],
+                             pods=pods, objects={"apis/apps/v1/deployments": [], "apis/apps/v1/statefulsets": [],
                                       "apis/batch/v1/jobs": [], "apis/batch/v1/cronjobs": []})
         kube = FakeKube(state, work, TOKEN).start()
         kubeconfig = kube.write_kubeconfig(work / "kubeconfig")

@@ -47,6 +47,7 @@ COMMANDS = {
     "target": "target_cmd",
     "cache": "cache_cmd",
     "audit": "audit_cmd",
+    "doctor": "doctor_cmd",
 }
 
 

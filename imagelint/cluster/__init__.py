@@ -20,6 +20,15 @@ Layout — one connection, small readers on top of it:
   pull_secrets.py      ``audit --use-pull-secrets``: registry credentials, in memory only
   policy_reports.py    ``audit --write-reports``: the one writer (create / replace PolicyReports)
 
+  For ``imagelint doctor`` (each read optional, frozen rows out, ``objects.py`` type-checks JSON):
+  node_status.py       every node as it is: labels, taints, allocatable, Ready, runtime handlers
+  pods.py              pods: phase, node, scheduling condition, container states (spec kept for static/)
+  events.py            Warning events, with the object they are about
+  pod_logs.py          a bounded log tail of one container (``previous`` for CrashLoopBackOff)
+  daemonset_status.py  DaemonSets with desired/ready counts and the NVIDIA component they run
+  configmap_data.py    every key of one ConfigMap (app configs mounted into pods)
+  dra.py               DeviceClasses, ResourceSlices per node, ResourceClaims (404 = not served)
+
 Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / ResourceClaims):
 
 1. Name the kind in ``resources.py``, e.g.

@@ -74,6 +74,10 @@ DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet", "DaemonSets", na
 RUNTIME_CLASSES = Resource("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", "RuntimeClasses")
 # The GPU Operator's CRD (nvidia.com/v1, cluster-scoped).
 CLUSTER_POLICIES = Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", "ClusterPolicies")
+# Dynamic Resource Allocation (resource.k8s.io/v1, served by default from Kubernetes 1.34).
+DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", "DeviceClasses")
+RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")
+RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", "ResourceClaims", namespaced=True)
 
 # Workload controllers whose pod templates ``imagelint audit`` reads (imagelint.cluster.workloads).
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", "Deployments", namespaced=True)
@@ -109,6 +113,7 @@ __all__ = [
     "CRON_JOBS",
     "DAEMON_SETS",
     "DEPLOYMENTS",
+    "DEVICE_CLASSES",
     "EVENTS",
     "GPU_WORKLOAD_KINDS",
     "JOBS",
@@ -116,6 +121,8 @@ __all__ = [
     "NODES",
     "PODS",
     "POLICY_REPORTS",
+    "RESOURCE_CLAIMS",
+    "RESOURCE_SLICES",
     "RUNTIME_CLASSES",
     "SECRETS",
     "STATEFUL_SETS",

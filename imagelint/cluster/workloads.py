@@ -16,7 +16,8 @@ required affinity, tolerations, GPU requests) means the same in both. A template
 a pod of the same owner already runs with the same image is left out (the pod says more: its
 node and digest).
 
-Owners: a pod's controller is named by its ``ownerReferences``; a ReplicaSet made by a Deployment
+Pods are read by ``imagelint.cluster.pods.pod_from_object`` (the doctor's pod reader: bounded,
+control characters out). Owners: a pod's controller is named by its ``ownerReferences``; a ReplicaSet made by a Deployment
 (the ``pod-template-hash`` suffix) is reported as the Deployment, a Job made by a CronJob as the
 CronJob. Objects are untrusted: one that does not fit the API is left out with a warning.
 """
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection, status_text
+from imagelint.cluster.pods import PodInfo, pod_from_object
 from imagelint.cluster.resources import (
     CRON_JOBS,
     DAEMON_SETS,
@@ -136,53 +138,39 @@ def _pull_secrets(spec: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(str(i["name"]) for i in items if isinstance(i, Mapping) and isinstance(i.get("name"), str))
 
 
-def _owner(meta: Mapping[str, Any], cronjobs: set[tuple[str, str]], namespace: str) -> tuple[str, str]:
+def _owner(pod: PodInfo, cronjobs: set[tuple[str, str]], namespace: str) -> tuple[str, str]:
     """The controller a pod belongs to, as users name it."""
-    refs = meta.get("ownerReferences")
-    for ref in refs if isinstance(refs, list) else ():
-        if not isinstance(ref, Mapping) or not ref.get("controller"):
-            continue
-        kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
-        labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
-        template_hash = str(labels.get("pod-template-hash") or "")
-        if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
-            return "Deployment", name[: -len(template_hash) - 1]
-        if kind == "Job" and _CRONJOB_SUFFIX.search(name):
-            parent = _CRONJOB_SUFFIX.sub("", name)
-            if (namespace, parent) in cronjobs:
-                return "CronJob", parent
-        if kind and name:
-            return kind, name
-    return "Pod", str(meta.get("name") or "?")
+    kind, name = pod.owner_kind, pod.owner_name
+    template_hash = pod.labels.get("pod-template-hash", "")
+    if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
+        return "Deployment", name[: -len(template_hash) - 1]
+    if kind == "Job" and _CRONJOB_SUFFIX.search(name):
+        parent = _CRONJOB_SUFFIX.sub("", name)
+        if (namespace, parent) in cronjobs:
+            return "CronJob", parent
+    if kind and name:
+        return kind, name
+    return "Pod", pod.name
 
 
-def _pod_containers(pod: Mapping[str, Any], cronjobs: set[tuple[str, str]]) -> list[WorkloadContainer]:
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    namespace = str(meta.get("namespace") or "default")
-    name = str(meta["name"])
-    if status.get("phase") in ("Succeeded", "Failed"):
+def _pod_containers(pod: PodInfo, cronjobs: set[tuple[str, str]]) -> list[WorkloadContainer]:
+    if pod.phase in ("Succeeded", "Failed"):
         return []  # finished pods run nothing; their owner's template is read instead
-    owner_kind, owner_name = _owner(meta, cronjobs, namespace)
-    digests: dict[str, tuple[str | None, str | None]] = {}
-    for group in ("initContainerStatuses", "containerStatuses"):
-        for cs in status.get(group) or ():
-            if isinstance(cs, Mapping) and isinstance(cs.get("name"), str):
-                digests[cs["name"]] = parse_image_id(cs.get("imageID"))
-    images = _images(spec)
-    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) and spec.get("nodeName") else None
+    namespace = pod.namespace or "default"
+    owner_kind, owner_name = _owner(pod, cronjobs, namespace)
+    digests = {c.name: parse_image_id(c.image_id) for c in pod.containers}
+    images = _images(pod.spec)
     out = []
-    for spec_at in _pod_specs(pod, PODS):
-        for w in _containers_of(spec_at, f"pod {namespace}/{name}"):
+    for spec_at in _pod_specs({"metadata": {"name": pod.name, "namespace": namespace}, "spec": pod.spec}, PODS):
+        for w in _containers_of(spec_at, f"pod {namespace}/{pod.name}"):
             image = images.get(w.container)
             if not image:
                 continue
             digest, pullable = digests.get(w.container, (None, None))
             out.append(WorkloadContainer(
                 namespace=namespace, owner_kind=owner_kind, owner_name=owner_name, container=w.container,
-                image=image, scheduling=w, image_digest=digest, pullable=pullable, node=node, pod=name,
-                pull_secrets=_pull_secrets(spec),
+                image=image, scheduling=w, image_digest=digest, pullable=pullable, node=pod.node or None, pod=pod.name,
+                pull_secrets=_pull_secrets(pod.spec),
             ))
     return out
 
@@ -231,11 +219,15 @@ def read_workload_containers(
                 warnings.append(f"{resource.kind} {_name(obj)}: not an object imagelint understands "
                                 f"({exc.__class__.__name__}); ignored")
     running: list[WorkloadContainer] = []
-    for pod in conn.list_objects(PODS, namespace, label_selector=label_selector).items:
+    # Pods are required (the audit is about what runs); each is read by the doctor's pod reader.
+    for obj in conn.list_objects(PODS, namespace, label_selector=label_selector).items:
         try:
+            pod = pod_from_object(obj)
+            if pod is None:
+                raise ValueError("no name")
             running.extend(_pod_containers(pod, cronjobs))
         except MALFORMED as exc:
-            warnings.append(f"pod {_name(pod)}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
+            warnings.append(f"pod {_name(obj)}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
     covered = {(c.namespace, c.owner, c.container, c.image) for c in running}
     kept = [c for c in templates if (c.namespace, c.owner, c.container, c.image) not in covered]
     return tuple(running + kept)

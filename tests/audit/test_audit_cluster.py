@@ -146,10 +146,10 @@ def fleet(plain_registry, tls_registry, tmp_path_factory):
 
     state = ClusterState(
         nodes=nodes,
+        pods=pods,
         daemonsets=[daemonset("gpu-operator", "nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"),
                     daemonset("gpu-operator", "nvidia-container-toolkit-daemonset", "nvcr.io/nvidia/k8s/container-toolkit:v1.17.3-ubuntu20.04")],
         objects={
-            "api/v1/pods": pods,
             "apis/apps/v1/deployments": deployments,
             "apis/apps/v1/statefulsets": statefulsets,
             "apis/batch/v1/jobs": [],

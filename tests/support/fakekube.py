@@ -13,14 +13,22 @@ Switches (set on the running server, read per request):
   ``stall``       accept the request, never answer (until ``stop()``)
   ``broken_continue``  answer every list page with the same ``continue`` token (a buggy server)
   ``raw``         path -> bytes answered as they are (200, JSON content type): malformed answers
-Lists honour ``limit`` and ``continue`` as the API server does (the token is an offset here).
+Lists honour ``limit`` and ``continue`` as the API server does (the token is an offset here),
+and simple ``fieldSelector`` terms (``type=Warning``, ``spec.nodeName!=x``, comma = AND).
 
-Any other kind is served generically from ``ClusterState.objects`` (``"api/v1/pods"``,
-``"apis/apps/v1/deployments"`` → items): lists cluster-wide and per namespace (honouring a
-``labelSelector`` of ``key=value`` terms), and one object by name. Collections named in
-``ClusterState.writable`` also accept POST (create: 409 if the name exists) and PUT (replace:
-404 if missing, 409 on a stale ``resourceVersion``), as the API server does; ``writes`` records
-them (method, path).
+Also served, for ``imagelint doctor``: pods (``/api/v1/pods``, per namespace, one by name),
+``pods/log`` (plain text from ``ClusterState.pod_logs``, honouring ``tailLines``,
+``limitBytes`` and ``previous``), events, ConfigMap lists, DaemonSet status (part of each
+DaemonSet object), and DRA's ``resource.k8s.io/v1`` DeviceClasses, ResourceSlices and
+ResourceClaims (``None`` = the API is not served: 404). ``methods`` records each request's
+(method, path), so a test can compare what was called with what a ClusterRole grants.
+
+Any kind not served above is served generically from ``ClusterState.objects``
+(``"apis/apps/v1/deployments"`` → items; for ``imagelint audit``): lists cluster-wide and per
+namespace (honouring a ``labelSelector`` of ``key=value`` terms), and one object by name.
+Collections named in ``ClusterState.writable`` also accept POST (create: 409 if the name exists)
+and PUT (replace: 404 if missing, 409 on a stale ``resourceVersion``), as the API server does;
+``writes`` records them (method, path).
 Every request needs ``Authorization: Bearer <token>``, else 401.
 """
 
@@ -106,8 +114,15 @@ class ClusterState:
     runtimeclasses: list[dict[str, Any]] = field(default_factory=list)
     clusterpolicies: list[dict[str, Any]] | None = None  # None = CRD not installed (404)
     configmaps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # "api/v1/pods" → items
+    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # "apis/apps/v1/deployments" → items
     writable: set[str] = field(default_factory=set)  # collections accepting POST/PUT
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    # (namespace, pod, container, previous) -> the container's log text
+    pod_logs: dict[tuple[str, str, str, bool], str] = field(default_factory=dict)
+    deviceclasses: list[dict[str, Any]] | None = None  # None = resource.k8s.io/v1 not served (404)
+    resourceslices: list[dict[str, Any]] | None = None
+    resourceclaims: list[dict[str, Any]] | None = None
 
 
 class FakeKube:
@@ -121,6 +136,7 @@ class FakeKube:
         self.broken_continue = False
         self.raw: dict[str, bytes] = {}
         self.requests: list[str] = []
+        self.methods: list[tuple[str, str]] = []  # (HTTP method, path) of each request
         self.queries: list[str] = []  # the query string of each request, in order
         self.writes: list[tuple[str, str]] = []  # (method, path) of each accepted POST/PUT
         self._lock = threading.Lock()
@@ -212,6 +228,7 @@ class FakeKube:
         path = parts.path
         self.requests.append(path)
         self.queries.append(parts.query)
+        self.methods.append((request.command, path))
         if self.stall:
             self._release.wait(timeout=60)
             return
@@ -224,12 +241,20 @@ class FakeKube:
         if path in self.raw:
             return self._send_bytes(request, 200, self.raw[path])
         query = parse_qs(parts.query)
+        if path.endswith("/log"):
+            text = self._log(path, query)
+            if text is None:
+                return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
+            return self._send_text(request, text)
         body = self._route(path)
         if body is None:
             body = self._generic(path, query)
         if body is None:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
+        if "items" in body and "fieldSelector" in query:
+            body = {**body, "items": [i for i in body["items"] if _field_selected(i, query["fieldSelector"][0])]}
         self._send(request, 200, self._page(body, query))
+
 
     # --- generic kinds (ClusterState.objects) ---
     @staticmethod
@@ -315,6 +340,28 @@ class FakeKube:
             self.writes.append((method, path))
         self._send(request, 201 if method == "POST" else 200, body)
 
+    def _log(self, path: str, query: dict[str, list[str]]) -> bytes | None:
+        parts = path.strip("/").split("/")
+        if len(parts) != 7 or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods":
+            return None
+        namespace, pod = parts[3], parts[5]
+        previous = query.get("previous", ["false"])[0] == "true"
+        container = query.get("container", [""])[0]
+        if not container:
+            found = next((p for p in self.state.pods if _meta(p) == (namespace, pod)), None)
+            containers = ((found or {}).get("spec") or {}).get("containers") or [{}]
+            container = str(containers[0].get("name", ""))
+        text = self.state.pod_logs.get((namespace, pod, container, previous))
+        if text is None:
+            return None
+        lines = text.splitlines(keepends=True)
+        if "tailLines" in query:
+            lines = lines[-int(query["tailLines"][0]):]
+        data = "".join(lines).encode()
+        if "limitBytes" in query:
+            data = data[: int(query["limitBytes"][0])]
+        return data
+
     def _page(self, body: dict[str, Any], query: dict[str, list[str]]) -> dict[str, Any]:
         if "items" not in body or "limit" not in query:
             return body
@@ -344,6 +391,34 @@ class FakeKube:
             if state.clusterpolicies is None:
                 return None
             return _list("ClusterPolicyList", "nvidia.com/v1", copy.deepcopy(state.clusterpolicies))
+        if path == "/api/v1/pods":
+            return _list("PodList", "v1", copy.deepcopy(state.pods))
+        if path == "/api/v1/events":
+            return _list("EventList", "v1", copy.deepcopy(state.events))
+        if path == "/api/v1/configmaps":
+            return _list("ConfigMapList", "v1", [_configmap(ns, n, d) for (ns, n), d in state.configmaps.items()])
+        if len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"]:
+            namespace, plural = parts[3], parts[4]
+            if plural == "pods":
+                return _list("PodList", "v1", [copy.deepcopy(p) for p in state.pods if _meta(p)[0] == namespace])
+            if plural == "events":
+                return _list("EventList", "v1", [copy.deepcopy(e) for e in state.events if _meta(e)[0] == namespace])
+            if plural == "configmaps":
+                return _list("ConfigMapList", "v1", [_configmap(ns, n, d) for (ns, n), d in state.configmaps.items() if ns == namespace])
+        if len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods":
+            found = next((p for p in state.pods if _meta(p) == (parts[3], parts[5])), None)
+            return copy.deepcopy(found) if found is not None else None
+        if parts[:3] == ["apis", "resource.k8s.io", "v1"] and len(parts) in (4, 6):
+            plural = parts[-1]
+            items = {"deviceclasses": state.deviceclasses, "resourceslices": state.resourceslices,
+                     "resourceclaims": state.resourceclaims}.get(plural)
+            if items is None:
+                return None
+            if len(parts) == 6:
+                if parts[3] != "namespaces":
+                    return None
+                items = [i for i in items if _meta(i)[0] == parts[4]]
+            return _list(plural.capitalize(), "resource.k8s.io/v1", copy.deepcopy(items))
         if len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "configmaps":
             data = state.configmaps.get((parts[3], parts[5]))
             if data is None:
@@ -357,6 +432,14 @@ class FakeKube:
         return None
 
     @staticmethod
+    def _send_text(request: BaseHTTPRequestHandler, data: bytes) -> None:
+        request.send_response(200)
+        request.send_header("Content-Type", "text/plain")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+
+    @staticmethod
     def _send(request: BaseHTTPRequestHandler, status: int, body: dict[str, Any]) -> None:
         FakeKube._send_bytes(request, status, json.dumps(body).encode())
 
@@ -367,6 +450,28 @@ class FakeKube:
         request.send_header("Content-Length", str(len(data)))
         request.end_headers()
         request.wfile.write(data)
+
+
+def _meta(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace", "")), str(meta.get("name", ""))
+
+
+def _configmap(namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:
+    return {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+
+
+def _field_selected(obj: dict[str, Any], selector: str) -> bool:
+    """``a.b=v,c!=w``: every term holds (the API server's simple field selectors)."""
+    for term in filter(None, selector.split(",")):
+        negate = "!=" in term
+        key, value = term.split("!=" if negate else "=", 1)
+        current: Any = obj
+        for part in key.lstrip("=").split("."):
+            current = current.get(part) if isinstance(current, dict) else None
+        if (str(current if current is not None else "") == value.lstrip("=")) == negate:
+            return False
+    return True
 
 
 def _status(code: int, reason: str, message: str = "") -> dict[str, Any]:

@@ -1,0 +1,38 @@
+"""Every key of one ConfigMap (an app's config mounted into a pod), bounded; 403/404 → refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from imagelint.cluster.connection import Connection
+from imagelint.cluster.objects import mapping
+from imagelint.cluster.resources import CONFIG_MAPS
+
+MAX_VALUE = 256 * 1024  # a longer value is not an app config a human wrote: skipped
+
+
+@dataclass(frozen=True)
+class ConfigMapData:
+    namespace: str
+    name: str
+    data: Mapping[str, str] = field(default_factory=dict)
+    refused: int | None = None
+
+    @property
+    def checked(self) -> bool:
+        return self.refused is None
+
+
+def read_configmap_data(conn: Connection, namespace: str, name: str) -> ConfigMapData:
+    fetched = conn.get_object(CONFIG_MAPS, name, namespace, optional=True)
+    if not fetched.checked:
+        return ConfigMapData(namespace, name, refused=fetched.refused)
+    data = {
+        k: v for k, v in mapping(fetched.object, "data").items()
+        if isinstance(k, str) and isinstance(v, str) and len(v) <= MAX_VALUE
+    }
+    return ConfigMapData(namespace, name, data=data)
+
+
+__all__ = ["ConfigMapData", "read_configmap_data"]

@@ -1,0 +1,145 @@
+"""One read of the cluster for doctor: every list once, logs and ConfigMaps on demand, refusals kept.
+
+``read_snapshot(conn, options)`` lists nodes, pods, Warning events, DaemonSets (with status),
+RuntimeClasses, the GPU Operator's ClusterPolicy and DRA objects — each read optional, so a
+403 becomes a refusal the stages turn into "stage N not checked: RBAC forbids listing X"
+instead of failing the run. Log tails and ConfigMaps are fetched lazily by the stages that
+need them, within budgets (``MAX_LOGS``, ``MAX_CONFIGMAPS``), and cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from imagelint.cluster.configmap_data import ConfigMapData, read_configmap_data
+from imagelint.cluster.connection import Connection, status_text
+from imagelint.cluster.daemonset_status import DaemonSetStatus, read_daemonset_status
+from imagelint.cluster.dra import DraInventory, read_dra
+from imagelint.cluster.events import EventInfo, read_warning_events
+from imagelint.cluster.node_status import NodeInfo, read_node_status
+from imagelint.cluster.operator import OperatorComponent, workloads_from_clusterpolicy
+from imagelint.cluster.pod_logs import LogTail, read_log_tail
+from imagelint.cluster.pods import PodInfo, read_pods
+from imagelint.cluster.resources import CLUSTER_POLICIES, RUNTIME_CLASSES
+from imagelint.cluster.objects import mapping, text
+
+MAX_LOGS = 24  # log tails read per run (one per failing component pod is enough)
+MAX_CONFIGMAPS = 64  # ConfigMaps read per run (configs mounted into GPU-visible pods)
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    namespace: str | None = None  # the affected pods looked at (NVIDIA components: everywhere)
+    pod: str | None = None
+
+
+@dataclass(frozen=True)
+class RuntimeClassInfo:
+    name: str
+    handler: str
+    node_selector: Mapping[str, str]
+
+
+@dataclass
+class Snapshot:
+    conn: Connection | None
+    options: DoctorOptions
+    nodes: tuple[NodeInfo, ...] = ()
+    pods: tuple[PodInfo, ...] = ()
+    events: tuple[EventInfo, ...] = ()
+    daemonsets: tuple[DaemonSetStatus, ...] = ()
+    runtime_classes: tuple[RuntimeClassInfo, ...] = ()
+    policy_components: tuple[OperatorComponent, ...] = ()
+    cdi_enabled: bool | None = None  # ClusterPolicy spec.cdi.enabled, when there is one
+    dra: DraInventory = field(default_factory=DraInventory)
+    node_objects: tuple[Mapping[str, Any], ...] = ()  # as served: pools for the image side's check
+    runtime_class_objects: tuple[Mapping[str, Any], ...] = ()
+    # what could not be read: "pods" → "RBAC forbids listing pods" (the stages say "not checked")
+    refused: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    _logs: dict[tuple[str, str, str, bool], LogTail] = field(default_factory=dict)
+    _configmaps: dict[tuple[str, str], ConfigMapData] = field(default_factory=dict)
+
+    def log_tail(self, pod: PodInfo, container: str, previous: bool) -> LogTail:
+        key = (pod.namespace, pod.name, container, previous)
+        if key not in self._logs:
+            if self.conn is None or len(self._logs) >= MAX_LOGS or "pods/log" in self.refused:
+                return LogTail()
+            tail = read_log_tail(self.conn, pod.namespace, pod.name, container, previous=previous)
+            if tail.refused == 403:
+                self.refused["pods/log"] = _why(403, "reading", "pods/log")
+            self._logs[key] = tail
+        return self._logs[key]
+
+    def configmap(self, namespace: str, name: str) -> ConfigMapData | None:
+        key = (namespace, name)
+        if key not in self._configmaps:
+            if self.conn is None or len(self._configmaps) >= MAX_CONFIGMAPS or "configmaps" in self.refused:
+                return None
+            data = read_configmap_data(self.conn, namespace, name)
+            if data.refused == 403:
+                self.refused["configmaps"] = _why(403, "reading", "configmaps")
+            self._configmaps[key] = data
+        return self._configmaps[key]
+
+
+def _why(status: int | None, verb: str, what: str) -> str:
+    return f"RBAC forbids {verb} {what}" if status == 403 else f"{what}: {status_text(status or 0)}"
+
+
+def read_snapshot(conn: Connection, options: DoctorOptions) -> Snapshot:
+    snap = Snapshot(conn=conn, options=options)
+    nodes = read_node_status(conn)
+    snap.nodes, snap.node_objects = nodes.nodes, nodes.objects
+    if not nodes.checked:
+        snap.refused["nodes"] = _why(nodes.refused, "listing", "nodes")
+
+    # Every namespace when allowed (NVIDIA components live in their own); else the asked one.
+    pods = read_pods(conn)
+    if not pods.checked and options.namespace:
+        pods = read_pods(conn, options.namespace)
+        snap.warnings.append(f"pods: only namespace {options.namespace} read ({_why(403, 'listing', 'pods in all namespaces')})")
+    snap.pods = pods.pods
+    if not pods.checked:
+        snap.refused["pods"] = _why(pods.refused, "listing", "pods")
+
+    events = read_warning_events(conn)
+    if not events.checked and options.namespace:
+        events = read_warning_events(conn, options.namespace)
+    snap.events = events.events
+    if not events.checked:
+        snap.refused["events"] = _why(events.refused, "listing", "events")
+
+    daemonsets = read_daemonset_status(conn, snap.warnings)
+    snap.daemonsets = daemonsets.daemonsets
+    if not daemonsets.checked:
+        snap.refused["daemonsets"] = _why(daemonsets.refused, "listing", "daemonsets")
+
+    classes = conn.list_objects(RUNTIME_CLASSES, optional=True)
+    if classes.checked:
+        snap.runtime_class_objects = classes.items
+        snap.runtime_classes = tuple(
+            RuntimeClassInfo(text(rc, "metadata", "name", limit=253), text(rc, "handler", limit=253),
+                             {k: str(v) for k, v in mapping(rc, "scheduling", "nodeSelector").items() if isinstance(v, str)})
+            for rc in classes.items if text(rc, "metadata", "name")
+        )
+    elif classes.refused == 403:
+        snap.refused["runtimeclasses"] = _why(403, "listing", "runtimeclasses")
+
+    policies = conn.list_objects(CLUSTER_POLICIES, optional=True)
+    if policies.checked:
+        snap.policy_components = tuple(workloads_from_clusterpolicy(policies.items))
+        cdi = [mapping(p, "spec", "cdi") for p in policies.items]
+        if cdi:
+            snap.cdi_enabled = any(c.get("enabled") is True for c in cdi)
+    elif policies.refused == 403:
+        snap.refused["clusterpolicies"] = _why(403, "listing", "clusterpolicies")
+
+    snap.dra = read_dra(conn)
+    for kind in (snap.dra.refused or {}):
+        snap.refused[kind] = _why(403, "listing", kind)
+    return snap
+
+
+__all__ = ["MAX_CONFIGMAPS", "MAX_LOGS", "DoctorOptions", "RuntimeClassInfo", "Snapshot", "read_snapshot"]

@@ -36,11 +36,13 @@ def _api_version(kind: str) -> str:
     return {"Pod": "v1", "ReplicaSet": "apps/v1"}.get(kind, "v1")
 
 
-def _subject(w: Workload) -> dict[str, str]:
-    ref = {"apiVersion": _api_version(w.owner_kind), "kind": w.owner_kind, "name": w.owner_name}
-    if w.namespace != "-":
-        ref["namespace"] = w.namespace
-    return ref
+def _subjects(w: Workload) -> dict[str, Any]:
+    """The workload as the result's ``resources``; an image of an image list is no Kubernetes
+    object, so it has none (the image is in ``properties``)."""
+    if w.namespace == "-":
+        return {}
+    return {"resources": [{"apiVersion": _api_version(w.owner_kind), "kind": w.owner_kind, "name": w.owner_name,
+                           "namespace": w.namespace}]}
 
 
 def _results(report: AuditReport, w: Workload) -> list[dict[str, Any]]:
@@ -53,7 +55,7 @@ def _results(report: AuditReport, w: Workload) -> list[dict[str, Any]]:
         if check is not None and check.digest:
             props["digest"] = check.digest
         base = {"policy": POLICY, "source": "imagelint", "category": "GPU stack compatibility", "scored": True,
-                "resources": [_subject(w)], "properties": props}
+                **_subjects(w), "properties": props}
         if check is None or check.error:
             out.append({**base, "rule": "image-readable", "result": "error", "severity": "high",
                         "message": (f"not checked: {check.error}" if check else "not checked")[:MAX_MESSAGE]})
@@ -69,9 +71,14 @@ def _results(report: AuditReport, w: Workload) -> list[dict[str, Any]]:
     return out
 
 
+def _order(result: dict[str, Any]) -> tuple[str, ...]:
+    ref = (result.get("resources") or [{}])[0]
+    p = result["properties"]
+    return (ref.get("kind", ""), ref.get("name", ""), p["container"], p["image"], p["pool"], result["rule"], result["message"])
+
+
 def _report(kind: str, namespace: str | None, results: list[dict[str, Any]]) -> dict[str, Any]:
-    results.sort(key=lambda r: (r["resources"][0]["kind"], r["resources"][0]["name"], r["properties"]["container"],
-                                r["properties"]["pool"], r["rule"], r["message"]))
+    results.sort(key=_order)
     summary = {k: sum(1 for r in results if r["result"] == k) for k in ("pass", "fail", "warn", "error", "skip")}
     metadata: dict[str, Any] = {"name": REPORT_NAME, "labels": {"app.kubernetes.io/managed-by": "imagelint"}}
     if namespace is not None:

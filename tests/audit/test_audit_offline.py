@@ -103,3 +103,19 @@ def test_a_part_that_is_not_a_report_is_refused(tmp_path) -> None:
     part.write_text('{"schema": "imagelint-audit/1", "shard": {"index": 0, "count": 1}, "target": {"pools": []}}')
     out = imagelint("audit", "merge", str(part))
     assert out.returncode == 2 and "is not a list" in out.stderr
+
+
+def test_an_image_list_reports_as_one_valid_cluster_policy_report(images_file, plain_registry) -> None:
+    import yaml
+
+    from tests.audit.policyreport_schema import report_schema
+
+    path, cuda122, cuda118 = images_file
+    out = _run(path, plain_registry.host, "--format", "policyreport")
+    docs = list(yaml.safe_load_all(out.stdout))
+    assert [d["kind"] for d in docs] == ["ClusterPolicyReport"] and "namespace" not in docs[0]["metadata"]
+    jsonschema.validate(docs[0], report_schema("ClusterPolicyReport"))
+    assert {r["properties"]["image"] for r in docs[0]["results"]} == {cuda122, cuda118}
+    assert not any("resources" in r for r in docs[0]["results"])  # an image is no Kubernetes object
+    again = _run(path, plain_registry.host, "--format", "policyreport")
+    assert again.stdout == out.stdout  # no timestamps: the same audit, the same objects

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from imagelint.audit.model import ERROR, FAIL, PASS, AuditReport, Workload
+from imagelint.audit.model import AuditReport, Workload
 
 API_VERSION = "wgpolicyk8s.io/v1alpha2"
 REPORT_NAME = "imagelint-audit"
 POLICY = "imagelint"
 _SEVERITY = {"error": "high", "warning": "medium", "info": "info"}
-_RESULT = {FAIL: "fail", ERROR: "error"}
 MAX_MESSAGE = 1024
 
 

@@ -38,10 +38,16 @@ def _verdict(findings: Sequence[Any], fail_on: str) -> str:
     return PASS
 
 
+def _inspect_reference(ref: str, opts: Any, read: bool, gpu_code: bool) -> Any:
+    from imagelint.core.inspect import inspect_reference
+
+    return inspect_reference(ref, opts, read_layers=read, gpu_code=gpu_code)
+
+
 def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Any, config: Any,
                  source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None,
                  credentials: Mapping[str, Any] | None = None) -> list[PoolCheck]:
-    from imagelint.core.check import _default_inspector, needs_gpu_code, run_check
+    from imagelint.core.check import needs_gpu_code, run_check
 
     if credentials:  # this image's pull secrets, for their own registries only
         source_options = replace(source_options, registry_credentials=MappingProxyType(dict(credentials)))
@@ -54,7 +60,7 @@ def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix
         key = (ref, opts.all_platforms, str(opts.platform), read)
         if key not in memo:
             try:
-                memo[key] = (inspector or (lambda r, o, rd: _default_inspector(r, o, rd, gpu_code)))(ref, opts, read)
+                memo[key] = inspector(ref, opts, read) if inspector else _inspect_reference(ref, opts, read, gpu_code)
             except ImagelintError as exc:  # a SourceError, or a bad reference: the same answer for each pool
                 memo[key] = exc
         found = memo[key]

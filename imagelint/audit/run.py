@@ -108,7 +108,10 @@ def run_audit(
         return shard is None or shard_of(key, shard[1]) == shard[0]
 
     known = {p.name for p in target.pools}
-    workloads = tuple(w for w in inventory.workloads if mine(w.image_key))
+    # A pool the target does not have (an inventory enumerated against other pools) is not
+    # checked, and so not counted: read_images_file has said which.
+    workloads = tuple(w if set(w.pools) <= known else replace(w, pools=tuple(p for p in w.pools if p in known))
+                      for w in inventory.workloads if mine(w.image_key))
     pools_of: dict[str, set[str]] = {}
     for w in workloads:
         pools_of.setdefault(w.image_key, set()).update(p for p in w.pools if p in known)

@@ -119,3 +119,19 @@ def test_an_image_list_reports_as_one_valid_cluster_policy_report(images_file, p
     assert not any("resources" in r for r in docs[0]["results"])  # an image is no Kubernetes object
     again = _run(path, plain_registry.host, "--format", "policyreport")
     assert again.stdout == out.stdout  # no timestamps: the same audit, the same objects
+
+
+def test_an_inventory_pool_the_target_lacks_is_warned_and_not_counted(images_file, plain_registry) -> None:
+    path, cuda122, _ = images_file
+    inventory = {"schema": "imagelint-audit-inventory/1", "source": "cluster:prod", "warnings": [],
+                 "images": [{"key": cuda122, "reference": f"registry:{cuda122}", "references": [cuda122]}],
+                 "workloads": [{"namespace": "ml", "owner": {"kind": "Deployment", "name": "train"}, "container": "main",
+                                "image": cuda122, "image_key": cuda122, "pools": ["t4", "gone-pool"],
+                                "placement": "scheduling", "pods": 0}]}
+    inv = path.parent / "inventory-gone.json"
+    inv.write_text(json.dumps(inventory))
+    out = _run(inv, plain_registry.host, "--format", "json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 0 and report["workloads"][0]["pools"] == ["t4"]
+    assert report["summary"]["error"] == 0
+    assert any("gone-pool" in w and "not in the target" in w for w in report["warnings"])

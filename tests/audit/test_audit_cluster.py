@@ -363,3 +363,12 @@ def test_sharded_plans_merge_into_the_unsharded_plan(fleet) -> None:
         parts.append(str(path))
     merged = imagelint("audit", "merge", *parts, "--format", "json")
     assert merged.returncode == whole.returncode and merged.stdout == whole.stdout
+
+
+def test_namespace_and_selector_narrow_what_is_read(fleet) -> None:
+    out = fleet.audit("-n", "team-1", "-l", "app=legacy", "--format", "json")
+    report = json.loads(out.stdout)
+    assert {(w["namespace"], w["owner"]["name"]) for w in report["workloads"]} == {("team-1", "legacy")}
+    assert any("labelSelector=app%3Dlegacy" in q or "labelSelector=app=legacy" in q for q in fleet.kube.queries)
+    both = fleet.audit("-n", "team-1", "-A")
+    assert both.returncode == 2 and "not both" in both.stderr

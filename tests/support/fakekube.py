@@ -25,7 +25,7 @@ ResourceClaims (``None`` = the API is not served: 404). ``methods`` records each
 
 Any kind not served above is served generically from ``ClusterState.objects``
 (``"apis/apps/v1/deployments"`` → items; for ``imagelint audit``): lists cluster-wide and per
-namespace (honouring a ``labelSelector`` of ``key=value`` terms), and one object by name.
+namespace, and one object by name. Every list honours a ``labelSelector`` of ``key=value`` terms.
 Collections named in ``ClusterState.writable`` also accept POST (create: 409 if the name exists)
 and PUT (replace: 404 if missing, 409 on a stale ``resourceVersion``), as the API server does;
 ``writes`` records them (method, path).
@@ -253,6 +253,8 @@ class FakeKube:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
         if "items" in body and "fieldSelector" in query:
             body = {**body, "items": [i for i in body["items"] if _field_selected(i, query["fieldSelector"][0])]}
+        if "items" in body and query.get("labelSelector", [""])[0]:
+            body = {**body, "items": [i for i in body["items"] if _label_selected(i, query["labelSelector"][0])]}
         self._send(request, 200, self._page(body, query))
 
 
@@ -289,10 +291,6 @@ class FakeKube:
             if name is not None:
                 found = next((o for o in items if o["metadata"].get("name") == name), None)
                 return copy.deepcopy(found) if found is not None else None
-            selector = (query.get("labelSelector") or [""])[0]
-            for term in filter(None, selector.split(",")):
-                k, _, v = term.partition("=")
-                items = [o for o in items if (o["metadata"].get("labels") or {}).get(k) == v]
             return _list("List", "v1", copy.deepcopy(items))
 
     def _write(self, request: BaseHTTPRequestHandler, method: str) -> None:
@@ -472,6 +470,15 @@ def _field_selected(obj: dict[str, Any], selector: str) -> bool:
         if (str(current if current is not None else "") == value.lstrip("=")) == negate:
             return False
     return True
+
+
+def _label_selected(obj: Any, selector: str) -> bool:
+    """``key=value`` terms, comma = AND (the subset of label selectors the tests use)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    labels = labels if isinstance(labels, dict) else {}
+    terms = [t.partition("=") for t in selector.split(",") if t]
+    return all(labels.get(k) == v for k, _, v in terms)
 
 
 def _status(code: int, reason: str, message: str = "") -> dict[str, Any]:

@@ -24,6 +24,7 @@ CronJob. Objects are untrusted: one that does not fit the API is left out with a
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -153,7 +154,28 @@ def _owner(pod: PodInfo, cronjobs: set[tuple[str, str]], namespace: str) -> tupl
     return "Pod", pod.name
 
 
-def _pod_containers(pod: PodInfo, cronjobs: set[tuple[str, str]]) -> list[WorkloadContainer]:
+class _SpecMemo:
+    """The pods of one ReplicaSet / StatefulSet / Job share one spec but for ``nodeName``: their
+    containers' scheduling is read once (bounded: a cluster of all-different pods costs no more)."""
+
+    MAX = 4096
+
+    def __init__(self) -> None:
+        self._seen: dict[str, list[WorkloadFacts]] = {}
+
+    def containers(self, pod: PodInfo, namespace: str, owner: str) -> list[WorkloadFacts]:
+        spec = {k: v for k, v in pod.spec.items() if k != "nodeName"}
+        key = json.dumps([namespace, owner, spec], sort_keys=True, default=str)
+        found = self._seen.get(key)
+        if found is None:
+            found = [w for spec_at in _pod_specs({"metadata": {"name": pod.name, "namespace": namespace}, "spec": spec}, PODS)
+                     for w in _containers_of(spec_at, f"pods of {owner} in {namespace}")]
+            if len(self._seen) < self.MAX:
+                self._seen[key] = found
+        return found
+
+
+def _pod_containers(pod: PodInfo, cronjobs: set[tuple[str, str]], memo: _SpecMemo | None = None) -> list[WorkloadContainer]:
     if pod.phase in ("Succeeded", "Failed"):
         return []  # finished pods run nothing; their owner's template is read instead
     namespace = pod.namespace or "default"
@@ -161,17 +183,16 @@ def _pod_containers(pod: PodInfo, cronjobs: set[tuple[str, str]]) -> list[Worklo
     digests = {c.name: parse_image_id(c.image_id) for c in pod.containers}
     images = _images(pod.spec)
     out = []
-    for spec_at in _pod_specs({"metadata": {"name": pod.name, "namespace": namespace}, "spec": pod.spec}, PODS):
-        for w in _containers_of(spec_at, f"pod {namespace}/{pod.name}"):
-            image = images.get(w.container)
-            if not image:
-                continue
-            digest, pullable = digests.get(w.container, (None, None))
-            out.append(WorkloadContainer(
-                namespace=namespace, owner_kind=owner_kind, owner_name=owner_name, container=w.container,
-                image=image, scheduling=w, image_digest=digest, pullable=pullable, node=pod.node or None, pod=pod.name,
-                pull_secrets=_pull_secrets(pod.spec),
-            ))
+    for w in (memo or _SpecMemo()).containers(pod, namespace, f"{owner_kind}/{owner_name}"):
+        image = images.get(w.container)
+        if not image:
+            continue
+        digest, pullable = digests.get(w.container, (None, None))
+        out.append(WorkloadContainer(
+            namespace=namespace, owner_kind=owner_kind, owner_name=owner_name, container=w.container,
+            image=image, scheduling=w, image_digest=digest, pullable=pullable, node=pod.node or None, pod=pod.name,
+            pull_secrets=_pull_secrets(pod.spec),
+        ))
     return out
 
 
@@ -219,13 +240,14 @@ def read_workload_containers(
                 warnings.append(f"{resource.kind} {_name(obj)}: not an object imagelint understands "
                                 f"({exc.__class__.__name__}); ignored")
     running: list[WorkloadContainer] = []
+    memo = _SpecMemo()
     # Pods are required (the audit is about what runs); each is read by the doctor's pod reader.
     for obj in conn.list_objects(PODS, namespace, label_selector=label_selector).items:
         try:
             pod = pod_from_object(obj)
             if pod is None:
                 raise ValueError("no name")
-            running.extend(_pod_containers(pod, cronjobs))
+            running.extend(_pod_containers(pod, cronjobs, memo))
         except MALFORMED as exc:
             warnings.append(f"pod {_name(obj)}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
     covered = {(c.namespace, c.owner, c.container, c.image) for c in running}

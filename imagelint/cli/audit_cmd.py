@@ -128,7 +128,7 @@ def audit_command(
         if write_reports and the_shard:
             raise UsageError("--write-reports needs the whole audit: write them from `imagelint audit merge --write-reports`")
         setup = _setup(config, select, ignore, fail_on, matrix, matrix_overlay,
-                       _without_cluster(target_options))
+                       _without_cluster(target_options, matrix))
         inventory, target, credentials = _inventory(images, target_options, setup, namespace, all_namespaces, selector,
                                                     use_pull_secrets)
         report = run_audit(inventory, target, setup.matrix, setup.config, source_options, shard=the_shard, jobs=jobs,
@@ -152,11 +152,18 @@ def audit_command(
     raise typer.Exit(code)
 
 
-def _without_cluster(options: TargetOptions) -> TargetOptions:
-    """The flags prepare_run builds a target from: audit reads the cluster itself (read_fleet)."""
+def _without_cluster(options: TargetOptions, matrix: Optional[str]) -> TargetOptions:
+    """The flags prepare_run builds a target from: audit reads the cluster itself (read_fleet).
+    ``--context``/``--kubeconfig`` stay when the matrix comes from the cluster (``--matrix cluster``)."""
     import dataclasses
 
-    return dataclasses.replace(options, cluster=False, context=None, kubeconfig=None) if options.cluster else options
+    from imagelint.matrix.loader import is_cluster_matrix_selector
+
+    if not options.cluster:
+        return options
+    if is_cluster_matrix_selector(matrix):
+        return dataclasses.replace(options, cluster=False)
+    return dataclasses.replace(options, cluster=False, context=None, kubeconfig=None)
 
 
 def _proposed(plan: Optional[str], driver: Optional[str], toolkit: Optional[str], device_plugin: Optional[str],
@@ -231,7 +238,7 @@ def enumerate_command(
     try:
         if not target_options.cluster:
             raise UsageError("audit enumerate reads a cluster: give --cluster")
-        setup = _setup(None, None, None, None, matrix, None, _without_cluster(target_options))
+        setup = _setup(None, None, None, None, matrix, None, _without_cluster(target_options, matrix))
         inventory, _, _ = _inventory(None, target_options, setup, namespace, all_namespaces, selector)
         _emit(dumps(inventory_to_json(inventory)), output)
     except ImagelintError as exc:

@@ -372,3 +372,11 @@ def test_namespace_and_selector_narrow_what_is_read(fleet) -> None:
     assert any("labelSelector=app%3Dlegacy" in q or "labelSelector=app=legacy" in q for q in fleet.kube.queries)
     both = fleet.audit("-n", "team-1", "-A")
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_matrix_from_the_cluster_uses_the_same_kubeconfig(fleet) -> None:
+    out = fleet.audit("--matrix", "cluster")
+    # The fake cluster publishes no imagelint-matrix ConfigMap: the error names that server, so the
+    # --kubeconfig given was the one used to look (not a default one).
+    assert out.returncode in (2, 3) and fleet.kube.url in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

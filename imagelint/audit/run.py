@@ -116,9 +116,13 @@ def run_audit(
     for w in workloads:
         pools_of.setdefault(w.image_key, set()).update(p for p in w.pools if p in known)
     images = tuple(i for i in inventory.images if mine(i.key) and i.key in pools_of)
+    # An inventory (a file) whose workload names an image key it does not list: not checked, said so.
+    listed = {i.key for i in images}
+    orphans = [PoolCheck(key, pool, ERROR, error="the inventory lists no image for this key")
+               for key in sorted(set(pools_of) - listed) for pool in sorted(pools_of[key])]
     ordered = {name: n for n, name in enumerate(p.name for p in target.pools)}
     lock = threading.Lock()
-    checks: list[PoolCheck] = []
+    checks: list[PoolCheck] = list(orphans)
 
     def task(image: AuditImage) -> None:
         pools = sorted(pools_of[image.key], key=ordered.__getitem__)

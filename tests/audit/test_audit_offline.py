@@ -135,3 +135,17 @@ def test_an_inventory_pool_the_target_lacks_is_warned_and_not_counted(images_fil
     assert out.returncode == 0 and report["workloads"][0]["pools"] == ["t4"]
     assert report["summary"]["error"] == 0
     assert any("gone-pool" in w and "not in the target" in w for w in report["warnings"])
+
+
+def test_an_inventory_workload_without_its_image_is_not_checked_and_says_so(images_file, plain_registry) -> None:
+    path, cuda122, _ = images_file
+    inventory = {"schema": "imagelint-audit-inventory/1", "source": "cluster:prod", "warnings": [], "images": [],
+                 "workloads": [{"namespace": "ml", "owner": {"kind": "Deployment", "name": "train"}, "container": "main",
+                                "image": cuda122, "image_key": "sha256:" + "b" * 64, "pools": ["t4"],
+                                "placement": "scheduling", "pods": 0}]}
+    inv = path.parent / "inventory-orphan.json"
+    inv.write_text(json.dumps(inventory))
+    out = _run(inv, plain_registry.host, "--format", "json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 3 and report["summary"]["error"] == 1
+    assert report["checks"][0]["error"] == "the inventory lists no image for this key"

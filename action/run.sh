@@ -121,6 +121,7 @@ fi
 for driver in "${drivers[@]}"; do
   options+=(--driver "$driver")
 done
+[ -n "${INPUT_DOCKERFILE:-}" ] && options+=(--dockerfile "$INPUT_DOCKERFILE")
 [ -n "${INPUT_TARGET_FILE:-}" ] && options+=(--target-file "$INPUT_TARGET_FILE")
 [ -n "${INPUT_MATRIX:-}" ] && options+=(--matrix "$INPUT_MATRIX")
 [ -n "${INPUT_CONFIG:-}" ] && options+=(--config "$INPUT_CONFIG")

@@ -18,3 +18,17 @@ def default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "imagelint"
+
+
+CACHE_MAX_SIZE_ENV = "IMAGELINT_CACHE_MAX_SIZE"
+
+
+def cache_max_bytes(default: int) -> int:
+    """The cache's size limit: ``$IMAGELINT_CACHE_MAX_SIZE`` (``2G``, ``512M``) when set, else ``default``.
+    A bad value is a UsageError (exit 2) naming the variable."""
+    text = os.environ.get(CACHE_MAX_SIZE_ENV, "").strip()
+    if not text:
+        return default
+    from imagelint.sizes import parse_size
+
+    return parse_size(CACHE_MAX_SIZE_ENV, text)

@@ -50,11 +50,14 @@ class Platform:
 
     @classmethod
     def parse(cls, text: str) -> "Platform":
-        """Parse ``linux/arm64/v8``, ``linux/amd64`` or a bare ``arm64`` (linux assumed)."""
+        """Parse ``linux/arm64/v8``, ``linux/amd64``, a bare ``arm64`` (linux assumed) or a bare
+        OS, ``linux`` (its default architecture, amd64: the default platform's)."""
         parts = [p for p in (text or "").strip().split("/")]
         if any(not p for p in parts) or not 1 <= len(parts) <= 3:
             raise UsageError(f"invalid platform {text!r}: expected os/arch[/variant], e.g. linux/amd64")
         if len(parts) == 1:
+            if parts[0].lower() in _OS_NAMES:
+                return cls(parts[0].lower(), DEFAULT_ARCH)
             return cls("linux", normalize_arch(parts[0]))
         variant = parts[2] if len(parts) == 3 else None
         return cls(parts[0].lower(), normalize_arch(parts[1]), variant)
@@ -75,6 +78,10 @@ class Platform:
         return "/".join(p for p in (self.os, self.architecture, self.variant) if p)
 
 
+# A bare ``--platform`` value naming one of these is an OS, not an architecture.
+_OS_NAMES = frozenset({"linux", "windows", "darwin", "freebsd"})
+
+
 def normalize_arch(arch: str) -> str:
     a = arch.strip().lower()
     return {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "armhf": "arm", "i386": "386"}.get(a, a)
@@ -86,7 +93,8 @@ def _norm_variant(arch: str, variant: str | None) -> str | None:
     return variant
 
 
-DEFAULT_PLATFORM = Platform("linux", "amd64")
+DEFAULT_ARCH = "amd64"
+DEFAULT_PLATFORM = Platform("linux", DEFAULT_ARCH)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,11 @@
     oci-archive:PATH[:TAG]              an OCI image layout in a tar
     anything else                       an existing path (kind sniffed), else a name:
                                         the daemon if it has it, then the registry
+
+A reference that looks like a path (starts with ``./``, ``../``, ``/`` or ``~``, or ends in
+``.tar``, ``.tar.gz``, ``.tgz``) is a path: when it does not exist it is "no such file"
+(SourceError, exit 3 like any image that cannot be read), never a registry lookup. A registry
+image whose name ends that way is written ``registry:NAME``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from imagelint.errors import UsageError
+from imagelint.errors import SourceError, UsageError
 
 SCHEMES = ("registry", "docker", "docker-archive", "oci-dir", "oci-archive")
 
@@ -27,6 +32,13 @@ _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _REPO_RE = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
 _TAG_RE = re.compile(r"^[\w][\w.-]{0,127}$")
 _DIGEST_RE = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-fA-F0-9]{32,}$")
+_PATH_PREFIXES = ("./", "../", "/", "~")
+_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
+
+
+def looks_like_path(text: str) -> bool:
+    """``./x``, ``../x``, ``/x``, ``~/x``, ``x.tar``, ``x.tar.gz``: meant as a file, not an image name."""
+    return text.startswith(_PATH_PREFIXES) or text.lower().endswith(_ARCHIVE_SUFFIXES) or text in (".", "..")
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ def parse_reference(text: str) -> ImageReference:
     if sep and scheme in SCHEMES and not rest.startswith("//"):
         if not rest:
             raise UsageError(f"image reference {text!r} names no image after '{scheme}:'")
+        rest = os.path.expanduser(rest) if rest.startswith("~") else rest
         if scheme in ("oci-dir", "oci-archive"):
             path, tag = _split_path_tag(rest)
             return ImageReference(scheme, path, tag, text)
@@ -147,11 +160,14 @@ def parse_reference(text: str) -> ImageReference:
         if scheme == "registry":
             parse_registry_name(rest)  # validate early, with a clear message
         return ImageReference(scheme, rest, None, text)
-    if os.path.exists(text):
-        return ImageReference(sniff_path_kind(text), text, None, text)
-    path, tag = _split_path_tag(text)
+    local = os.path.expanduser(text) if text.startswith("~") else text
+    if os.path.exists(local):
+        return ImageReference(sniff_path_kind(local), local, None, text)
+    path, tag = _split_path_tag(local)
     if tag is not None and os.path.isdir(path):
         return ImageReference("oci-dir", path, tag, text)
+    if looks_like_path(text) or (tag is not None and looks_like_path(path)):
+        raise SourceError(f"{text}: no such file or directory")
     parse_registry_name(text)
     return ImageReference("auto", text, None, text)
 

@@ -20,7 +20,7 @@ IL104 = "error"
 
 [target]
 driver = ["535.104.05", "550.54.15"]
-gpu = "T4"
+gpus = "T4"
 runtime-mode = "legacy"
 file = "pools.toml"
 
@@ -38,7 +38,7 @@ def test_full_config(tmp_path):
     cfg = load_config(path)
     assert cfg.select == ("IL1", "IL301") and cfg.ignore == ("IL105",) and cfg.fail_on == "warning"
     assert dict(cfg.severity) == {"IL104": "error"}
-    assert cfg.target["driver"] == ("535.104.05", "550.54.15") and cfg.target["gpu"] == ("T4",)
+    assert cfg.target["driver"] == ("535.104.05", "550.54.15") and cfg.target["gpus"] == ("T4",) and not cfg.notices
     assert cfg.target["file"] == str(tmp_path / "pools.toml")
     [ign] = cfg.ignores
     assert ign.rule == "IL302" and ign.expires == dt.date(2099, 12, 31) and ign.source.endswith(":17")
@@ -106,3 +106,24 @@ def test_missing_explicit_file(tmp_path):
     with pytest.raises(ConfigError) as exc:
         load_config(tmp_path / "nope.toml")
     assert "nope.toml" in exc.value.message
+
+
+def test_old_spellings_are_read_with_a_note(tmp_path):
+    path = tmp_path / ".imagelint.toml"
+    path.write_text('matrix-overlays = ["x.toml"]\n[target]\ngpu = ["T4"]\n')
+    cfg = load_config(path)
+    assert cfg.target["gpus"] == ("T4",) and cfg.matrix_overlays == (str(tmp_path / "x.toml"),)
+    assert [n.split(": ", 1)[1] for n in cfg.notices] == [
+        "'matrix-overlays' is deprecated; write 'matrix-overlay'",
+        "target.gpu is deprecated; write target.gpus (as in target files)",
+    ]
+    assert cfg.notices[0].startswith(f"{path}:1") and cfg.notices[1].startswith(f"{path}:3")
+    path.write_text('[target]\ngpu = ["T4"]\ngpus = ["H100"]\n')
+    with pytest.raises(ConfigError, match="one setting"):
+        load_config(path)
+
+
+def test_target_pool_specs_in_the_config(tmp_path):
+    path = tmp_path / ".imagelint.toml"
+    path.write_text('[target]\npool = ["driver=535.104.05,gpu=T4", "driver=550.54.15,gpu=H100"]\n')
+    assert load_config(path).target["pool"] == ("driver=535.104.05,gpu=T4", "driver=550.54.15,gpu=H100")

@@ -18,8 +18,11 @@ app = typer.Typer(
     name="imagelint",
     help="Lint built GPU container images against the NVIDIA driver, toolkit and device plugin they will meet.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion (bash, zsh, fish, PowerShell), as typer offers them.
+    add_completion=True,
     pretty_exceptions_enable=False,
+    # -h as well as --help, for every command (click passes the setting down to subcommands).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -31,7 +34,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """imagelint: fail the pipeline before a GPU image fails on the cluster."""
 
@@ -47,6 +50,8 @@ COMMANDS = {
     "target": "target_cmd",
     "cache": "cache_cmd",
     "audit": "audit_cmd",
+    "gpus": "catalog_cmd",
+    "drivers": "catalog_cmd",
     "doctor": "doctor_cmd",
 }
 

@@ -1,27 +1,60 @@
-"""``imagelint cache info|clean``: the cache of layer extracts and image facts."""
+"""``imagelint cache info|clean``: the cache of layer extracts, image facts and parsed matrices.
+
+Both commands count the same two kinds of entries, so what ``info`` reports is what ``clean``
+removes; sizes are shown for people (``1.4 GiB``), exact bytes in ``--format json``. The size
+limit (least recently used entries go first) is ``$IMAGELINT_CACHE_MAX_SIZE`` (``2G``, ``512M``;
+default 512 MiB).
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 import typer
 
-from imagelint.cli import app
+from imagelint.cli import app, fail
+from imagelint.errors import ImagelintError
 
 cache_app = typer.Typer(
-    help="The cache: what was read from each layer (keyed by layer digest) and each image's facts.", no_args_is_help=True
+    help="The cache: what was read from each layer (keyed by layer digest), each image's facts, parsed matrices.",
+    no_args_is_help=True,
 )
 app.add_typer(cache_app, name="cache")
 
 CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
 
 
-def _cache(cache_dir: Optional[str]):  # type: ignore[no-untyped-def]
-    from imagelint.cachedir import default_cache_dir
-    from imagelint.layers.cache import LayerCache
+@dataclass(frozen=True)
+class CacheCounts:
+    directory: str
+    entries: int        # layer extracts and image facts
+    entry_bytes: int
+    matrices: int       # parsed matrices
+    matrix_bytes: int
+    max_bytes: int
 
-    return LayerCache(cache_dir or default_cache_dir())
+
+def _cache(cache_dir: Optional[str]):  # type: ignore[no-untyped-def]
+    from imagelint.cachedir import cache_max_bytes, default_cache_dir
+    from imagelint.layers.cache import DEFAULT_MAX_BYTES, LayerCache
+
+    return LayerCache(cache_dir or default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
+
+
+def _matrix_files(directory: Path) -> list[Path]:
+    root = directory / "matrix"
+    return [p for pattern in ("*.ilm", "*/*.ilx") for p in root.glob(pattern) if p.is_file()]
+
+
+def counts(cache_dir: Optional[str]) -> CacheCounts:
+    cache = _cache(cache_dir)
+    i = cache.info()
+    matrices = _matrix_files(cache.directory)
+    return CacheCounts(i.directory, i.entries, i.total_bytes, len(matrices),
+                       sum(p.stat().st_size for p in matrices), i.max_bytes)
 
 
 @cache_app.command("info")
@@ -29,19 +62,38 @@ def info(
     cache_dir: Optional[str] = CacheDirOpt,
     fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:
-    """Where the cache is, how many entries (layer extracts and image facts) it holds and how big it is."""
-    i = _cache(cache_dir).info()
+    """Where the cache is, how many entries it holds, how big it is and its limit."""
+    from imagelint.cli.choices import choose
+    from imagelint.sizes import human_size
+
+    try:
+        fmt = choose(fmt, ("text", "json"), "--format")
+        c = counts(cache_dir)
+    except ImagelintError as exc:
+        raise fail(exc) from None
     if fmt == "json":
-        typer.echo(json.dumps({"directory": i.directory, "entries": i.entries, "bytes": i.total_bytes, "max_bytes": i.max_bytes}))
-    else:
-        typer.echo(f"directory: {i.directory}\nentries:   {i.entries}\nsize:      {i.total_bytes} bytes (limit {i.max_bytes})")
+        typer.echo(json.dumps({"directory": c.directory, "entries": c.entries, "bytes": c.entry_bytes,
+                               "matrices": c.matrices, "matrix_bytes": c.matrix_bytes, "max_bytes": c.max_bytes}))
+        return
+    typer.echo(f"directory: {c.directory}\n"
+               f"entries:   {c.entries} layer extract(s) and image facts, {human_size(c.entry_bytes)}"
+               f" (limit {human_size(c.max_bytes)}, $IMAGELINT_CACHE_MAX_SIZE)\n"
+               f"matrices:  {c.matrices} parsed matri{'x' if c.matrices == 1 else 'ces'}, {human_size(c.matrix_bytes)}")
 
 
 @cache_app.command("clean")
 def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
     """Remove every cached entry (layer extracts, image facts, parsed matrices)."""
-    cache = _cache(cache_dir)
     from imagelint.matrix.loader import clean_matrix_cache
+    from imagelint.sizes import human_size
 
-    removed = cache.clean() + clean_matrix_cache(cache.directory / "matrix")
-    typer.echo(f"removed {removed} cached entr{'y' if removed == 1 else 'ies'}")
+    try:
+        before = counts(cache_dir)
+        cache = _cache(cache_dir)
+    except ImagelintError as exc:
+        raise fail(exc) from None
+    entries = cache.clean()
+    matrices = clean_matrix_cache(cache.directory / "matrix")
+    freed = before.entry_bytes + before.matrix_bytes
+    typer.echo(f"removed {entries} layer extract(s) and image facts and {matrices} parsed "
+               f"matri{'x' if matrices == 1 else 'ces'} ({human_size(freed)})")

@@ -15,15 +15,21 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
+from imagelint.cli.choices import choose
 from imagelint.cli.run_options import (
+    COLOR_MODES,
     ConfigOpt,
     FailOnOpt,
     FormatOpt,
     IgnoreOpt,
     MatrixOpt,
     MatrixOverlayOpt,
+    ColorOpt,
+    DockerfileOpt,
     NoInlineIgnoresOpt,
     OutputOpt,
+    QuietOpt,
+    SarifArtifactOpt,
     SelectOpt,
     emit_reports,
     prepare_run,
@@ -50,6 +56,10 @@ def check_command(
     format: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
+    dockerfile: DockerfileOpt = None,
+    sarif_artifact: SarifArtifactOpt = None,
+    color: ColorOpt = "auto",
+    quiet: QuietOpt = False,
     config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     *,
     source_options: SourceOptions,
@@ -59,17 +69,22 @@ def check_command(
     from imagelint.core.check import run_check
 
     try:
+        color = choose(color, COLOR_MODES, "--color")
         setup = prepare_run(
             config_path=config, select=select, ignore=ignore, fail_on=fail_on, matrix=matrix,
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=format, outputs=output,
-            target_options=target_options,
+            target_options=target_options, dockerfiles=dockerfile, sarif_artifact=sarif_artifact,
+            images=list(references) if references else None,
         )
         references = list(references or setup.config.images)
         if not references:
             raise UsageError("no image to check: give a reference, or list `images` in .imagelint.toml")
-        run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
-        emit_reports(run, setup.plan)
+        from imagelint.cli.progress import progress_line
+
+        with progress_line(quiet=quiet):
+            run = run_check(references, source_options, setup.target, setup.matrix, setup.config, read_layers=not config_only)
+        emit_reports(run, setup.plan, setup.sarif_artifacts, color=color, quiet=quiet)
     except ImagelintError as exc:
         raise fail(exc) from None
-    report_unreadable(run)
+    report_unreadable(run, setup.plan)
     raise typer.Exit(run.exit_code)

@@ -30,6 +30,7 @@ import typer
 
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.image import Platform
+from imagelint.sizes import parse_size  # the flags' size grammar (also used here by --max-*-size)
 
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions
@@ -76,23 +77,6 @@ MaxLayerSizeOpt = Annotated[
     Optional[str],
     typer.Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G).", rich_help_panel=PANEL),
 ]
-
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(flag: str, text: str) -> int:
-    """``64G``, ``512M``, ``1.5T``, ``4096`` (bytes) → bytes; binary units; UsageError otherwise."""
-    value = text.strip().upper().removesuffix("IB").removesuffix("B")
-    unit = value[-1:] if value[-1:] in _SIZE_UNITS and value[-1:] else ""
-    number = value[: len(value) - len(unit)]
-    try:
-        size = int(float(number) * _SIZE_UNITS[unit])
-    except ValueError:
-        raise UsageError(f"{flag} {text!r}: expected a size such as 64G, 512M or 4096") from None
-    if size <= 0:
-        raise UsageError(f"{flag} must be positive")
-    return size
-
 
 _FLAG_PARAMS = {
     "platform": PlatformOpt,

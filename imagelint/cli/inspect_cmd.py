@@ -9,7 +9,7 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import with_source_options
-from imagelint.errors import ImagelintError, UsageError
+from imagelint.errors import ImagelintError
 from imagelint.sources import SourceOptions
 
 FORMATS = ("text", "json")
@@ -27,9 +27,13 @@ def inspect_command(
     from imagelint.core.inspect import facts_to_json, facts_to_text, inspect_reference
 
     try:
-        if output_format not in FORMATS:
-            raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
-        facts = inspect_reference(ref, source_options, read_layers=not config_only)
+        from imagelint.cli.choices import choose
+
+        output_format = choose(output_format, FORMATS, "--format")
+        from imagelint.cli.progress import progress_line
+
+        with progress_line():
+            facts = inspect_reference(ref, source_options, read_layers=not config_only)
     except ImagelintError as exc:
         raise fail(exc) from None
     if output_format == "json":

@@ -13,15 +13,21 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
+from imagelint.cli.choices import choose
 from imagelint.cli.run_options import (
+    COLOR_MODES,
     ConfigOpt,
     FailOnOpt,
     FormatOpt,
     IgnoreOpt,
     MatrixOpt,
     MatrixOverlayOpt,
+    ColorOpt,
+    DockerfileOpt,
     NoInlineIgnoresOpt,
     OutputOpt,
+    QuietOpt,
+    SarifArtifactOpt,
     SelectOpt,
     emit_reports,
     prepare_run,
@@ -49,6 +55,10 @@ def lint_command(
     fmt: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
+    dockerfile: DockerfileOpt = None,
+    sarif_artifact: SarifArtifactOpt = None,
+    color: ColorOpt = "auto",
+    quiet: QuietOpt = False,
     *,
     source_options: DeferredSourceOptions,
     target_options: TargetOptions,
@@ -57,16 +67,21 @@ def lint_command(
     from imagelint.static.lint import run_lint
 
     try:
+        color = choose(color, COLOR_MODES, "--color")
         setup = prepare_run(
             config_path=config_path, select=select, ignore=ignore, fail_on=fail_on, matrix=matrix_sel,
             matrix_overlay=matrix_overlay, no_inline_ignores=no_inline_ignores, formats=fmt, outputs=output,
-            target_options=target_options,
+            target_options=target_options, dockerfiles=dockerfile, sarif_artifact=sarif_artifact,
+            images=list(image or ()),
         )
         images = tuple(image or ())
-        run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
-                       source_options=source_options() if images else None)
-        emit_reports(run, setup.plan)
+        from imagelint.cli.progress import progress_line
+
+        with progress_line(quiet=quiet or not images):  # only --image reads images
+            run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
+                           source_options=source_options() if images else None)
+        emit_reports(run, setup.plan, setup.sarif_artifacts, color=color, quiet=quiet)
     except ImagelintError as exc:
         raise fail(exc) from None
-    report_unreadable(run)
+    report_unreadable(run, setup.plan)
     raise typer.Exit(run.exit_code)

@@ -18,17 +18,27 @@ app.add_typer(matrix_app, name="matrix")
 
 OverlayOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--overlay", help="Overlay file whose rows add to / override the matrix (repeatable)."),
+    typer.Option("--matrix-overlay", "--overlay",
+                 help="Overlay file whose rows add to / override the matrix (repeatable; --overlay is the old spelling)."),
 ]
 MatrixOpt = Annotated[
     Optional[str], typer.Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
 ]
 
 
+def _overlays(overlay: list[str] | None) -> tuple[str, ...]:
+    """The overlay files; a note when the old spelling ``--overlay`` was used."""
+    import sys
+
+    if overlay and any(a == "--overlay" or a.startswith("--overlay=") for a in sys.argv[1:]):
+        typer.echo("imagelint: note: --overlay is deprecated; write --matrix-overlay (as check and lint do)", err=True)
+    return tuple(overlay or ())
+
+
 def _format(value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise UsageError(f"--format must be one of {', '.join(allowed)} (got {value!r})")
-    return value
+    from imagelint.cli.choices import choose
+
+    return choose(value, allowed, "--format")
 
 
 @matrix_app.command("list")
@@ -52,15 +62,16 @@ def show_cmd(
 ) -> None:
     """Show a matrix as readable tables (or TOML / JSON)."""
     from imagelint.matrix import load_matrix
-    from imagelint.matrix.render import render_json, render_text
+    from imagelint.matrix.render import check_section, render_json, render_text
 
     try:
         fmt = _format(format, ("text", "toml", "json"))
-        matrix = load_matrix(selector, overlay or ())
+        check_section(section)
+        matrix = load_matrix(selector, _overlays(overlay))
         if fmt == "toml":
-            typer.echo(matrix.to_toml(), nl=False)
+            typer.echo(matrix.to_toml(section), nl=False)
         elif fmt == "json":
-            typer.echo(render_json(matrix))
+            typer.echo(render_json(matrix, section))
         else:
             typer.echo(render_text(matrix, section))
     except ImagelintError as exc:
@@ -109,7 +120,7 @@ def export_cmd(
 
     try:
         fmt = _format(format, ("toml", "json"))
-        loaded = load_matrix(matrix, overlay or ())
+        loaded = load_matrix(matrix, _overlays(overlay))
     except ImagelintError as exc:
         raise fail(exc) from None
     typer.echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
@@ -127,7 +138,7 @@ def publish_cmd(
     from imagelint.matrix.render import configmap_yaml
 
     try:
-        loaded = load_matrix(matrix, overlay or ())
+        loaded = load_matrix(matrix, _overlays(overlay))
         typer.echo(configmap_yaml(loaded, name, namespace), nl=False)
     except ImagelintError as exc:
         raise fail(exc) from None

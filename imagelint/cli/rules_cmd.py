@@ -15,9 +15,14 @@ def rules_command(
     format: str = typer.Option("text", "--format", help="text, json or markdown."),
 ) -> None:
     """List every rule with its ID, name, default severity and what it needs."""
+    from imagelint.cli.choices import choose
     from imagelint.rules import RULES
     from imagelint.rules.docs import render_markdown
 
+    try:
+        format = choose(format, ("text", "json", "markdown"), "--format")
+    except UsageError as exc:
+        raise fail(exc) from None
     if format == "markdown":
         typer.echo(render_markdown(), nl=False)
     elif format == "json":
@@ -29,17 +34,23 @@ def rules_command(
         width = max(len(r.name) for r in RULES.values())
         for r in RULES.values():
             typer.echo(f"{r.id}  {r.name:<{width}} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
-    else:
-        raise fail(UsageError(f"--format must be text, json or markdown, not {format!r}"))
 
 
 @app.command("explain")
-def explain_command(rule: str = typer.Argument(..., help="Rule ID (IL101) or name (cuda-driver-too-old).")) -> None:
+def explain_command(
+    rule: str = typer.Argument(..., help="Rule ID (IL101) or name (cuda-driver-too-old)."),
+    format: str = typer.Option("text", "--format", help="text (for terminals) or markdown."),
+) -> None:
     """Print one rule's documentation: rationale, remediation, examples."""
+    from imagelint.cli.choices import choose
     from imagelint.rules import RULES, get_rule
-    from imagelint.rules.docs import rule_markdown
+    from imagelint.rules.docs import rule_markdown, rule_text
 
+    try:
+        format = choose(format, ("text", "markdown"), "--format")
+    except UsageError as exc:
+        raise fail(exc) from None
     info = get_rule(rule)
     if info is None:
         raise fail(UsageError(f"unknown rule {rule!r} (known: {', '.join(RULES)})"))
-    typer.echo(rule_markdown(info), nl=False)
+    typer.echo(rule_markdown(info) if format == "markdown" else rule_text(info), nl=False)

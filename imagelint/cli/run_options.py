@@ -13,10 +13,14 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
+from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
 from imagelint.target.options import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
+COLOR_MODES = ("auto", "always", "never")
+# --output FILE without --format: the format its extension names (anything else: text).
+FORMAT_BY_EXTENSION = {".sarif": "sarif", ".json": "json", ".xml": "junit", ".txt": "text", ".log": "text"}
 
 # The run options check and lint share, declared once so their flags and help cannot drift.
 MatrixOpt = Annotated[Optional[str], typer.Option(
@@ -29,11 +33,24 @@ SelectOpt = Annotated[Optional[List[str]], typer.Option(
     "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
 IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
     "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
-FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error).")]
+FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error; any case).")]
 FormatOpt = Annotated[Optional[List[str]], typer.Option(
     "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
 OutputOpt = Annotated[Optional[List[str]], typer.Option(
-    "--output", help="File for the --format given just before (default: stdout).")]
+    "--output", "-o",
+    help="File for the --format given just before (default: stdout); alone, the format follows the extension "
+         "(.sarif, .json, .xml = junit, else text).")]
+ColorOpt = Annotated[str, typer.Option(
+    "--color", metavar="auto|always|never",
+    help="Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.")]
+QuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Text report: findings only (no clean images, notes or summary line).")]
+DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
+    "--dockerfile", metavar="[REF=]PATH",
+    help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
+SarifArtifactOpt = Annotated[Optional[str], typer.Option(
+    "--sarif-artifact", metavar="PATH",
+    help="Repository file SARIF points image findings at when their Dockerfile is not known (default: the config file).")]
 NoInlineIgnoresOpt = Annotated[bool, typer.Option(
     "--no-inline-ignores",
     help="Refuse inline ignores: io.imagelint.ignore image labels, '# imagelint ignore=' comments, imagelint.io/ignore annotations.")]
@@ -73,9 +90,9 @@ def plan_outputs(formats: list[str], outputs: list[str], argv: list[str] | None 
     from imagelint.report import FORMAT_NAMES
 
     plan: list[tuple[str, str | None]]
-    if not formats:
-        if outputs:
-            raise UsageError("--output needs a --format before it")
+    if not formats and outputs:
+        plan = [(format_for_output(out), out) for out in outputs]
+    elif not formats:
         default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
         plan = [(default, None)]
     else:
@@ -90,18 +107,26 @@ def plan_outputs(formats: list[str], outputs: list[str], argv: list[str] | None 
     for fmt, out in plan:
         if "=" in fmt and out is None:
             fmt, out = fmt.split("=", 1)
-        if fmt not in FORMAT_NAMES:
-            raise UsageError(f"unknown --format {fmt!r} (expected one of: {', '.join(FORMAT_NAMES)})")
+        fmt = choose(fmt, FORMAT_NAMES, "--format")
         resolved.append((fmt, out or None))
     if sum(1 for _, o in resolved if o is None) > 1:
         raise UsageError("only one --format can go to stdout; give the others an --output FILE")
     return resolved
 
 
+def format_for_output(path: str) -> str:
+    """The report format an output file's name asks for (``report.sarif`` → sarif …; else text)."""
+    name = path.lower()
+    if name.endswith(".sarif.json"):
+        return "sarif"
+    return FORMAT_BY_EXTENSION.get(os.path.splitext(name)[1], "text")
+
+
 def config_target_options(target: dict) -> TargetOptions:
     return TargetOptions(
         drivers=tuple(target.get("driver", ())),
-        gpus=tuple(target.get("gpu", ())),
+        gpus=tuple(target.get("gpus", ())),
+        pools=tuple(target.get("pool", ())),
         compute_capability=target.get("compute-capability"),
         brand=target.get("brand"),
         arch=target.get("arch"),
@@ -126,10 +151,14 @@ def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target
     return load_matrix(selector, overlays)
 
 
-def use_color(stream, environ) -> bool:
-    """Colour only for people: a terminal, and never when NO_COLOR is set (no-color.org)."""
+def use_color(stream, environ, mode: str = "auto") -> bool:
+    """``--color``: always, never, or auto = colour only for people: a terminal, and not when
+    NO_COLOR is set to a non-empty value (no-color.org; an explicit ``--color always`` wins)."""
+    mode = choose(mode, COLOR_MODES, "--color")
+    if mode != "auto":
+        return mode == "always"
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and "NO_COLOR" not in environ
+    return bool(isatty and isatty()) and not environ.get("NO_COLOR")
 
 
 def write_output(path: str, text: str) -> None:
@@ -148,6 +177,7 @@ class RunSetup:
     plan: list[tuple[str, str | None]]
     matrix: Any
     target: Any
+    sarif_artifacts: Any = None  # imagelint.report.sarif.SarifArtifacts when a SARIF report is planned
 
 
 def prepare_run(
@@ -162,18 +192,23 @@ def prepare_run(
     formats: list[str] | None,
     outputs: list[str] | None,
     target_options: TargetOptions,
+    dockerfiles: list[str] | None = None,
+    sarif_artifact: str | None = None,
+    images: list[str] | None = None,
 ) -> RunSetup:
     """Flags + config file → RunSetup. Flags beat config. Raises ImagelintError (exit 2/3)."""
     from imagelint.core.config import load_config, validate_code_prefix
     from imagelint.target.options import build_target
 
     cfg = load_config(config_path)
+    for note in cfg.notices:
+        typer.echo(f"imagelint: note: {note}", err=True)
     for code in (split_codes(select) or ()) + (split_codes(ignore) or ()):
         problem = validate_code_prefix(code)
         if problem:
             raise UsageError(f"--select/--ignore: {problem}")
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    if fail_on is not None:
+        fail_on = choose(fail_on, FAIL_ON, "--fail-on")
     cfg = cfg.with_overrides(
         select=split_codes(select),
         ignore=split_codes(ignore),
@@ -183,23 +218,90 @@ def prepare_run(
         inline_ignores=False if no_inline_ignores else None,
     )
     plan = plan_outputs(list(formats or []), list(outputs or []))
+    artifacts = None
+    if any(fmt == "sarif" for fmt, _ in plan):
+        artifacts = sarif_artifacts_from(cfg, dockerfiles or [], sarif_artifact, images)
+    elif dockerfiles or sarif_artifact:
+        raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif")
     options = target_options.with_fallback(config_target_options(dict(cfg.target)))
     the_matrix = load_matrix_selected(cfg.matrix, cfg.matrix_overlays, options)
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     from_cluster = is_cluster_matrix_selector(cfg.matrix)
-    return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster))
+    return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster), artifacts)
 
 
-def emit_reports(run: Any, plan: list[tuple[str, str | None]]) -> None:
+def workflow_file(root: str, environ: Any) -> str | None:
+    """Under GitHub Actions, the workflow file that runs imagelint (from ``GITHUB_WORKFLOW_REF``,
+    ``OWNER/REPO/.github/workflows/ci.yml@refs/heads/main``): a repository file that always exists there."""
+    from imagelint.report.artifacts import repository_path
+
+    ref = environ.get("GITHUB_WORKFLOW_REF", "")
+    repo = environ.get("GITHUB_REPOSITORY", "")
+    path = ref.rsplit("@", 1)[0]
+    if not repo or not path.startswith(repo + "/"):
+        return None
+    candidate = os.path.join(root, path[len(repo) + 1:])
+    return candidate if os.path.isfile(candidate) and repository_path(candidate, root) else None
+
+
+def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str | None, images: list[str] | None) -> Any:
+    """--dockerfile/--sarif-artifact + config → where SARIF points image findings.
+
+    ``images``: the references to be read (None: the config's ``images``). Every file must
+    exist inside the repository; every image must have its Dockerfile or an anchor
+    (``--sarif-artifact``, else the config file, else under GitHub Actions the workflow file),
+    checked before any image is read.
+    """
+    from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
+
+    root = repository_root()
+
+    def repo_file(flag: str, path: str) -> str:
+        if not os.path.isfile(path):
+            raise UsageError(f"{flag} {path}: no such file")
+        if repository_path(path, root) is None:
+            raise UsageError(f"{flag} {path}: not inside the repository ({root}); code scanning shows repository files only")
+        return os.path.abspath(path)
+
+    per_image: dict[str, str] = {}
+    for ref, path in dict(cfg.dockerfiles).items():
+        if not os.path.isfile(path):
+            raise UsageError(f"{cfg.path}: images: dockerfile {path} of {ref}: no such file")
+        per_image[ref] = path
+    every: str | None = None
+    for value in dockerfiles:
+        ref, eq, path = value.rpartition("=")
+        if eq and ref:
+            per_image[ref] = repo_file("--dockerfile", path)
+        else:
+            every = repo_file("--dockerfile", path)
+    anchor = repo_file("--sarif-artifact", sarif_artifact) if sarif_artifact else None
+    if anchor is None and cfg.path and repository_path(cfg.path, root) is not None:
+        anchor = os.path.abspath(cfg.path)
+    if anchor is None:
+        anchor = workflow_file(root, os.environ)
+    if anchor is None and every is None:
+        missing = [ref for ref in (cfg.images if images is None else images) if ref not in per_image]
+        if missing:
+            raise UsageError(
+                f"--format sarif: code scanning needs a repository file for every finding, and {missing[0]} has none: "
+                "give --dockerfile PATH (the Dockerfile it was built from) or --sarif-artifact PATH, or add .imagelint.toml")
+    return SarifArtifacts(root=root, anchor=anchor, dockerfiles=per_image, dockerfile=every)
+
+
+def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: Any = None, *,
+                 color: str = "auto", quiet: bool = False) -> None:
     """Render every planned format (stdout or file), then the GitHub step summary when asked for."""
     from imagelint.report import ReportOptions, render
 
-    color = use_color(sys.stdout, os.environ)
+    colored = use_color(sys.stdout, os.environ, color)
+    on_stderr = unreadable_on_stderr(plan)
     for fmt, out in plan:
-        text = render(fmt, run, ReportOptions(color=color and out is None and fmt == "text"))
+        text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
+                                              errors_on_stderr=on_stderr and out is None, quiet=quiet))
         if out is None:
-            typer.echo(text, nl=False)
+            typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
         else:
             write_output(out, text)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -214,8 +316,17 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]]) -> None:
             raise UsageError(f"cannot write the step summary: {exc.strerror or exc}") from None
 
 
-def report_unreadable(run: Any) -> None:
-    """One line on stderr per image that could not be read."""
+def unreadable_on_stderr(plan: list[tuple[str, str | None]]) -> bool:
+    """Unreadable images get their one-line error on stderr, except under ``--format github`` on
+    stdout: its ``::error`` annotation is that line (an unreadable image is printed once)."""
+    return not any(fmt == "github" and out is None for fmt, out in plan)
+
+
+def report_unreadable(run: Any, plan: list[tuple[str, str | None]]) -> None:
+    """One line on stderr per image that could not be read (see ``unreadable_on_stderr``)."""
+    if not unreadable_on_stderr(plan):
+        return
     for r in run.results:
         if r.error:
-            typer.echo(f"imagelint: error: {r.subject}: {r.error}", err=True)
+            detail = r.error if r.error.startswith(r.subject) else f"{r.subject}: {r.error}"
+            typer.echo(f"imagelint: error: {detail}", err=True)

@@ -37,11 +37,19 @@ PANEL = "Target (what the image must run on)"
 
 DriverOpt = Annotated[
     Optional[List[str]],
-    typer.Option("--driver", help="NVIDIA driver version of a node pool, e.g. 535.104.05 (repeat for several pools).", rich_help_panel=PANEL),
+    typer.Option("--driver", help="NVIDIA driver version of a node pool, e.g. 535.104.05 (repeat for several pools; "
+                 "each gets every --gpu).", rich_help_panel=PANEL),
 ]
 GpuOpt = Annotated[
     Optional[List[str]],
-    typer.Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable).", rich_help_panel=PANEL),
+    typer.Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable; with several --driver, "
+                 "every pool has every GPU: use --pool for T4 on one driver and H100 on another).", rich_help_panel=PANEL),
+]
+PoolOpt = Annotated[
+    Optional[List[str]],
+    typer.Option("--pool", metavar="KEY=VALUE,...",
+                 help="One node pool: driver=535.104.05,gpu=T4 (keys: name, driver, gpu, compute-capability, brand, arch, "
+                 "toolkit, device-plugin, runtime-mode; repeat for more pools).", rich_help_panel=PANEL),
 ]
 ComputeCapabilityOpt = Annotated[
     Optional[str],
@@ -81,6 +89,7 @@ KubeconfigOpt = Annotated[
 _PARAMETERS: dict[str, tuple[Any, Any]] = {
     "target_driver": (DriverOpt, None),
     "target_gpu": (GpuOpt, None),
+    "target_pool": (PoolOpt, None),
     "target_compute_capability": (ComputeCapabilityOpt, None),
     "target_brand": (BrandOpt, None),
     "target_arch": (ArchOpt, None),
@@ -97,6 +106,7 @@ _PARAMETERS: dict[str, tuple[Any, Any]] = {
 def target_options_from(
     driver: list[str] | None = None,
     gpu: list[str] | None = None,
+    pool: list[str] | None = None,
     compute_capability: str | None = None,
     brand: str | None = None,
     arch: str | None = None,
@@ -111,6 +121,7 @@ def target_options_from(
     return TargetOptions(
         drivers=tuple(driver or ()),
         gpus=tuple(gpu or ()),
+        pools=tuple(pool or ()),
         compute_capability=compute_capability,
         brand=brand,
         arch=arch,
@@ -148,6 +159,7 @@ def with_target_options(func: F) -> F:
         kwargs["target_options"] = target_options_from(
             driver=values["target_driver"],
             gpu=values["target_gpu"],
+            pool=values["target_pool"],
             compute_capability=values["target_compute_capability"],
             brand=values["target_brand"],
             arch=values["target_arch"],
@@ -189,6 +201,7 @@ __all__ = [
     "DriverOpt",
     "GpuOpt",
     "KubeconfigOpt",
+    "PoolOpt",
     "RuntimeModeOpt",
     "TargetFileOpt",
     "ToolkitOpt",

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from imagelint.cluster.kubeconfig import load_client_configuration
 from imagelint.cluster.resources import Resource
-from imagelint.errors import ClusterError
+from imagelint.errors import ClusterError, UsageError
 
 # (connect, read) seconds for every API call: a dead or stalled API server must
 # fail the run quickly, not hang CI.
@@ -246,8 +246,24 @@ class Connection:
         return ClusterError(message)
 
 
+CLIENT_MISSING = "reading a cluster needs the Kubernetes client, which is not installed: pip install 'imagelint[cluster]'"
+
+
+def require_client() -> None:
+    """The ``kubernetes`` package is the ``cluster`` extra: without it, say how to get it (exit 2)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("kubernetes") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(CLIENT_MISSING)
+
+
 def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Connection:
     """Load the kubeconfig (or in-cluster config) and open a client; nothing is requested yet."""
+    require_client()
     import urllib3
     from kubernetes import client
 

@@ -174,7 +174,7 @@ def _pool_for_node(
     )
 
 
-def _pool_key(pool: NodePool) -> tuple[Any, ...]:
+def _pool_key(pool: NodePool, with_labels: bool = True) -> tuple[Any, ...]:
     return (
         pool.driver,
         pool.cuda_driver_version,
@@ -188,9 +188,19 @@ def _pool_key(pool: NodePool) -> tuple[Any, ...]:
         pool.mig_strategy,
         tuple(pool.resources.items()),
         pool.taints,
-        tuple(pool.labels.items()),
+        tuple(pool.labels.items()) if with_labels else (),
         pool.runtime_class,
     )
+
+
+def _common_labels(pool: NodePool, other: NodePool, group: str, warnings: list[str]) -> NodePool:
+    """``pool`` with only the labels ``other`` has too, with the same value; a warning names the rest."""
+    shared = {k: v for k, v in pool.labels.items() if other.labels.get(k) == v}
+    differing = sorted(set(pool.labels) ^ set(other.labels) | {k for k in pool.labels if k in other.labels and other.labels[k] != pool.labels[k]})
+    note = f"node group {group}: nodes differ in label(s) {', '.join(differing)}; left out of the pool (one pool, not several)"
+    if note not in warnings:
+        warnings.append(note)
+    return dataclasses.replace(pool, labels=MappingProxyType(shared))
 
 
 def _pool_name(pool: NodePool, group_names: set[str]) -> str:
@@ -209,7 +219,13 @@ def pools_from_nodes(
     source: str,
     warnings: list[str],
 ) -> tuple[NodePool, ...]:
-    """GPU nodes → pools, nodes with the same stack collapsed (``node_count``)."""
+    """GPU nodes → pools, nodes with the same stack collapsed (``node_count``).
+
+    Nodes of one cloud node group whose stacks differ only in labels (a GPU Operator state
+    label mid-rollout, a label set by hand on some nodes) are one pool, not several that
+    would repeat every finding: the pool keeps the labels all its nodes share, and a warning
+    names the ones left out (a selector on them would match only some nodes).
+    """
     return pools_and_members(nodes, workloads, runtime_classes, matrix, source, warnings)[0]
 
 
@@ -238,8 +254,10 @@ def pools_and_members(
             name = meta.get("name") if isinstance(meta, Mapping) else None
             warnings.append(f"node {name or '?'}: not an object imagelint understands ({exc.__class__.__name__}); ignored")
             continue
-        key = _pool_key(pool)
+        key = (group, _pool_key(pool, with_labels=False)) if group else (None, _pool_key(pool))
         first, count, names = groups.get(key, (pool, 0, set()))
+        if group and first is not pool and first.labels != pool.labels:
+            first = _common_labels(first, pool, group, warnings)
         names.add(group or "")
         groups[key] = (first, count + 1, names)
         node_name = (node.get("metadata") or {}).get("name")

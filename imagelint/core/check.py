@@ -46,6 +46,8 @@ class CheckRun:
     matrix_origin: str | None = None
     tool_version: str = __version__
     notices: tuple[str, ...] = ()
+    command: str = "check"                 # "check" or "lint": what the summary line counts
+    files_skipped: tuple[str, ...] = ()    # lint: inputs that are no kind lint reads
     started: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     @property

@@ -9,15 +9,17 @@ from its top level). Flags beat the file (the CLI merges them).
 Keys::
 
     images = ["registry:ghcr.io/org/app:latest"]  # what `imagelint check` reads when no REF is given
+    images = [{ ref = "registry:ghcr.io/org/app:latest", dockerfile = "docker/Dockerfile" }]
+                                     # ... and the Dockerfile it was built from (SARIF points image findings there)
     select = ["IL1", "IL301"]        # IDs or prefixes; default: every rule
     ignore = ["IL303"]               # longest matching prefix wins over select
     severity = { IL104 = "error" }   # per-rule severity overrides
     fail-on = "error"                # error | warning | info | never
     matrix = "2026-11-29"            # matrix version, file, or "cluster"
-    matrix-overlays = ["extra.toml"]
+    matrix-overlay = ["extra.toml"]   # (``matrix-overlays``, the old spelling, still works with a note)
     inline-ignores = true            # honour io.imagelint.ignore labels
     [target]                         # mirrors the target flags
-    driver = ["535.104.05"]  gpu = ["H100"]  brand = "..."  compute-capability = "9.0"
+    driver = ["535.104.05"]  gpus = ["H100"]  pool = ["driver=550.54.15,gpu=H100"]  brand = "..."  compute-capability = "9.0"
     arch = "amd64"  toolkit = "1.17.0"  device-plugin = "0.17.0"  runtime-mode = "legacy"
     file = "target.toml"
     [[ignores]]
@@ -48,10 +50,13 @@ FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 SEVERITY_LEVELS = ("error", "warning", "info")
 CONFIG_FILE = ".imagelint.toml"
 TARGET_KEYS = {
-    "driver": "list", "gpu": "list", "brand": "str", "compute-capability": "str", "arch": "str",
+    "driver": "list", "gpus": "list", "pool": "list", "brand": "str", "compute-capability": "str", "arch": "str",
     "toolkit": "str", "device-plugin": "str", "runtime-mode": "str", "file": "str",
 }
-_TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays", "inline-ignores", "target", "ignores")
+_TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "matrix-overlay", "inline-ignores", "target", "ignores")
+# Old spellings still read, each with a deprecation note: old key -> the one spelling.
+_OLD_KEYS = {"matrix-overlays": "matrix-overlay"}
+_OLD_TARGET_KEYS = {"gpu": "gpus"}  # target files say gpus; [target] said gpu
 _IGNORE_KEYS = ("rule", "image", "reason", "expires")
 _CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
 
@@ -80,6 +85,8 @@ class Config:
     target: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     ignores: tuple[IgnoreEntry, ...] = ()
     path: str | None = None
+    dockerfiles: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # image ref -> Dockerfile
+    notices: tuple[str, ...] = ()  # deprecation notes (old spellings), for the CLI to print
 
     def with_overrides(self, **changes: Any) -> "Config":
         """Flags beat the file: only the values given (not None) replace the file's."""
@@ -141,6 +148,7 @@ def parse_config(text: str, path: str) -> Config:
 
 class _ConfigReader:
     def __init__(self, text: str, path: str, prefix: str) -> None:
+        self.notices: list[str] = []
         self.lines = text.splitlines()
         self.path = path
         self.prefix = prefix
@@ -182,10 +190,19 @@ class _ConfigReader:
     # --- reading -------------------------------------------------------------------------------
 
     def read(self, table: Mapping[str, Any]) -> Config:
+        notices = self.notices
+        table = dict(table)
+        for old, new in _OLD_KEYS.items():
+            if old in table:
+                if new in table:
+                    raise self.fail(f"{old} and {new} are one setting; keep {new}", old)
+                line = self.line_of(old)
+                notices.append(f"{self.path}{f':{line}' if line else ''}: {old!r} is deprecated; write {new!r}")
+                table[new] = table.pop(old)
         for key in table:
             if key not in _TOP_KEYS:
                 raise self.fail(f"unknown key {key!r} (expected one of: {', '.join(_TOP_KEYS)})", key)
-        images = self._strings(table, "images")
+        images, dockerfiles = self._images(table.get("images", []))
         select = self._codes(table, "select", validate_code_prefix)
         ignore = self._codes(table, "ignore", validate_code_prefix)
         severity = self._severity(table.get("severity", {}), validate_code_prefix)
@@ -195,7 +212,7 @@ class _ConfigReader:
         matrix = table.get("matrix")
         if matrix is not None and not isinstance(matrix, str):
             raise self.fail("matrix must be a string (a version, a file path, or 'cluster')", "matrix")
-        overlays = self._strings(table, "matrix-overlays")
+        overlays = self._strings(table, "matrix-overlay")
         inline = table.get("inline-ignores", True)
         if not isinstance(inline, bool):
             raise self.fail("inline-ignores must be true or false", "inline-ignores")
@@ -206,7 +223,36 @@ class _ConfigReader:
             images=images, select=select, ignore=ignore, severity=MappingProxyType(severity), fail_on=fail_on,
             matrix=_relative(matrix, base), matrix_overlays=tuple(_relative(o, base) or o for o in overlays),
             inline_ignores=inline, target=MappingProxyType(target), ignores=ignores, path=self.path,
+            dockerfiles=MappingProxyType({ref: os.path.normpath(os.path.join(base, d)) for ref, d in dockerfiles.items()}),
+            notices=tuple(notices),
         )
+
+    def _images(self, value: Any) -> tuple[tuple[str, ...], dict[str, str]]:
+        """``images``: references, or ``{ ref = "...", dockerfile = "..." }`` tables, or a mix."""
+        if isinstance(value, (str, dict)):
+            value = [value]
+        if not isinstance(value, list):
+            raise self.fail("images must be a list of references or { ref, dockerfile } tables", "images")
+        refs: list[str] = []
+        dockerfiles: dict[str, str] = {}
+        for entry in value:
+            if isinstance(entry, str):
+                refs.append(entry)
+                continue
+            if not isinstance(entry, dict):
+                raise self.fail("images must be a list of references or { ref, dockerfile } tables", "images")
+            unknown = sorted(set(entry) - {"ref", "dockerfile"})
+            if unknown:
+                raise self.fail(f"images: unknown key {unknown[0]!r} (expected ref, dockerfile)", "images")
+            ref, dockerfile = entry.get("ref"), entry.get("dockerfile")
+            if not isinstance(ref, str) or not ref.strip():
+                raise self.fail("images: each table needs ref = \"REFERENCE\"", "images")
+            if dockerfile is not None and not isinstance(dockerfile, str):
+                raise self.fail("images: dockerfile must be a path (relative to the config file)", "images")
+            refs.append(ref)
+            if dockerfile:
+                dockerfiles[ref] = dockerfile
+        return tuple(refs), dockerfiles
 
     def _strings(self, table: Mapping[str, Any], key: str, section: str = "") -> tuple[str, ...]:
         value = table.get(key, [])
@@ -243,6 +289,15 @@ class _ConfigReader:
         if not isinstance(value, dict):
             raise self.fail("target must be a table", "target")
         out: dict[str, Any] = {}
+        value = dict(value)
+        for old, new in _OLD_TARGET_KEYS.items():
+            if old in value:
+                if new in value:
+                    raise self.fail(f"target.{old} and target.{new} are one setting; keep {new}", old, "target")
+                line = self.line_of(old, "target")
+                self.notices.append(f"{self.path}{f':{line}' if line else ''}: target.{old} is deprecated; write target.{new} "
+                                    "(as in target files)")
+                value[new] = value.pop(old)
         for key, v in value.items():
             kind = TARGET_KEYS.get(key)
             if kind is None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.core.config import Config, IgnoreEntry
 from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
@@ -30,6 +30,7 @@ from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleConte
 from imagelint.target.model import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
+SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")
 
 # Selection (RuleSelection, selected_rules, validate_code_prefix) is configuration: imagelint.core.config.
 
@@ -68,6 +69,10 @@ class ImageResult:
     error: str | None = None             # set when the image could not be read
     error_exit_code: int | None = None
     complete: bool = True
+    # The OCI labels that say where the image was built from (org.opencontainers.image.source /
+    # .revision): SARIF uses them to point image findings at the repository's Dockerfile.
+    source_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    path: str | None = None  # lint: the repository file the result is about (one manifest holds many objects)
 
     @property
     def ok(self) -> bool:
@@ -178,6 +183,7 @@ def run_rules(
         skipped_rules=tuple(skipped),
         rules_run=tuple(r.id for r in rules),
         complete=facts.complete,
+        source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
     )
 
 

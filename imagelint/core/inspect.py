@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
+from imagelint import progress
 from imagelint.facts.model import EnvSetting, ImageFacts, LoaderPathEntry, Provenance
 from imagelint.layers.cache import LayerCache
 from imagelint.sources import SourceOptions, open_images
@@ -26,11 +27,12 @@ def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     ``options.cache_dir`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the XDG
     cache dir); ``options.no_cache`` turns the cache off, as does ``IMAGELINT_NO_CACHE=1``.
     """
-    from imagelint.cachedir import default_cache_dir
+    from imagelint.cachedir import cache_max_bytes, default_cache_dir
+    from imagelint.layers.cache import DEFAULT_MAX_BYTES
 
     if options.no_cache or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
         return None
-    return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir())
+    return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
 
 
 def inspect_reference(
@@ -56,14 +58,18 @@ def inspect_reference(
     only when ``gpu_code`` (the costliest capture; only IL401 needs it). The caches
     key entries by what was captured, so a narrower capture never serves a wider one.
     """
-    images = open_images(reference, options)
-    platforms = tuple(i.platform for i in images)
-    if read_layers:
-        store = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
-        facts_of = _facts_reader(options, store, workers, spec, gpu_code)
-    else:
-        facts_of = _config_facts
-    return [_with_platforms(facts_of(image), platforms) for image in images]
+    progress.reading(reference)  # what the CLI's progress line names (it counts inflated bytes)
+    try:
+        images = open_images(reference, options)
+        platforms = tuple(i.platform for i in images)
+        if read_layers:
+            store = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
+            facts_of = _facts_reader(options, store, workers, spec, gpu_code)
+        else:
+            facts_of = _config_facts
+        return [_with_platforms(facts_of(image), platforms) for image in images]
+    finally:
+        progress.reading(None)
 
 
 def _config_facts(image: Image) -> ImageFacts:

@@ -255,7 +255,9 @@ class Context:
     def _events_by_object(self) -> dict[tuple[str, str, str], list[EventInfo]]:
         found: dict[tuple[str, str, str], list[EventInfo]] = {}
         for event in self.snap.events:
-            found.setdefault(event.about, []).append(event)
+            kind, namespace, name = event.about
+            # a Node's events are filed in "default" (metadata) but the Node has no namespace
+            found.setdefault((kind, "" if kind == "Node" else namespace, name), []).append(event)
         return found
 
     def events_for(self, kind: str, namespace: str, name: str) -> list[EventInfo]:

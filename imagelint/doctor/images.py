@@ -10,6 +10,7 @@ nodes its pods run on. An image that cannot be read is a warning, not the end of
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -37,17 +38,37 @@ def image_side_reader(source_options: SourceOptions, matrix: Any) -> Callable[[C
     return read
 
 
-def _images_on_gpu_nodes(ctx: Context) -> dict[str, set[str]]:
-    """image → the GPU nodes pods in scope run it on (NVIDIA's own components left out)."""
+_DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
+
+
+def pulled_reference(image: str, image_id: str) -> str:
+    """What the node runs: the spec's repository at the digest the kubelet reports
+    (``status.containerStatuses[].imageID``), else the spec's image. A tag that moved since
+    the pull must not make doctor judge another image."""
+    digest = _DIGEST.search(image_id or "")
+    if not digest:
+        return image
+    repository = image.split("@", 1)[0]
+    last = repository.rsplit("/", 1)
+    if ":" in last[-1]:
+        repository = repository[: len(repository) - len(last[-1])] + last[-1].split(":", 1)[0]
+    return f"{repository}@{digest.group(1)}"
+
+
+def _images_on_gpu_nodes(ctx: Context) -> dict[str, tuple[str, set[str]]]:
+    """image (as the spec names it) → (the reference to read, the GPU nodes pods in scope run it on)."""
     gpu_nodes = {n.name for n in ctx.gpu_nodes}
-    found: dict[str, set[str]] = {}
+    found: dict[str, tuple[str, set[str]]] = {}
     for w in ctx.workloads:
         if w.pod.node not in gpu_nodes or ctx.is_component_pod(w.pod) or ctx.is_node_agent(w.pod) and not w.requests_gpu:
             continue
         for container in items(w.pod.spec, "containers"):
             image = text(container, "image", limit=1024)
-            if image:
-                found.setdefault(image, set()).add(w.pod.node)
+            if not image:
+                continue
+            status = w.pod.container(text(container, "name", limit=253))
+            reference = pulled_reference(image, status.image_id if status else "")
+            found.setdefault(image, (reference, set()))[1].add(w.pod.node)
     return dict(sorted(found.items())[:MAX_IMAGES])
 
 
@@ -61,7 +82,7 @@ def read_image_side(ctx: Context, source_options: SourceOptions, matrix: Any) ->
 
     def inspect(image: str) -> tuple[str, Any]:
         try:
-            return image, inspect_reference(reference_for(image), source_options, read_layers=False)
+            return image, inspect_reference(reference_for(wanted[image][0]), source_options, read_layers=False)
         except ImagelintError as exc:
             return image, exc.message
 
@@ -74,7 +95,7 @@ def read_image_side(ctx: Context, source_options: SourceOptions, matrix: Any) ->
             continue
         if facts:
             side.envs[image] = {e.name: e.value for e in facts[0].env}
-        for node_name in sorted(wanted[image]):
+        for node_name in sorted(wanted[image][1]):
             target = ctx.node_target(node_name, matrix)
             if target is None:
                 continue
@@ -89,4 +110,4 @@ def read_image_side(ctx: Context, source_options: SourceOptions, matrix: Any) ->
     return side
 
 
-__all__ = ["MAX_IMAGES", "WORKERS", "ImageSide", "ImageVerdict", "image_side_reader", "read_image_side", "reference_for"]
+__all__ = ["MAX_IMAGES", "WORKERS", "ImageSide", "ImageVerdict", "image_side_reader", "pulled_reference", "read_image_side", "reference_for"]

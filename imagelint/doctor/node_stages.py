@@ -41,8 +41,7 @@ def check_driver(ctx: Context) -> list[str]:
             if row is not None and row.stage == 1:
                 clues.append(Clue(row, Evidence(_node_ref(node), event_reason=event.reason, event_message=event.message)))
         if clues:
-            row = clues[0].signature
-            assert row is not None
+            row = next(c.signature for c in clues if c.signature is not None)
             findings.append(finding(ctx, row.id, "node pool", ctx.pool_of(node), f"the NVIDIA driver is not usable ({row.id})",
                                     [c.evidence for c in clues], nodes=(node.name,)))
             ctx.block(node.name, 1)
@@ -61,7 +60,7 @@ def check_device_plugin(ctx: Context) -> list[str]:
     findings: list[Finding] = []
     plugins = ctx.components("device-plugin")
     seen: dict[tuple[str, str, str], Finding] = {}
-    dra_nodes = 0
+    dra_nodes = other_plugin = 0
     for node in ctx.gpu_nodes:
         if node.name in ctx.blocked:
             continue
@@ -69,6 +68,9 @@ def check_device_plugin(ctx: Context) -> list[str]:
             dra_nodes += 1
             continue
         running = [ds for ds in plugins if ds.component is not None and ds.component.runs_on(node.labels)]
+        if not running and gpu_count(node, ctx.prefix) > 0:
+            other_plugin += 1  # allocatable GPUs prove some device plugin registered (KubeVirt's, a vendor's)
+            continue
         if not running:
             evidence = [Evidence(ObjectRef("DaemonSet", ds.name, ds.namespace), field="spec.template.spec nodeSelector/affinity",
                                  value=f"does not select node {node.name}") for ds in plugins]
@@ -120,6 +122,8 @@ def check_device_plugin(ctx: Context) -> list[str]:
     notes = [f"{len(plugins)} device plugin DaemonSet(s): " + ", ".join(d.where for d in plugins)] if plugins else []
     if dra_nodes:
         notes.append(f"{dra_nodes} node(s) publish GPUs through DRA ResourceSlices")
+    if other_plugin:
+        notes.append(f"{other_plugin} node(s) advertise GPUs through a device plugin other than NVIDIA's k8s-device-plugin DaemonSets")
     return notes
 
 

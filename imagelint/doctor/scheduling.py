@@ -127,6 +127,20 @@ def check_scheduling(ctx: Context) -> list[str]:
                         found.append(finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {row.id.replace('-', ' ')}", [evidence]))
         for f in found:
             ctx.add(f)
+    # Pods that ask through DRA claims only: the scheduler's words are the evidence (whether a
+    # claim is a GPU is the DRA driver's business; only NVIDIA/DRA rows are matched).
+    judged = {id(w) for w in ctx.gpu_workloads}
+    for w in ctx.workloads:
+        pod = w.pod
+        if pod.node or pod.phase != "Pending" or id(w) in judged or not isinstance(pod.spec.get("resourceClaims"), list):
+            continue
+        messages = [e.message for e in ctx.events_for("Pod", pod.namespace, pod.name) if e.reason == "FailedScheduling"]
+        messages += [pod.unschedulable_message] if pod.unschedulable_message else []
+        for message in messages[-1:]:
+            for row in ctx.signatures.all_matches(message, "event", reason="FailedScheduling"):
+                if row.id.startswith("dra-") or "nvidia.com" in message:
+                    ctx.add(finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {row.id.replace('-', ' ')}",
+                                    [Evidence(pod_ref(pod), event_reason="FailedScheduling", event_message=message)]))
     # Controllers whose pods the API server rejects (requests != limits never becomes a pod).
     for event in ctx.snap.events:
         if event.reason != "FailedCreate" or not _scope_ok(ctx, event.namespace):

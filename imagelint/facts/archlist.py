@@ -38,6 +38,11 @@ NVCC = "nvcc"
 ENV_SETTINGS = (TORCH, CUDA_ARCH_LIST, CMAKE, CUDAARCHS)
 
 MAX_VALUE = 512  # a longer value is not an arch list
+_PRINTABLE = re.compile(r"^[\x20-\x7e]*$")  # an arch list is plain ASCII; anything else is not one (and is not printed)
+
+
+def _plausible(value: str) -> bool:
+    return bool(value.strip()) and len(value) <= MAX_VALUE and "$" not in value and bool(_PRINTABLE.match(value))
 MAX_SETTINGS = 64  # per text
 
 _ASSIGN = re.compile(
@@ -65,8 +70,8 @@ class ArchTargets:
 
 
 def settings_in_env(env: Iterable[EnvSetting]) -> list[ArchListSetting]:
-    return [ArchListSetting(e.name, e.value[:MAX_VALUE], e.provenance) for e in env
-            if e.name in ENV_SETTINGS and e.value.strip() and not e.value.lstrip().startswith("$")]
+    return [ArchListSetting(e.name, e.value, e.provenance) for e in env
+            if e.name in ENV_SETTINGS and _plausible(e.value)]
 
 
 def settings_in_text(text: str, provenance: Provenance) -> list[ArchListSetting]:
@@ -74,7 +79,7 @@ def settings_in_text(text: str, provenance: Provenance) -> list[ArchListSetting]
     out: list[ArchListSetting] = []
     for m in _ASSIGN.finditer(text):
         value = next(g for g in m.groups()[1:] if g is not None)
-        if value.strip() and "$" not in value and len(value) <= MAX_VALUE:
+        if _plausible(value):
             out.append(ArchListSetting(m.group(1), value, provenance))
         if len(out) >= MAX_SETTINGS:
             return out
@@ -82,8 +87,8 @@ def settings_in_text(text: str, provenance: Provenance) -> list[ArchListSetting]
         if "nvcc" not in line and "-gencode" not in line and "--generate-code" not in line:
             continue
         flags = _nvcc_flags(line)
-        if flags:
-            out.append(ArchListSetting(NVCC, flags[:MAX_VALUE], provenance))
+        if flags and _plausible(flags):
+            out.append(ArchListSetting(NVCC, flags, provenance))
         if len(out) >= MAX_SETTINGS:
             break
     return out
@@ -117,7 +122,7 @@ def _assignments(text: str, provenance: Provenance) -> list[ArchListSetting]:
     for part in _NEXT_ASSIGNMENT.split(text.strip()):
         name, eq, value = part.partition("=")
         value = value.strip().strip("\"'")
-        if eq and name in ENV_SETTINGS and value and "$" not in value and len(value) <= MAX_VALUE:
+        if eq and name in ENV_SETTINGS and _plausible(value):
             out.append(ArchListSetting(name, value, provenance))
     return out
 

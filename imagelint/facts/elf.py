@@ -151,17 +151,18 @@ class SectionTableCapture:
     a caller records the offsets it cares about and asks ``sections()`` once the stream
     has passed. What is kept: the ELF header; the section header table with a window
     of ``window`` bytes before it (GNU ld and strip put ``.shstrtab`` there); and,
-    wherever they pass, the file offsets of the section names in ``names`` -- a
-    ``.shstrtab`` outside the window (lld puts ``.strtab`` after it) still names those
-    sections by matching a header's name offset against them.
+    in the last ``NAME_WINDOW`` bytes before the table, the file offsets of the section
+    names in ``names`` -- a ``.shstrtab`` outside the small window (lld puts ``.strtab``
+    after it) still names those sections by matching a header's name offset against them.
 
     ``droppable()`` says how many bytes from the current position may go by unread
-    (``skipped``) without losing any of that; bytes that go by unread are not searched
-    for names.
+    (``skipped``) without losing any of that; bytes that go by unread, or fed while
+    ``searching`` is False, are not searched for names.
     """
 
     MAX_TABLE = 1 << 20  # a section header table larger than this is not kept (64 bytes a row)
     MAX_NAME_HITS = 64  # per name; the last ones are kept (.shstrtab is near the end)
+    NAME_WINDOW = 32 << 20  # names are searched only this far before the section header table
 
     def __init__(self, names: tuple[bytes, ...] = (), window: int = SHSTRTAB_WINDOW) -> None:
         self._pos = 0
@@ -175,6 +176,9 @@ class SectionTableCapture:
         self._hits: dict[bytes, list[int]] = {n: [] for n in self._names}
         self._tail = b""  # the last bytes fed, so a name split by a chunk edge is found
         self._overlap = max((len(n) for n in self._names), default=1) - 1
+        self._suffix = _common_suffix(self._names)
+        self._anchor = names[0].decode() if names else None
+        self.searching = True  # whether fed bytes are searched for the names (see ``start_name_search``)
 
     @property
     def is_elf(self) -> bool | None:
@@ -195,13 +199,13 @@ class SectionTableCapture:
             lo, hi = max(self._start, base), min(self._end, base + len(chunk))
             if lo < hi and lo == self._start + len(self._data):
                 self._data += chunk[lo - base : hi - base]
-        if self._names and not self._not_elf:
+        if self._names and not self._not_elf and self.searching and self._in_name_window(base + len(chunk)):
             # The seam (the last bytes of the previous chunk + the first of this one) and then
             # the chunk itself: no copy of the chunk.
             seam = self._tail + bytes(chunk[: self._overlap])
             for name, hits in self._hits.items():
                 self._find(seam, name, hits, base - len(self._tail), len(self._tail))
-                self._find(chunk, name, hits, base, 0)
+            self._find_in_chunk(chunk, base)
             self._tail = bytes(chunk[-self._overlap :]) if self._overlap and len(chunk) >= self._overlap else (
                 (self._tail + bytes(chunk))[-self._overlap :] if self._overlap else b"")
         self._pos += len(chunk)
@@ -209,6 +213,35 @@ class SectionTableCapture:
     def skipped(self, n: int) -> None:
         self._pos += n
         self._tail = b""
+
+    def _in_name_window(self, end: int) -> bool:
+        """Whether bytes ending at ``end`` may hold .shstrtab: linkers write it among the last
+        non-alloc sections, at most ``NAME_WINDOW`` before the section header table (lld puts
+        .strtab between them). A name outside is missed and its sections stay unnamed."""
+        h = self._header
+        return h is None or not h.shoff or end >= h.shoff - self.NAME_WINDOW
+
+    def start_name_search(self) -> None:
+        """Search the names from the next bytes fed on (a caller that created the capture with
+        ``searching`` False, because it needs names only once it has seen something to place)."""
+        self.searching = True
+
+    def _find_in_chunk(self, chunk: bytes, base: int) -> None:
+        """Names wholly inside ``chunk``: one search for the suffix they share ("fatbin\\0" for
+        .nv_fatbin and __nv_relfatbin), then a comparison per name at each hit."""
+        suffix = self._suffix
+        j = chunk.find(suffix)
+        while j >= 0:
+            end = j + len(suffix)
+            for name, hits in self._hits.items():
+                start = end - len(name)
+                if start >= 0 and chunk[start:end] == name:
+                    at = base + start
+                    if not hits or hits[-1] < at:
+                        hits.append(at)
+                        if len(hits) > self.MAX_NAME_HITS:
+                            del hits[0]
+            j = chunk.find(suffix, j + 1)
 
     def _find(self, buf: bytes | memoryview, name: bytes, hits: list[int], base: int, before: int) -> None:
         """Record where ``name`` occurs in ``buf`` (at file offset ``base``), starting before ``before``
@@ -263,9 +296,11 @@ class SectionTableCapture:
                 names = data[s.offset - self._start : s.offset - self._start + s.size]
         if names is not None:
             return tuple(_with_name(s, _name_in(names, s.name_index)) for s in raw)
-        # No name table: name the sections whose name offset is a recorded hit. When one is
-        # found, the others are known not to bear those names ("" below); when none is, the
-        # hits may have been lost (bytes that went by unread), so every name stays unknown.
+        # No name table: name the sections whose name offset is a recorded hit. When the
+        # anchor name is found (the first of ``names``: the one whose absence matters), the
+        # others are known not to bear any of the names ("" below): they sit beside it in the
+        # name table. When it is not, its hit may have been lost (bytes that went by unread),
+        # so every other name stays unknown.
         strtab = raw[h.shstrndx].offset if h.shstrndx < len(raw) else None
         out = []
         for s in raw:
@@ -274,9 +309,22 @@ class SectionTableCapture:
                 at = strtab + s.name_index
                 name = next((n[:-1].decode() for n, hits in self._hits.items() if at in hits), None)
             out.append(_with_name(s, name))
-        if any(s.name for s in out):
+        if any(s.name == self._anchor for s in out) if self._anchor else any(s.name for s in out):
             out = [s if s.name else _with_name(s, "") for s in out]
         return tuple(out)
+
+
+def _common_suffix(names: tuple[bytes, ...]) -> bytes:
+    """The longest suffix all ``names`` share (each ends in NUL, so at least that)."""
+    if not names:
+        return b"\x00"
+    out = names[0]
+    for n in names[1:]:
+        k = 0
+        while k < min(len(out), len(n)) and out[-1 - k] == n[-1 - k]:
+            k += 1
+        out = out[len(out) - k:]
+    return out or b"\x00"
 
 
 def _align4(n: int) -> int:

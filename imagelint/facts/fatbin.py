@@ -37,9 +37,11 @@ Which of the targets found runs on which GPU is ``imagelint.facts.gpuarch``.
 
 from __future__ import annotations
 
+import re
 import struct
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,6 +140,7 @@ MAX_RECORDED_ENTRIES = 1 << 20  # entries placed by offset (12 bytes each); beyo
 
 # Where a container's entries land in the result.
 LOADED, RELOCATABLE, ELSEWHERE, UNPLACED = "loaded", "relocatable", "elsewhere", "unplaced"
+_SECTION_NAME = re.compile(r"^[A-Za-z0-9_.$-]{1,64}$")
 
 
 class _Summary:
@@ -198,11 +201,15 @@ class FatbinSummaryBuilder:
         self._container_at = array("Q")  # file offset of each container
         self._entry_container = array("I")  # per entry: its container's index
         self._entry_kind = array("I")  # per entry: its index in _kinds
-        self._kinds: dict[FatbinEntry, int] = {}
+        self._kinds: dict[tuple[int, int, tuple[int, int], int], int] = {}
         self._kind_list: list[FatbinEntry] = []
         self._overflow = _Summary()  # entries (and containers) past the recording limit
         self.malformed = 0
         self.truncated = False
+
+    @property
+    def has_containers(self) -> bool:
+        return bool(self._container_at) or self._overflow.containers > 0
 
     def container(self, offset: int) -> None:
         if len(self._container_at) < MAX_RECORDED_ENTRIES:
@@ -211,15 +218,17 @@ class FatbinSummaryBuilder:
             self._overflow.containers += 1
 
     def add(self, entry: FatbinEntry) -> None:
-        shape = FatbinEntry(entry.kind, 0, 0, entry.arch, entry.version if entry.kind == KIND_PTX else (0, 0),
-                            entry.flags)
-        if len(self._entry_kind) >= MAX_RECORDED_ENTRIES or self._overflow.containers:
-            self._overflow.add(shape)
-            return
-        k = self._kinds.get(shape)
+        # What the result needs of an entry (its target, ISA, flags): interned by a plain tuple,
+        # so a library with tens of thousands of entries builds a handful of objects.
+        key = (entry.kind, entry.arch, entry.version if entry.kind == KIND_PTX else (0, 0), entry.flags)
+        k = self._kinds.get(key)
         if k is None:
-            k = self._kinds[shape] = len(self._kind_list)
+            shape = FatbinEntry(entry.kind, 0, 0, entry.arch, key[2], entry.flags)
+            k = self._kinds[key] = len(self._kind_list)
             self._kind_list.append(shape)
+        if len(self._entry_kind) >= MAX_RECORDED_ENTRIES or self._overflow.containers:
+            self._overflow.add(self._kind_list[k])
+            return
         self._entry_container.append(len(self._container_at) - 1)
         self._entry_kind.append(k)
 
@@ -227,16 +236,26 @@ class FatbinSummaryBuilder:
         groups: dict[str, _Summary] = {}
         by_section: dict[str, _Summary] = {}
         place = _placer(is_elf, sections)
-        container_group: list[tuple[str, str | None]] = [place(at) for at in self._container_at]
-        for group, section in container_group:
-            groups.setdefault(group, _Summary()).containers += 1
+        # Each container's place, interned: ``where[c]`` indexes ``places``.
+        places: list[tuple[str, str | None]] = []
+        index: dict[tuple[str, str | None], int] = {}
+        where = array("I")
+        for at in self._container_at:
+            p = place(at)
+            i = index.get(p)
+            if i is None:
+                i = index[p] = len(places)
+                places.append(p)
+            where.append(i)
+        for (group, section), n in Counter(places[i] for i in where).items():
+            groups.setdefault(group, _Summary()).containers += n
             if group in (RELOCATABLE, ELSEWHERE):
-                by_section.setdefault(section or "?", _Summary()).containers += 1
-        counts: dict[tuple[int, int], int] = {}
-        for c, k in zip(self._entry_container, self._entry_kind):
-            counts[(c, k)] = counts.get((c, k), 0) + 1
-        for (c, k), n in counts.items():
-            group, section = container_group[c]
+                by_section.setdefault(section or "?", _Summary()).containers += n
+        # Entries counted by (place, kind) first: a few Python operations per entry, one
+        # summary update per distinct pair.
+        counts = Counter(zip((where[c] for c in self._entry_container), self._entry_kind))
+        for (i, k), n in counts.items():
+            group, section = places[i]
             groups.setdefault(group, _Summary()).add(self._kind_list[k], n)
             if group in (RELOCATABLE, ELSEWHERE):
                 by_section.setdefault(section or "?", _Summary()).add(self._kind_list[k], n)
@@ -291,7 +310,9 @@ def _placer(is_elf: bool, sections: tuple[SectionHeader, ...] | None):  # type: 
                     return UNPLACED, None
                 if s.name == RELOCATABLE_SECTION:
                     return RELOCATABLE, s.name
-                return ELSEWHERE, s.name or f"section {s.index}"
+                # A section name is the image's text: kept only when it looks like one (".ldata").
+                plain = s.name if _SECTION_NAME.match(s.name) else ""
+                return ELSEWHERE, plain or f"section {s.index}"
             i -= 1
         return ELSEWHERE, "(no section)"
 
@@ -328,6 +349,10 @@ class FatbinScanner:
     def __init__(self) -> None:
         self._out = FatbinSummaryBuilder()
         self._elf = SectionTableCapture(_SECTION_NAMES)
+        # Section names are searched only from the first container on: a file without fatbins
+        # (most libraries) costs no search, and linkers put the non-alloc .shstrtab after the
+        # alloc sections that hold fatbins. Missed names fall back to "unplaced", flagged.
+        self._elf.searching = False
         self._state = _SEARCH
         self._held = bytearray()  # SEARCH: a magic prefix; *_HDR: the header so far
         self._held_at = 0  # file offset of _held[0]
@@ -338,8 +363,10 @@ class FatbinScanner:
     def feed(self, chunk: bytes) -> None:
         if chunk:
             data = bytes(chunk) if not isinstance(chunk, bytes) else chunk
-            self._elf.feed(data)
             self._run(data, self._pos)
+            if self._out.has_containers and not self._elf.searching:
+                self._elf.start_name_search()  # this chunk included: a small file's .shstrtab may be in it
+            self._elf.feed(data)
             self._pos += len(data)
 
     def _run(self, data: bytes, base: int) -> None:
@@ -547,12 +574,18 @@ def _code_object(path: str, scan: dict[str, Any], fs: FilesystemView) -> GpuCode
     sass, ptx = tuple(scan.get("sass") or ()), tuple(scan.get("ptx") or ())
     if not (sass or ptx):
         return None
+    return GpuCodeObject(path, sass, ptx, file_provenance(fs, path), **code_object_details(scan))
+
+
+def code_object_details(scan: dict[str, Any]) -> dict[str, Any]:
+    """The ``GpuCodeObject`` fields past path/sass/ptx/provenance, from a scan result."""
     isa = scan.get("ptx_isa") or {}
-    not_loaded = tuple(
-        f"{section}: {target}"
-        for section, part in (scan.get("not_loaded") or {}).items()
-        for target in [*part.get("sass", ()), *part.get("ptx", ())]
+    return dict(
+        ptx_isa=tuple((t, str(isa[t])) for t in scan.get("ptx") or () if t in isa),
+        not_loaded=tuple(
+            f"{section}: {target}"
+            for section, part in (scan.get("not_loaded") or {}).items()
+            for target in [*part.get("sass", ()), *part.get("ptx", ())]
+        ),
+        unplaced_containers=int(scan.get("unplaced") or 0),
     )
-    return GpuCodeObject(path, sass, ptx, file_provenance(fs, path),
-                         ptx_isa=tuple((t, str(isa[t])) for t in ptx if t in isa),
-                         not_loaded=not_loaded, unplaced_containers=int(scan.get("unplaced") or 0))

@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 import zstandard
 
+from imagelint import progress
 from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededError
 
 try:  # isal is a declared dependency; the fallback keeps a broken wheel from being fatal
@@ -56,6 +57,7 @@ class InflatedBudget:
 
     def take(self, n: int) -> bool:
         """Account ``n`` more bytes; False once the budget is exceeded."""
+        progress.inflated(n)
         with self._lock:
             self.used += n
             return self.used <= self.max_bytes

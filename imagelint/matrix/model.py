@@ -309,13 +309,18 @@ class Matrix:
             return [dict(r) for r in self.sections.get(section, ())]
         return {name: [dict(r) for r in rows] for name, rows in self.sections.items()}
 
-    def to_toml(self) -> str:
+    def to_toml(self, section: str | None = None) -> str:
+        """The matrix as TOML; with ``section``, ``[meta]`` and that section only."""
         from imagelint.matrix.tomlout import dump_matrix
 
-        return dump_matrix(dict(self.meta), self.rows())
+        return dump_matrix(dict(self.meta), self._rows_of(section))
 
-    def to_json_document(self) -> dict[str, Any]:
-        return {"meta": dict(self.meta), **self.rows()}
+    def to_json_document(self, section: str | None = None) -> dict[str, Any]:
+        return {"meta": dict(self.meta), **self._rows_of(section)}
+
+    def _rows_of(self, section: str | None) -> dict[str, Any]:
+        rows = self.rows()
+        return rows if section is None else {section: rows.get(section, [])}
 
     def _section(self, name: str) -> tuple[Mapping[str, Any], ...]:
         return self.sections.get(name, ())

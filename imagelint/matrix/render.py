@@ -32,8 +32,7 @@ def _cell(value: Any) -> str:
 
 def render_text(matrix: Matrix, section: str | None = None) -> str:
     """Plain tables, one per section; rows marked ``?`` are uncertain (see their source)."""
-    if section is not None and section not in SECTIONS:
-        raise UsageError(f"unknown section {section!r} (known: {', '.join(SECTIONS)})")
+    check_section(section)
     out = [f"matrix {matrix.version} (schema {matrix.schema_version}) from {matrix.origin}", "? = uncertain row"]
     for name, rows in matrix.rows().items():
         if section and name != section:
@@ -49,8 +48,15 @@ def render_text(matrix: Matrix, section: str | None = None) -> str:
     return "\n".join(out)
 
 
-def render_json(matrix: Matrix) -> str:
-    return json.dumps(matrix.to_json_document(), indent=2, ensure_ascii=False)
+def check_section(section: str | None) -> None:
+    if section is not None and section not in SECTIONS:
+        raise UsageError(f"unknown section {section!r} (known: {', '.join(SECTIONS)})")
+
+
+def render_json(matrix: Matrix, section: str | None = None) -> str:
+    """The matrix as JSON (``meta`` and every section, or ``meta`` and just ``section``)."""
+    check_section(section)
+    return json.dumps(matrix.to_json_document(section), indent=2, ensure_ascii=False)
 
 
 def diff_matrices(a: Matrix, b: Matrix) -> list[str]:

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from imagelint.core.check import CheckRun
+
+if TYPE_CHECKING:
+    from imagelint.report.artifacts import SarifArtifacts
 
 
 @dataclass(frozen=True)
 class ReportOptions:
     color: bool = False
+    # Where SARIF points image findings (None: the working directory's repository, the config file).
+    sarif_artifacts: "SarifArtifacts | None" = None
+    # The CLI prints each unreadable image's error on stderr: a report on stdout then names the
+    # image as unreadable without repeating the message (printed once, in the same terminal).
+    errors_on_stderr: bool = False
+    quiet: bool = False  # text: findings only
 
 
 Renderer = Callable[[CheckRun, ReportOptions], str]

@@ -18,6 +18,70 @@ def image_label(result: ImageResult) -> str:
     return " ".join(parts)
 
 
+HEADLINE_WIDTH = 140
+ANNOTATION_WIDTH = 400  # a GitHub annotation: the headline, then as many detail lines as fit
+
+
+def headline_and_details(message: str, width: int = HEADLINE_WIDTH) -> tuple[str, tuple[str, ...]]:
+    """A finding's message as a short headline and detail lines (the message itself is unchanged:
+    the JSON report keeps it whole). Rules write clauses joined by ``; `` and ``: ``; the headline
+    is the first clause, or as many of its ``: ``-parts as fit in ``width``; every other clause is a
+    detail line."""
+    clauses = [c.strip() for c in message.split("; ") if c.strip()]
+    if not clauses:
+        return message, ()
+    first, rest = clauses[0], clauses[1:]
+    if len(first) > width:
+        parts = first.split(": ")
+        head = parts[0]
+        n = 1
+        while n < len(parts) and len(head) + 2 + len(parts[n]) <= width:
+            head += ": " + parts[n]
+            n += 1
+        if n < len(parts):
+            rest = [": ".join(parts[n:])] + rest
+        first = head
+    return first, tuple(rest)
+
+
+def annotation_text(message: str, width: int = ANNOTATION_WIDTH) -> str:
+    """Headline and the detail lines that fit in ``width`` characters; the rest is counted, not cut mid-word."""
+    head, details = headline_and_details(message)
+    lines = [head]
+    used = len(head)
+    for n, detail in enumerate(details):
+        if used + 1 + len(detail) > width:
+            lines.append(f"… {len(details) - n} more detail line(s) in the JSON report")
+            break
+        lines.append(detail)
+        used += 1 + len(detail)
+    return "\n".join(lines)
+
+
+def subjects_line(run: Any) -> str:
+    """What was looked at, counted once each: ``4 file(s) (1 skipped), 2 image(s) (1 unreadable)``.
+
+    A manifest with three objects is one file; an image read for two platforms is one image;
+    ``lint`` always counts its files, ``check`` its images, each the other only when there were some.
+    """
+    images = list(dict.fromkeys(r.subject for r in run.results if r.kind == "image"))
+    unreadable = len({r.subject for r in run.results if r.kind == "image" and r.error})
+    skipped = len(getattr(run, "files_skipped", ()))
+    files = len({r.path or r.subject for r in run.results if r.kind != "image"}) + skipped
+    lint = getattr(run, "command", "check") == "lint"
+    parts = []
+    if lint or files:
+        parts.append(f"{files} file(s)" + (f" ({skipped} skipped)" if skipped else ""))
+    if not lint or images:
+        parts.append(f"{len(images)} image(s)" + (f" ({unreadable} unreadable)" if unreadable else ""))
+    return ", ".join(parts)
+
+
+def counts_line(run: Any) -> str:
+    s = run.summary
+    return f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
-from imagelint.report._common import image_label
+from imagelint.report._common import ANNOTATION_WIDTH, annotation_text, counts_line, image_label, subjects_line
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -40,11 +40,13 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             props.append(f"title={escape_property(f'{f.rule} {f.name}')}")
             where = f" (at {loc.describe()})" if loc is not None else ""
             pool = f" [pool {f.pool}]" if f.pool else ""
-            message = f"{r.subject}{pool}: {f.message}{where}"
+            prefix = f"{r.subject}{pool}: "
+            # The whole annotation stays readable (ANNOTATION_WIDTH): headline first, details as they fit.
+            body = annotation_text(f.message, max(ANNOTATION_WIDTH - len(prefix) - len(where), 120))
+            message = f"{prefix}{body}{where}"
             lines.append(f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}")
         lines.append("::endgroup::")
-    s = run.summary
-    counts = f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
+    counts = f"{subjects_line(run)}: {counts_line(run)}"
     lines.append(f"::notice title=imagelint::{escape_data(counts)}")
     return "\n".join(lines) + "\n"
 
@@ -55,11 +57,10 @@ def _cell(text: str) -> str:
 
 def step_summary(run: CheckRun) -> str:
     """A Markdown section for ``$GITHUB_STEP_SUMMARY``."""
-    s = run.summary
     out = [
         "## imagelint",
         "",
-        f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed",
+        f"{subjects_line(run)}: {counts_line(run)}",
         "",
         "| Image | Severity | Rule | Pool | Message | Location |",
         "|---|---|---|---|---|---|",

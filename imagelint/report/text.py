@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
-from imagelint.report._common import SEVERITY_ORDER, image_label
+from imagelint.report._common import SEVERITY_ORDER, counts_line, headline_and_details, image_label, subjects_line
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m"}
 _RESET = "\033[0m"
@@ -16,9 +16,12 @@ def render(run: CheckRun, options: ReportOptions) -> str:
 
     lines: list[str] = []
     for result in run.results:
+        if options.quiet and not result.findings and not result.error:
+            continue
         lines.append(c("bold", image_label(result)))
         if result.error:
-            lines.append(f"  {c('error', 'unreadable')}: {result.error}")
+            detail = "the error is on stderr" if options.errors_on_stderr else result.error
+            lines.append(f"  {c('error', 'unreadable')}: {detail}")
             lines.append("")
             continue
         if not result.findings:
@@ -30,11 +33,16 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             lines.append(f"  {c(severity, severity)} ({len(group)})")
             for f in group:
                 pool = f" [pool {f.pool}]" if f.pool else ""
-                lines.append(f"    {f.rule} {f.name}{pool}: {f.message}")
+                head, details = headline_and_details(f.message)
+                lines.append(f"    {f.rule} {f.name}{pool}: {head}")
+                lines.extend(f"      {detail}" for detail in details)
                 if f.location is not None:
                     lines.append(f"      {c('dim', 'at')} {f.location.describe()}")
                 if f.remediation:
                     lines.append(f"      {c('dim', 'fix')} {f.remediation}")
+        if options.quiet:
+            lines.append("")
+            continue
         if result.suppressed:
             lines.append(f"  suppressed ({len(result.suppressed)})")
             for s in result.suppressed:
@@ -46,19 +54,9 @@ def render(run: CheckRun, options: ReportOptions) -> str:
         if result.skipped_rules:
             lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
         lines.append("")
+    if options.quiet:
+        return "\n".join(lines).rstrip("\n") + ("\n" if lines else "")
     for notice in run.notices:
         lines.append(f"note: {notice}")
-    s = run.summary
-    lines.append(
-        f"{_subjects(run.results)}: {s['error']} error(s), {s['warning']} warning(s), {s['info']} info, "
-        f"{s['suppressed']} suppressed (fail-on {run.config.fail_on})"
-    )
+    lines.append(f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})")
     return "\n".join(lines) + "\n"
-
-
-def _subjects(results) -> str:  # type: ignore[no-untyped-def]
-    """``2 image(s)``, ``3 file(s)`` or ``1 image(s), 2 file(s)``: what was checked."""
-    images = sum(1 for r in results if r.kind == "image")
-    files = len(results) - images
-    parts = ([f"{images} image(s)"] if images or not files else []) + ([f"{files} file(s)"] if files else [])
-    return ", ".join(parts)

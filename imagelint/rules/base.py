@@ -1,7 +1,8 @@
 """What every rule shares: severities, the Finding it yields, the context it reads.
 
 A rule is a module with metadata constants (``ID``, ``NAME``, ``SEVERITY``,
-``TITLE``, ``NEEDS``, ``REFERENCES``), a docstring that is its documentation,
+``TITLE``, ``NEEDS``, ``REFERENCES``; optional ``TAGS``, ``PRECISION``,
+``SECURITY_SEVERITY`` for SARIF), a docstring that is its documentation,
 and a generator ``check(ctx) -> Iterator[Finding]``. Rules never decide whether
 a finding is selected, suppressed or fatal: the engine does (flake8 style).
 """
@@ -82,6 +83,17 @@ class RuleContext:
         return self.target.pools
 
 
+# SARIF rule tags by rule family (IL1xx …), for rules that set no TAGS of their own.
+FAMILY_TAGS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "IL1": ("gpu", "cuda", "driver-compatibility"),
+    "IL2": ("gpu", "driver-libraries", "loader"),
+    "IL3": ("gpu", "gpu-isolation", "configuration"),
+    "IL4": ("gpu", "gpu-architecture", "portability"),
+    "IL5": ("gpu", "kubernetes", "gpu-operator"),
+    "IL6": ("gpu", "kubernetes", "scheduling"),
+})
+
+
 @dataclass(frozen=True)
 class RuleInfo:
     """A rule's metadata and entry point, read from its module."""
@@ -94,6 +106,9 @@ class RuleInfo:
     references: tuple[str, ...]
     doc: str
     module: ModuleType = field(repr=False, compare=False)
+    tags: tuple[str, ...] = ()          # TAGS: what the rule is about (SARIF rule tags); default FAMILY_TAGS
+    precision: str = "high"             # PRECISION: very-high | high | medium | low (how often it is right)
+    security_severity: str | None = None  # SECURITY_SEVERITY: "0.0".."10.0", only for rules tagged security
 
     @classmethod
     def from_module(cls, module: ModuleType) -> "RuleInfo":
@@ -106,6 +121,9 @@ class RuleInfo:
             references=tuple(getattr(module, "REFERENCES", ())),
             doc=(module.__doc__ or "").strip(),
             module=module,
+            tags=tuple(getattr(module, "TAGS", None) or FAMILY_TAGS.get(module.ID[:3], ("gpu",))),
+            precision=getattr(module, "PRECISION", "high"),
+            security_severity=getattr(module, "SECURITY_SEVERITY", None),
         )
 
     @property

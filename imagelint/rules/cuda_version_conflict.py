@@ -21,6 +21,7 @@ NAME = "cuda-version-conflict"
 SEVERITY = WARNING
 TITLE = "CUDA version evidence disagrees"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
+PRECISION = "medium"
 REFERENCES = ("https://docs.nvidia.com/deploy/cuda-compatibility/",)
 REMEDIATION = "Keep one CUDA runtime per image, or make CUDA_VERSION/labels match the installed toolkit."
 

@@ -25,6 +25,7 @@ NAME = "cuda-version-unknown"
 SEVERITY = INFO
 TITLE = "GPU libraries present, CUDA version unknown"
 NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
+PRECISION = "medium"
 REFERENCES = ()
 REMEDIATION = "Set CUDA_VERSION (or a com.nvidia.cuda.version label) to the CUDA release used."
 

@@ -5,8 +5,34 @@
 
 from __future__ import annotations
 
+import re
+
 from imagelint.rules import RULES
 from imagelint.rules.base import RuleInfo
+
+
+def plain(text: str) -> str:
+    """reStructuredText-ish docstring markup as plain text for a terminal:
+    ````code```` and ``*emphasis*`` lose their marks, ``Example::`` ends in one colon."""
+    text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])", r"\1", text)
+    return re.sub(r"::$", ":", text, flags=re.M)
+
+
+def rule_text(rule: RuleInfo) -> str:
+    """One rule's documentation for a terminal (``imagelint explain``)."""
+    lines = [
+        f"{rule.id} {rule.name}: {rule.title}",
+        f"default severity {rule.severity}; needs {', '.join(rule.needs)}",
+        "",
+        plain(rule.doc),
+        "",
+    ]
+    if rule.references:
+        lines.append("References:")
+        lines.extend(f"  {ref}" for ref in rule.references)
+        lines.append("")
+    return "\n".join(lines)
 
 
 def rule_markdown(rule: RuleInfo) -> str:

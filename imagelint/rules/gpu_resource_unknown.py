@@ -25,10 +25,11 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
+from imagelint.rules._resources import nearest_resource
 from imagelint.target import NodePool
 
 if TYPE_CHECKING:
@@ -79,6 +80,16 @@ def _why(name: str, pool: NodePool, naming: DevicePluginNaming) -> str:
     return ""
 
 
+def _hint(name: str, pools: Sequence[NodePool], offers: dict[str, tuple[set[str], bool]], naming: DevicePluginNaming) -> str:
+    """Why the name is missing, said about the pool offering the nearest name, and that name."""
+    near = nearest_resource(name, ((pool, n) for pool, (names, _) in offers.items() for n in sorted(names)))
+    if near is None:
+        return ""
+    pool = next(p for p in pools if p.name == near[0])
+    why = _why(name, pool, naming)
+    return f" ({why + '; ' if why else ''}nearest: {near[1]} on pool {pool.name})"
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     w = workload(ctx.facts)
     if w is None or not ctx.target.known:
@@ -92,8 +103,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             f"{pool}: {', '.join(sorted(names)) or 'none'}{'' if known else ' (default naming)'}"
             for pool, (names, known) in offers.items()
         )
-        hints = [h for h in (_why(r.name, p, naming) for p in ctx.pools) if h]
-        hint = f" ({hints[0]})" if hints else ""
+        hint = _hint(r.name, ctx.pools, offers, naming)
         yield finding(
             f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target pool advertises"
             f"{hint}; the pod would stay Pending. Pools offer: {listing}",

@@ -9,8 +9,10 @@ available for execution on the device" (``cudaErrorNoKernelImageForDevice``).
 The architectures come from the fatbin headers inside the image's libraries,
 never from their names, and only from the fatbins the CUDA runtime loads (the
 ``.nv_fatbin`` section): the ``__nv_relfatbin`` copies of a relocatable-device-code
-build (``nvcc -rdc=true``) are for the device linker and never run, and a fatbin
-array in ``.rodata`` is the library's own business. A library that fits only
+build (``nvcc -rdc=true``) are for the device linker and never run; a fatbin
+array in ``.rodata``/``.ldata`` only the library itself can load
+(``cuModuleLoadData``, nvJitLink: cuFFT keeps nearly all its kernels so), so when
+only such code fits the GPU the finding is info, not judged further. A library that fits only
 through PTX JIT is reported as info: the first launch compiles every kernel
 (minutes for large libraries). The JIT works only when the driver's compiler
 knows the PTX's ISA version (each CUDA release writes its own: 12.4 writes 8.4,
@@ -139,8 +141,8 @@ def _from_arch_lists(ctx: RuleContext) -> list[GpuCodeObject]:
     for setting in settings:
         t = arch_targets(setting, names)
         if t.sass or t.ptx:
-            out.append(GpuCodeObject(f"{setting.setting}={setting.value}", t.sass, t.ptx, setting.provenance,
-                                     evidence=setting.setting))
+            label = f"nvcc {setting.value}" if setting.setting == "nvcc" else f"{setting.setting}={setting.value}"
+            out.append(GpuCodeObject(label, t.sass, t.ptx, setting.provenance, evidence=setting.setting))
     return out
 
 
@@ -199,11 +201,24 @@ def _check_one(
         evidence=obj.evidence, outcome=verdict.outcome,
         ptx_isa=dict(obj.ptx_isa),
     )
-    note = f" (secondary evidence: the build setting {obj.evidence} at {obj.provenance.describe()}; {secondary})" \
-        if secondary else ""
+    setting = "nvcc's arch flags" if obj.evidence == "nvcc" else f"the build setting {obj.evidence}"
+    note = f" (secondary evidence: {setting} at {obj.provenance.describe()}; {secondary})" if secondary else ""
     note += _placement_note(obj) + (jit_note if verdict.outcome != gpuarch.SASS_RUNS else "")
     jit = verdict.jit
     if verdict.outcome == gpuarch.NO_KERNEL:
+        # Code for this GPU in a fatbin the runtime does not register (an array in .rodata) may
+        # still be loaded by the library itself (cuModuleLoadData, nvJitLink): not an error then.
+        own = _own_loaded_fit(obj, cc)
+        if own:
+            # cuFFT keeps ~all its kernels in fatbins in .ldata and loads them itself; its
+            # .nv_fatbin holds one sm_52 helper. The library's own loader is not ours to judge.
+            yield finding(
+                f"pool {pool.name}: {where} registers no kernel for {gpu} with the CUDA runtime (.nv_fatbin has "
+                f"{_has(obj)}), but embeds {', '.join(own)}, which the library loads itself (as cuFFT does): "
+                f"not judged further{note}",
+                obj.provenance, pool=pool, severity=INFO, remediation="", **{**extra, "outcome": "own-loaded-code"},
+            )
+            return
         yield finding(
             f"pool {pool.name}: {where} has no kernel for {gpu}: has {_has(obj)}; needs {gpuarch.needed_for(cc)} "
             f"-> '{gpuarch.ERR_NO_KERNEL}'{note}",
@@ -229,7 +244,7 @@ def _check_one(
                 f"PTX ISA {verdict.ptx_isa} (CUDA {_cuda_for_isa(matrix, verdict.ptx_isa)} or newer)"
                 if verdict.ptx_isa else "the PTX ISA version it was built with")
         else:
-            driver = verdict.reason.split("; ", 1)[-1]
+            driver = "whether the driver's JIT compiler handles it is not known: the PTX ISA version is not known"
         yield finding(
             f"pool {pool.name}: {where} has no SASS for {gpu} and runs only by JIT-compiling PTX "
             f"{', '.join(verdict.ptx)}{f' (ISA {verdict.ptx_isa})' if verdict.ptx_isa else ''} at first launch "
@@ -246,6 +261,19 @@ def _uncertain(jit: object) -> str:
 def _cuda_for_isa(matrix: object, isa: str | None) -> str:
     row = matrix.ptx_isa(isa) if isa and matrix is not None else None  # type: ignore[attr-defined]
     return row.min_cuda if row is not None else f"for PTX ISA {isa}"
+
+
+def _own_loaded_fit(obj: GpuCodeObject, cc: tuple[int, int]) -> list[str]:
+    """Targets for ``cc`` in fatbins outside .nv_fatbin and __nv_relfatbin ("section: target")."""
+    from imagelint.facts.gpuarch import GpuTarget
+
+    out = []
+    for item in obj.not_loaded:
+        section, _, target = item.partition(": ")
+        t = GpuTarget.parse(target)
+        if section != "__nv_relfatbin" and t is not None and t.runs_on(cc):
+            out.append(f"{target} ({section})")
+    return out
 
 
 def _placement_note(obj: GpuCodeObject) -> str:

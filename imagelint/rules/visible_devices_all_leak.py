@@ -28,6 +28,9 @@ NAME = "visible-devices-all-leak"
 SEVERITY = INFO
 TITLE = "NVIDIA_VISIBLE_DEVICES=all can expose every GPU"
 NEEDS = (NEEDS_CONFIG,)
+TAGS = ("gpu", "gpu-isolation", "configuration", "security")
+PRECISION = "medium"
+SECURITY_SEVERITY = "5.0"  # medium: every GPU of a node exposed to a pod that asked for none
 REFERENCES = ("https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/api/config/v1/config.go",)
 REMEDIATION = (
     "Use deviceListStrategy=volume-mounts (or CDI) with accept-nvidia-visible-devices-envvar-when-unprivileged=false."

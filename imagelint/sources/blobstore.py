@@ -240,10 +240,18 @@ class TarBlobStore:
         return io.BufferedReader(RangeReader(self._path, member.offset, member.size), 1 << 20)  # type: ignore[return-value]
 
 
+def _is_root_entry(name: str) -> bool:
+    """``.`` / ``./``: the root directory ``tar -C DIR -cf image.tar .`` writes first (harmless)."""
+    return bool(name) and not name.startswith("/") and all(p in ("", ".") for p in name.split("/"))
+
+
 def _member_of(info: tarfile.TarInfo, where: str) -> TarMember | None:
-    """A regular file or link as a TarMember; directories and others are skipped (not blobs)."""
+    """A regular file or link as a TarMember; directories and others are skipped (not blobs).
+    The archive's root directory entry is skipped as every other reader does; a file or link
+    named ``.`` is still refused."""
     if info.isdir():
-        check_member_name(info.name, where)
+        if not _is_root_entry(info.name):
+            check_member_name(info.name, where)
         return None
     name = check_member_name(info.name, where)
     if info.isreg():

@@ -139,7 +139,7 @@ def run_lint(
     for static in statics:
         notices.extend(static.notes)
         for facts in static.facts:
-            result = run_rules(facts, target, matrix, config)
+            result = replace(run_rules(facts, target, matrix, config), path=static.path)
             results.append(_apply_line_ignores(result, static, config))
     if images:
         from imagelint.static.scheduling import scheduled_target
@@ -156,6 +156,8 @@ def run_lint(
         matrix_version=getattr(matrix, "version", None),
         matrix_origin=getattr(matrix, "origin", None),
         notices=tuple(notices),
+        command="lint",
+        files_skipped=tuple(s.path for s in statics if s.kind == "skipped"),
     )
 
 

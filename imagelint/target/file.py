@@ -34,7 +34,6 @@ from typing import Any, Callable, Mapping
 from imagelint.errors import ConfigError, UsageError
 from imagelint.target.model import GpuSpec, NodePool, Target, Taint
 from imagelint.target.values import (
-    COMPUTE_CAPABILITY_RE,
     CUDA_VERSION_RE,
     DEVICE_LIST_STRATEGIES,
     MIG_STRATEGIES,
@@ -43,6 +42,7 @@ from imagelint.target.values import (
     cuda_for,
     parse_arch,
     parse_choice,
+    parse_compute_capability,
     parse_driver_version,
     parse_release_version,
     parse_runtime_mode,
@@ -225,8 +225,12 @@ class _TargetFileReader:
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
             raise self.error(f"{where}: count must be a whole number >= 0, not {count!r}", "gpus", index)
         cc = item.get("compute-capability")
-        if cc is not None and not COMPUTE_CAPABILITY_RE.match(cc):
-            raise self.error(f"{where}: compute-capability {cc!r} is not MAJOR.MINOR, e.g. 8.0", "gpus", index)
+        if cc is not None:
+            try:
+                cc = parse_compute_capability(cc, f"{where}: compute-capability")  # 8.0, 9, sm_90: as the flag
+            except UsageError:
+                raise self.error(f"{where}: compute-capability {cc!r} is not MAJOR.MINOR (8.0), MAJOR (9) or sm_90",
+                                 "gpus", index) from None
         spec = GpuSpec(
             product=item.get("product"),
             compute_capability=cc,

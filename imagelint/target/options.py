@@ -65,6 +65,48 @@ def target_from_flags(
     return Target(pools=tuple(pools), source="flags")
 
 
+# --pool KEY=VALUE[,KEY=VALUE...]: the keys (as in a target file's [[pool]] and the flags).
+POOL_KEYS = ("name", "driver", "gpu", "compute-capability", "brand", "arch", "toolkit", "device-plugin", "runtime-mode")
+
+
+def pool_from_spec(spec: str, matrix: TargetMatrix | None) -> NodePool:
+    """``driver=535.104.05,gpu=T4`` → one pool (``gpu`` may repeat: ``gpu=T4,gpu=A10``).
+
+    Unlike repeated ``--driver``/``--gpu`` (every driver pool gets every GPU: a product),
+    each ``--pool`` is exactly one pool with exactly what it says.
+    """
+    values: dict[str, list[str]] = {}
+    for item in spec.split(","):
+        key, eq, value = item.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not eq or not key or not value:
+            raise UsageError(f"--pool {spec!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. driver=535.104.05,gpu=T4")
+        if key == "gpus":
+            key = "gpu"
+        if key not in POOL_KEYS:
+            raise UsageError(f"--pool {spec!r}: unknown key {key!r} (expected one of: {', '.join(POOL_KEYS)})")
+        if key != "gpu" and key in values:
+            raise UsageError(f"--pool {spec!r}: {key} given twice")
+        values.setdefault(key, []).append(value)
+    one = {k: v[0] for k, v in values.items() if k != "gpu"}
+    driver = parse_driver_version(one["driver"], "--pool driver") if "driver" in one else None
+    gpus = gpus_from_flags(values.get("gpu", ()), one.get("compute-capability"), one.get("brand"), matrix)
+    if driver is None and not gpus and len(one) == ("name" in one):
+        raise UsageError(f"--pool {spec!r}: says nothing about the pool (give driver=, gpu=, ...)")
+    label = "/".join([driver or "any-driver", *(g.product or f"cc{g.compute_capability}" for g in gpus)])
+    return NodePool(
+        name=one.get("name") or label,
+        driver=driver,
+        cuda_driver_version=cuda_for(driver, matrix),
+        gpus=gpus,
+        arch=parse_arch(one["arch"], "--pool arch") if "arch" in one else None,
+        toolkit=parse_release_version(one["toolkit"], "--pool toolkit") if "toolkit" in one else None,
+        device_plugin=parse_release_version(one["device-plugin"], "--pool device-plugin") if "device-plugin" in one else None,
+        runtime_mode=parse_runtime_mode(one["runtime-mode"], "--pool runtime-mode") if "runtime-mode" in one else None,
+        source="flags",
+    )
+
+
 @dataclass(frozen=True)
 class TargetOptions:
     """The shared target flags as plain values (what ``cli/target_options.py`` collects).
@@ -75,6 +117,7 @@ class TargetOptions:
 
     drivers: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
+    pools: tuple[str, ...] = ()  # --pool specs, one pool each
     compute_capability: str | None = None
     brand: str | None = None
     arch: str | None = None
@@ -98,7 +141,7 @@ class TargetOptions:
 
     @property
     def given(self) -> bool:
-        return bool(self.drivers or self.pool_overrides_given or self.target_file or self.cluster)
+        return bool(self.drivers or self.pools or self.pool_overrides_given or self.target_file or self.cluster)
 
     def with_fallback(self, fallback: TargetOptions) -> TargetOptions:
         """Each field unset here (empty / None / False) taken from ``fallback``."""
@@ -130,6 +173,11 @@ def build_target(
     ambiguous and is a usage error.
     """
     parts: list[Target] = []
+    if options.pools:
+        if options.pool_overrides_given and not options.drivers:
+            raise UsageError("--gpu/--toolkit/... describe --driver pools; with --pool, write them inside it "
+                             "(--pool driver=535.104.05,gpu=T4,toolkit=1.17.3)")
+        parts.append(Target(pools=tuple(pool_from_spec(s, matrix) for s in options.pools), source="flags"))
     if options.target_file:
         parts.append(load_target_file(options.target_file, matrix))
     if options.cluster:
@@ -192,4 +240,4 @@ def override_pool(pool: NodePool, options: TargetOptions, matrix: TargetMatrix |
     return dataclasses.replace(pool, **changes)
 
 
-__all__ = ["ClusterReader", "TargetOptions", "build_target", "override_pool", "target_from_flags"]
+__all__ = ["ClusterReader", "POOL_KEYS", "TargetOptions", "build_target", "override_pool", "pool_from_spec", "target_from_flags"]

@@ -70,10 +70,20 @@ def parse_release_version(value: str, what: str) -> str:
     return match.group(1)
 
 
+# nvcc spellings of an architecture: sm_90, sm_90a, compute_86, sm_100f (major = all but the last digit).
+_SM_RE = re.compile(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
+
+
 def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:
+    """``8.0``; also ``9`` (= 9.0) and nvcc's ``sm_90`` / ``sm_90a`` / ``compute_86`` (= 9.0, 9.0, 8.6)."""
     text = str(value).strip()
+    if text.isdigit() and len(text) <= 2:
+        return f"{int(text)}.0"
+    sm = _SM_RE.match(text)
+    if sm:
+        return f"{int(sm.group(1))}.{sm.group(2)}"
     if not COMPUTE_CAPABILITY_RE.match(text):
-        raise UsageError(f"{what}: {value!r} is not a compute capability; expected MAJOR.MINOR, e.g. 8.0")
+        raise UsageError(f"{what}: {value!r} is not a compute capability; expected MAJOR.MINOR (8.0), MAJOR (9) or sm_90")
     return text
 
 
@@ -97,9 +107,12 @@ def parse_runtime_mode(value: str, what: str = "--runtime-mode") -> str | None:
 
 
 def parse_choice(value: str, allowed: Sequence[str], what: str) -> str:
-    if value not in allowed:
-        raise UsageError(f"{what}: {value!r} is not valid; expected one of {', '.join(allowed)}")
-    return value
+    """One of ``allowed``, compared without case (``noschedule`` is ``NoSchedule``)."""
+    wanted = str(value).strip().lower()
+    for choice in allowed:
+        if choice.lower() == wanted:
+            return choice
+    raise UsageError(f"{what}: {value!r} is not valid; expected one of {', '.join(allowed)}")
 
 
 # --- GPUs ----------------------------------------------------------------------------

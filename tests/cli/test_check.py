@@ -146,12 +146,13 @@ def test_clean_official_images_have_no_error_on_a_supporting_driver(layouts, nam
 def test_unreadable_image_exits_3_and_still_writes_sarif_and_json(layouts, tmp_path):
     sarif, js = tmp_path / "out.sarif", tmp_path / "out.json"
     r = script("check", layouts["cuda124"], f"oci-dir:{tmp_path / 'missing'}", "--driver", "470.57.02",
-                  "--format", "sarif", "--output", str(sarif), "--format", f"json={js}")
+                  "--format", "sarif", "--output", str(sarif), "--format", f"json={js}", "--sarif-artifact", "README.md", cwd=ROOT)
     assert r.returncode == 3 and "imagelint: error:" in r.stderr
     doc = json.loads(sarif.read_text())
     jsonschema.Draft4Validator(json.loads((ROOT / "tests/data/sarif-schema-2.1.0.json").read_text())).validate(doc)
-    assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is False
-    assert any(x["ruleId"] == "IL101" for x in doc["runs"][0]["results"])  # the readable image's findings are kept
+    [readable] = doc["runs"]  # the unreadable image's error rides in the readable run (no empty run of its own)
+    assert readable["invocations"][0]["executionSuccessful"] is False
+    assert any(x["ruleId"] == "IL101" for x in readable["results"])  # the readable image's findings are kept
     report = json.loads(js.read_text())
     jsonschema.Draft202012Validator(json.loads((ROOT / "docs/report-schema.json").read_text())).validate(report)
     assert report["exit_code"] == 3
@@ -159,7 +160,8 @@ def test_unreadable_image_exits_3_and_still_writes_sarif_and_json(layouts, tmp_p
 
 def test_format_output_pairs_follow_the_command_line(layouts, tmp_path):
     sarif = tmp_path / "x.sarif"
-    r = script("check", layouts["cuda124"], "--driver", "550.54.15", "--format", "text", "--format", "sarif", "--output", str(sarif))
+    r = script("check", layouts["cuda124"], "--driver", "550.54.15", "--format", "text", "--format", "sarif", "--output", str(sarif),
+               "--sarif-artifact", "README.md", cwd=ROOT)
     assert r.returncode == 0 and r.stdout.startswith("oci-dir:") and json.loads(sarif.read_text())["version"] == "2.1.0"
     two = imagelint("check", layouts["cuda124"], "--format", "text", "--format", "json")
     assert two.returncode == 2 and "only one --format can go to stdout" in two.stderr
@@ -200,7 +202,7 @@ def test_config_file_select_severity_and_errors(layouts, tmp_path):
     assert imagelint("check", layouts["gpuid"], "--fail-on", "error", cwd=tmp_path).returncode == 0
     (tmp_path / ".imagelint.toml").write_text('select = ["IL3"]\nfail_on = "warning"\n')
     bad = script("check", layouts["gpuid"], cwd=tmp_path)
-    assert bad.returncode == 2 and bad.stderr.strip().endswith("unknown key 'fail_on' (expected one of: images, select, ignore, severity, fail-on, matrix, matrix-overlays, inline-ignores, target, ignores)")
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("unknown key 'fail_on' (expected one of: images, select, ignore, severity, fail-on, matrix, matrix-overlay, inline-ignores, target, ignores)")
     assert ".imagelint.toml:2:" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -239,8 +241,12 @@ def test_colour_only_on_a_terminal_without_no_color():
     from imagelint.cli.run_options import use_color
 
     assert use_color(_Terminal(), {}) is True
-    assert use_color(_Terminal(), {"NO_COLOR": ""}) is False
+    assert use_color(_Terminal(), {"NO_COLOR": "1"}) is False
+    assert use_color(_Terminal(), {"NO_COLOR": ""}) is True  # no-color.org: "present and not an empty string"
     assert use_color(open(os.devnull, "w"), {}) is False
+    assert use_color(open(os.devnull, "w"), {}, "always") is True
+    assert use_color(_Terminal(), {"NO_COLOR": "1"}, "ALWAYS") is True  # an explicit flag wins
+    assert use_color(_Terminal(), {}, "never") is False
 
 
 def test_config_only_rules_do_not_read_layers(layouts, monkeypatch):

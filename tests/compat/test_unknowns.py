@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 from imagelint.core.check import run_check
 from imagelint.core.config import Config
 from imagelint.facts.model import CudaVersionEvidence
 from imagelint.report import ReportOptions
+from imagelint.report.artifacts import SarifArtifacts
 from imagelint.report import json as json_report
 from imagelint.report import sarif as sarif_report
 from imagelint.report import text as text_report
@@ -17,13 +19,16 @@ from imagelint.sources import SourceOptions
 
 from tests.rules.helpers import env_prov, facts, file_prov, matrix, of, pool, run, target
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def _render_all(image, t, today=dt.date(2026, 12, 1)) -> dict[str, str]:
     checked = run_check(["img"], SourceOptions(), t, matrix(), Config(), inspector=lambda *_: [image], today=today)
     return {
         "text": text_report.render(checked, ReportOptions()),
         "json": json_report.render(checked, ReportOptions()),
-        "sarif": sarif_report.render(checked, ReportOptions()),
+        # Code scanning needs a repository file for image findings: the README stands in.
+        "sarif": sarif_report.render(checked, ReportOptions(sarif_artifacts=SarifArtifacts(root=str(ROOT), anchor=str(ROOT / "README.md")))),
     }
 
 

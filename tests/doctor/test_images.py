@@ -58,3 +58,34 @@ def test_unreadable_image_is_a_warning_not_the_end(run_doctor, plain_registry):
     run = run_doctor(state, "--images", "--insecure-registry", plain_registry.host)
     assert run.exit_code == 0, run.output
     assert "warning: image" in run.output and "nope/missing:1: not read" in run.output
+
+
+def test_the_digest_the_node_pulled_is_read_not_the_tag_as_it_is_now(run_doctor, plain_registry):
+    from tests.doctor.clusters import container_status
+
+    old = ImageSpec(env={**CUDA_BASE_ENV, "CUDA_VERSION": "12.2.2"}).build()
+    plain_registry.push("tools/agent", "stable", old)
+    digest = old.digest
+    # the tag moved to an image that says void since the node pulled the old one
+    plain_registry.push("tools/agent", "stable", ImageSpec(env={"NVIDIA_VISIBLE_DEVICES": "void"}).build())
+    image = f"{plain_registry.host}/tools/agent:stable"
+    state = clone(healthy_state())
+    p = pod("tools", "agent-1", node="gpu-a-1", gpus=None, image=image)
+    status = container_status("main", image)
+    status["imageID"] = f"{plain_registry.host}/tools/agent@{digest}"
+    p["status"]["containerStatuses"] = [status]
+    state.pods.append(p)
+    run = run_doctor(state, "--images", "--insecure-registry", plain_registry.host)
+    assert run.exit_code == 1, run.output
+    assert "requests no GPU but sees GPUs all of node gpu-a-1" in run.lines[0]
+
+
+def test_pulled_reference_forms():
+    from imagelint.doctor.images import pulled_reference
+
+    d = "sha256:" + "a" * 64
+    assert pulled_reference("nvcr.io/nvidia/cuda:12.4.1-base", f"nvcr.io/nvidia/cuda@{d}") == f"nvcr.io/nvidia/cuda@{d}"
+    assert pulled_reference("localhost:5000/app:1", f"docker-pullable://localhost:5000/app@{d}") == f"localhost:5000/app@{d}"
+    assert pulled_reference("busybox", f"docker.io/library/busybox@{d}") == f"busybox@{d}"
+    assert pulled_reference("app:1", "sha256:" + "b" * 64) == "app:1"  # an image id (config digest), not a manifest digest
+    assert pulled_reference("app:1", "") == "app:1"

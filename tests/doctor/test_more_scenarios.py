@@ -134,3 +134,45 @@ def test_a_failing_plugin_too_old_for_the_driver_names_that_too(run_doctor, tmp_
     run = run_doctor(state)
     block = "\n".join(_stage_block(run.lines, 2))
     assert f"needs driver >= {floor}, pool has {major}.60.13" in block, run.output
+
+
+def test_a_dra_pod_whose_device_class_does_not_exist(run_doctor):
+    state = clone(healthy_state())
+    message = ('0/3 nodes are available: resourceclaim "gpu-claim-x7": device class gpu.nvidia.com does not exist. '
+               "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+    p = pod("ml", "dra-train", node=None, phase="Pending", gpus=None, unschedulable=message,
+            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    p["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    state.pods.append(p)
+    state.deviceclasses, state.resourceslices, state.resourceclaims = [], [], []
+    run = run_doctor(state)
+    assert run.exit_code == 1
+    assert "stage 4" in run.lines[0] and "pod ml/dra-train" in run.lines[0]
+    block = "\n".join(_stage_block(run.lines, 4))
+    assert "device class gpu.nvidia.com does not exist" in block and "fix: Install or enable the NVIDIA DRA driver" in block
+
+
+def test_gpus_advertised_by_another_device_plugin_are_not_a_missing_plugin(run_doctor):
+    state = clone(healthy_state())
+    node = find(state, "gpu-a-2")
+    node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] = "false"
+    node["metadata"]["labels"]["nvidia.com/gpu.present"] = "false"  # the plugin's affinity no longer selects it
+    del node["status"]["allocatable"]["nvidia.com/gpu"]
+    node["status"]["allocatable"]["nvidia.com/GA100_A100_PCIE_40GB"] = "1"  # KubeVirt's sandbox plugin
+    state.pods = [p for p in state.pods if p["metadata"]["name"] != "nvidia-device-plugin-daemonset-2"]
+    run = run_doctor(state)
+    assert run.exit_code == 0, run.output
+    # without any advertised GPU, the same node is a missing plugin
+    del node["status"]["allocatable"]["nvidia.com/GA100_A100_PCIE_40GB"]
+    run = run_doctor(state, kube=run.kube)
+    assert "stage 2 (device plugin registered)" in run.lines[0] and "no device plugin runs on the node" in run.lines[0]
+
+
+def test_a_driver_event_on_the_node_itself_is_stage_1(run_doctor):
+    state = clone(healthy_state())
+    e = event("default", "Node", "gpu-a-1", "DriverNotLoaded", "nvml error: driver not loaded on gpu-a-1")
+    e["involvedObject"].pop("namespace")  # as the API server files node events: metadata.namespace default only
+    state.events.append(e)
+    run = run_doctor(state)
+    assert run.exit_code == 1 and "stage 1 (driver ready on the node)" in run.lines[0]
+    assert "Node gpu-a-1 event DriverNotLoaded: nvml error: driver not loaded" in run.output

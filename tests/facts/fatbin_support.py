@@ -4,6 +4,7 @@ real shared libraries compiled by the PyPI CUDA 13.0 nvcc (cached under tests/.c
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 import os
 import shutil
 import struct
@@ -101,6 +102,32 @@ def nvcc_root() -> Path:
     return _pip_target("cuda13", NVCC_PACKAGES) / "nvidia" / "cu13"
 
 
+def nvcc_root_for(cuda: str) -> Path:
+    """The PyPI nvcc of CUDA ``cuda`` ("13.2"): the pinned 13.0 set, else that release's newest wheels."""
+    if cuda == "13.0":
+        return nvcc_root()
+    names = ("nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-cccl")
+    return _pip_target(f"cuda{cuda}", tuple(f"{n}=={cuda}.*" for n in names)) / "nvidia" / "cu13"
+
+
+def ptx_isa_written_by(cuda: str) -> str:
+    """The ``.version`` directive the PyPI nvcc of CUDA ``cuda`` writes (``nvcc -ptx``)."""
+    root = nvcc_root_for(cuda)
+    work = CACHE / f"ptx-{cuda}"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "k.cu").write_bytes(KERNEL)
+    env = {**os.environ, "PATH": f"{root / 'bin'}:/usr/bin:/bin"}
+    env.pop("CUDA_HOME", None)
+    env.pop("CUDA_PATH", None)
+    proc = subprocess.run([str(root / "bin" / "nvcc"), "-ptx", "-arch=compute_80", "-o", "k.ptx", "k.cu"], cwd=work,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for line in (work / "k.ptx").read_text().splitlines():
+        if line.startswith(".version "):
+            return line.split()[1]
+    raise AssertionError("no .version directive")
+
+
 def cuobjdump() -> Path:
     return _pip_target("cuobjdump13", (CUOBJDUMP_PACKAGE,)) / "nvidia" / "cu13" / "bin" / "cuobjdump"
 
@@ -157,24 +184,43 @@ def _parse_listing(stdout: str, sass: set[str], ptx_: set[str]) -> None:
             ptx_.add(arch.replace("sm_", "compute_"))
 
 
-def cuobjdump_listing(path: Path) -> tuple[set[str], set[str], set[str]]:
-    """(SASS, PTX, unchecked) cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``).
+@dataclass(frozen=True)
+class OracleListing:
+    sass: set[str]
+    ptx: set[str]
+    unchecked: set[str]  # architectures this cuobjdump refused (not verified)
+    error: str | None  # cuobjdump stopped on the file ("Invalid ELF"): the listing is partial
+
+
+def cuobjdump_oracle(path: Path) -> OracleListing:
+    """What cuobjdump lists for ``path`` (``ELF file 1: x.1.sm_80.cubin``).
 
     When cuobjdump refuses the file because of an architecture it no longer supports, it is
-    asked arch by arch; ``unchecked`` names the architectures it refused (not verified)."""
+    asked arch by arch. cuobjdump 13 also stops on some cubins older toolkits wrote
+    ("Invalid ELF"): ``error`` says so, and the listing is only what came before it."""
     sass: set[str] = set()
     ptx_: set[str] = set()
     rc, out, err = _listing(path, None)
     if rc == 0 or "has been removed" not in err:
         _parse_listing(out, sass, ptx_)
-        return sass, ptx_, set()
+        fatal = next((line for line in err.splitlines() if "fatal" in line), None) if rc else None
+        return OracleListing(sass, ptx_, set(), fatal)
     unchecked: set[str] = set()
+    errors = []
     for arch in ORACLE_ARCHES:
         rc, out, err = _listing(path, arch)
         if "has been removed" in err or "is not defined for option" in err:
             unchecked.add(arch)  # an arch this cuobjdump no longer knows
+        elif rc and "fatal" in err:
+            errors.append(f"{arch}: {err.strip().splitlines()[-1]}")
         _parse_listing(out, sass, ptx_)
-    return sass, ptx_, unchecked
+    return OracleListing(sass, ptx_, unchecked, "; ".join(errors) or None)
+
+
+def cuobjdump_listing(path: Path) -> tuple[set[str], set[str], set[str]]:
+    o = cuobjdump_oracle(path)
+    assert o.error is None, o.error
+    return o.sass, o.ptx, o.unchecked
 
 
 def cuobjdump_targets(path: Path) -> tuple[set[str], set[str]]:

@@ -147,3 +147,10 @@ def test_il401_reads_named_lists_in_a_dockerfile():
 
 def test_the_rule_knows_the_same_env_names_as_the_facts():
     assert no_kernel_for_gpu.ARCH_ENV == ENV_SETTINGS
+
+
+def test_values_that_are_not_plain_text_are_not_arch_lists():
+    """Image text reaches findings: control characters (a terminal escape) never do."""
+    assert settings_in_text('TORCH_CUDA_ARCH_LIST="8.0\x1b[31m"\n', P) == []
+    env = [EnvSetting("TORCH_CUDA_ARCH_LIST", "8.0\x07", P), EnvSetting("CUDAARCHS", "x" * 600, P)]
+    assert image_arch_lists(env, (), None) == ()

@@ -175,7 +175,7 @@ def test_fuzz_kubernetes_yaml(parts: list[str]) -> None:
 TOML_VALUES = st.sampled_from(['"x"', "1", "-1", "1.5", "true", "[]", '["IL1", 2]', "{}", '{ a = 1 }', "1979-05-27",
                                '"535.104.05"', '"12.4"', '"H100"', '"amd64"', '"legacy"', '["535.104.05"]', "nan", "inf",
                                '"2026-11-29"', '"imagelint-matrix-overlay"', '"imagelint-matrix"', "[[1], [2]]"])
-CONFIG_KEYS = st.sampled_from(["select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays",
+CONFIG_KEYS = st.sampled_from(["select", "ignore", "severity", "fail-on", "matrix", "matrix-overlays", "matrix-overlay",
                                "inline-ignores", "x", "driver", "gpu", "file", "rule", "image", "reason", "expires"])
 TARGET_KEYS = st.sampled_from(["name", "driver", "gpu", "gpus", "count", "cuda", "arch", "toolkit", "device-plugin",
                                "runtime-mode", "labels", "taints", "resources", "compute-capability", "brand", "x"])

@@ -52,8 +52,9 @@ def _assert_clean(blob: str, *secrets: str) -> None:
 
 def _check_all_formats(ref: str, out: Path, cache: Path, home: Path, *extra: str) -> CliRun:
     out.mkdir(parents=True, exist_ok=True)
+    (out / "Dockerfile").write_text("FROM scratch\n")  # where SARIF points the image's findings
     args = ["check", ref, "--driver", "535.104.05", "--gpu", "H100", "--cache-dir", str(cache), *extra,
-            "--format", "text"]
+            "--dockerfile", "Dockerfile", "--format", "text"]
     for fmt in FORMATS[1:]:
         args += ["--format", f"{fmt}={out / ('report.' + fmt)}"]
     return run_cli(*args, env={"HOME": str(home), "DOCKER_CONFIG": str(home / "none"),
@@ -136,8 +137,9 @@ def test_kubeconfig_tokens_and_client_keys_never_appear(token_ok, tmp_path, dirs
 
         ref = publish(_image(), layout)["oci-dir"]
         out = dirs["out"]
+        (out / "Dockerfile").write_text("FROM scratch\n")
         args = ["check", ref, "--cluster", "--kubeconfig", str(path), "--cache-dir", str(dirs["cache"]),
-                "--format", "text"]
+                "--dockerfile", "Dockerfile", "--format", "text"]
         for fmt in FORMATS[1:]:
             args += ["--format", f"{fmt}={out / ('report.' + fmt)}"]
         run = run_cli(*args, env={"HOME": str(dirs["home"])}, cwd=out, timeout=90)

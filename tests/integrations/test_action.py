@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.report.sarif_github import assert_github_accepts
 from tests.support.imagebuilder import File, ImageSpec, write_oci_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 RUN_SH = ROOT / "action" / "run.sh"
-REQUIRED_INPUTS = ("image", "platform", "all-platforms", "driver", "target-file", "matrix", "config", "fail-on",
+REQUIRED_INPUTS = ("image", "platform", "all-platforms", "driver", "dockerfile", "target-file", "matrix", "config", "fail-on",
                    "format", "sarif-file", "cache", "args", "lint")
 REQUIRED_OUTPUTS = ("exit-code", "findings", "sarif-file", "json-file")
 
@@ -88,7 +89,8 @@ def test_cache_step_uses_actions_cache_with_the_cache_dir() -> None:
 def run_action(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, dict[str, str], str]:
     """Run action/run.sh as the composite step does; return (process, outputs, step summary)."""
     workspace = tmp_path / "workspace"
-    workspace.mkdir(exist_ok=True)
+    (workspace / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (workspace / ".github" / "workflows" / "ci.yml").write_text("on: push\n")  # the runner checks it out
     out_file, summary = tmp_path / "github_output", tmp_path / "step_summary.md"
     out_file.write_text("")
     summary.write_text("")
@@ -98,6 +100,7 @@ def run_action(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProce
         "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(tmp_path / "runner-temp"),
         "IMAGELINT_CACHE_DIR": str(tmp_path / "cache"), "IMAGELINT_VENV": str(tmp_path / "no-venv"),
         "ACTION_PATH": str(ROOT), "HOME": str(tmp_path / "home"),
+        "GITHUB_REPOSITORY": "org/repo", "GITHUB_WORKFLOW_REF": "org/repo/.github/workflows/ci.yml@refs/heads/main",
     })
     defaults = {"format": "github", "sarif-file": "imagelint.sarif", "cache": "on", "all-platforms": "false"}
     for name, value in {**defaults, **inputs}.items():
@@ -128,6 +131,7 @@ def test_check_fails_with_annotations_outputs_sarif_and_summary(tmp_path: Path, 
     sarif_path = tmp_path / "workspace" / outputs["sarif-file"]
     sarif = json.loads(sarif_path.read_text())
     assert sarif["version"] == "2.1.0" and {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"IL101", "IL302"}
+    assert_github_accepts(sarif, tmp_path / "workspace")  # pointed at the workflow file: no Dockerfile given
     report = json.loads(Path(outputs["json-file"]).read_text())
     s = report["summary"]
     assert int(outputs["findings"]) == s["error"] + s["warning"] + s["info"] > 0

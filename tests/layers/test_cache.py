@@ -118,11 +118,12 @@ def test_cache_cli_info_and_clean(tmp_path) -> None:
                                     capture_output=True, text=True)
     out = run("info")
     assert out.returncode == 0, out.stderr
-    assert "entries:   3" in out.stdout
+    assert "entries:   3 layer extract(s)" in out.stdout
     matrix_dir = tmp_path / "c" / "matrix"
     (matrix_dir / "ab").mkdir(parents=True)
     (matrix_dir / "matrix-0123abcd-1f.ilm").write_bytes(b"ILM1....")  # a parsed matrix
     (matrix_dir / "ab" / ("ab" * 32 + ".ilx")).write_bytes(b"ILX1")  # what older versions wrote there
+    assert "matrices:  2 parsed matrices" in run("info").stdout  # what clean will remove, counted the same way
     out = run("clean")
-    assert out.returncode == 0 and "removed 5" in out.stdout, out.stdout
+    assert out.returncode == 0 and out.stdout.startswith("removed 3 layer extract(s) and image facts and 2 parsed matrices"), out.stdout
     assert LayerCache(tmp_path / "c").info().entries == 0 and not list(matrix_dir.rglob("*.il?"))

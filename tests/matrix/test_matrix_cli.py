@@ -107,3 +107,21 @@ def test_console_script(tmp_path: Path) -> None:
     assert failed.returncode == 2
     assert failed.stderr.strip() == f"imagelint: error: {bad}:1: meta: missing 'schema_version'"
     assert "Traceback" not in failed.stderr
+
+
+def test_every_matrix_field_is_documented():
+    """docs/matrix.md names every field the schema allows (an overlay must never need an undocumented one)."""
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    schema = json.loads((root / "imagelint" / "schemas" / "matrix.schema.json").read_text())
+    doc = (root / "docs" / "matrix.md").read_text()
+    missing = []
+    for section, spec in schema["properties"].items():
+        assert f"`{section}`" in doc, section
+        for field in (spec.get("items") or spec).get("properties", {}):
+            if not re.search(r"`" + re.escape(field) + r"`|^" + re.escape(field) + r"\s*=", doc, re.M):
+                missing.append(f"{section}.{field}")
+    assert not missing, f"fields docs/matrix.md does not explain: {missing}"

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema
 import pytest
 
+from imagelint.core.engine import ImageResult
 from imagelint.report import FORMAT_NAMES, ReportOptions, render
+from imagelint.rules.base import Finding
 from imagelint.report.github import escape_data, escape_property, step_summary
+from imagelint.report.sarif import SarifArtifacts
 
 from tests.report.conftest import make_run
 from tests.rules.helpers import facts, run
 
 SECRET = "hunter2-secret"
+ROOT = Path(__file__).resolve().parents[2]
+# SARIF points image findings at a repository file: this checkout's README stands in for a Dockerfile.
+SARIF_OPTIONS = ReportOptions(sarif_artifacts=SarifArtifacts(root=str(ROOT), anchor=str(ROOT / "README.md")))
 
 
 def test_json_validates_and_counts(busy_run, report_schema):
@@ -40,9 +47,9 @@ def test_json_schema_rejects_a_broken_report(busy_run, report_schema):
 
 
 def test_sarif_valid_with_findings_and_unreadable_image(busy_run, sarif_schema):
-    doc = json.loads(render("sarif", busy_run))
+    doc = json.loads(render("sarif", busy_run, SARIF_OPTIONS))
     jsonschema.Draft4Validator(sarif_schema).validate(doc)
-    [r] = doc["runs"]
+    [r] = doc["runs"]  # the unreadable image gets no run of its own (it would close its alerts)
     inv = r["invocations"][0]
     assert inv["executionSuccessful"] is False
     assert any("connection refused" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
@@ -50,15 +57,16 @@ def test_sarif_valid_with_findings_and_unreadable_image(busy_run, sarif_schema):
     assert {x["id"] for x in rules} >= {"IL101", "IL302"} and all(x["help"]["text"] for x in rules)
     res = next(x for x in r["results"] if x["ruleId"] == "IL302")
     assert rules[res["ruleIndex"]]["id"] == "IL302"
-    loc = res["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"] == "app/config.txt" and loc["region"]["startLine"] == 3
+    loc = res["locations"][0]
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "README.md"  # image paths are not repository files
+    assert loc["logicalLocations"][0]["name"].startswith("/app/config.txt:3") and res["properties"]["imagePath"] == "/app/config.txt"
     supp = next(x for x in r["results"] if x["ruleId"] == "IL104")
     assert supp["suppressions"][0]["justification"].startswith("known")
 
 
 def test_sarif_valid_with_no_findings(sarif_schema):
     clean = make_run([run(facts({}))])
-    doc = json.loads(render("sarif", clean))
+    doc = json.loads(render("sarif", clean, SARIF_OPTIONS))
     jsonschema.Draft4Validator(sarif_schema).validate(doc)
     assert doc["runs"][0]["results"] == [] and doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
 
@@ -126,5 +134,29 @@ def test_text_lists_rules_that_need_a_target():
 
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_no_secret_in_any_format(busy_run, fmt):
-    assert SECRET not in render(fmt, busy_run)
+    assert SECRET not in render(fmt, busy_run, SARIF_OPTIONS)
     assert SECRET not in step_summary(busy_run)
+
+
+def test_findings_are_a_headline_and_detail_lines():
+    from imagelint.report._common import annotation_text, headline_and_details
+
+    long = ("pool p (driver 535.104.05, T4): CUDA 12.4.1 (from version.json) depends on the runtime (give --runtime-mode): "
+            "in legacy mode with toolkit >= 1.17.4; in cdi mode: runs only through minor-version compatibility; " + "x" * 600)
+    head, details = headline_and_details(long)
+    assert head == "pool p (driver 535.104.05, T4): CUDA 12.4.1 (from version.json) depends on the runtime (give --runtime-mode)"
+    assert details[0] == "in legacy mode with toolkit >= 1.17.4" and details[-1] == "x" * 600
+    assert headline_and_details("short; detail") == ("short", ("detail",))
+    note = annotation_text(long, 300)
+    assert len(note) <= 300 and note.startswith(head) and note.endswith("more detail line(s) in the JSON report")
+
+
+def test_github_annotations_stay_short_and_json_keeps_the_whole_message():
+    msg = "headline of it; " + "; ".join(f"detail {i} " + "y" * 60 for i in range(20))
+    f = Finding("IL101", "cuda-driver-too-old", "error", msg, None)
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL101",))])
+    [line] = [ln for ln in render("github", r).splitlines() if ln.startswith("::error title=IL101")]
+    assert len(line) < 500 and "headline of it%0Adetail 0" in line
+    assert json.loads(render("json", r))["results"][0]["findings"][0]["message"] == msg
+    text = render("text", r)
+    assert "IL101 cuda-driver-too-old: headline of it\n      detail 0 " in text and "detail 19" in text

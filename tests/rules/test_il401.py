@@ -183,6 +183,17 @@ def test_real_library_in_an_image_on_h100(tmp_path, with_ptx, fires):
     assert check(f, target(pool("a100", gpus=("A100",)))) == []
 
 
+def test_code_for_the_gpu_that_the_library_loads_itself_is_not_an_error():
+    """libcufft.so.11 from nvidia-cufft-cu12: .nv_fatbin has one sm_52 helper; its kernels are fatbins in
+    .ldata that cuFFT loads itself. Not the runtime's to load, not ours to fail."""
+    f = with_code(lib_isa("usr/lib/libcufft.so.11", sass=("sm_52",), not_loaded=(".ldata: sm_90", ".ldata: lto_90")))
+    [finding] = check(f, target(pool("h100", driver="580.65.06", gpus=("H100",))))
+    assert finding.severity == "info" and "sm_90 (.ldata)" in finding.message
+    assert finding.extra["outcome"] == "own-loaded-code"
+    [finding] = check(f, target(pool("b200", driver="580.65.06", gpus=("B200",))))
+    assert finding.severity == "error"  # nothing anywhere for 10.0
+
+
 def test_the_jit_is_the_libcuda_the_compatibility_verdict_loads():
     """PTX ISA 8.4 (CUDA 12.4) on a 535 driver (JIT up to 8.2): too new for the host's JIT, but
     where the runtime loads the image's cuda-compat-12-4 libcuda, that libcuda's JIT compiles it."""
@@ -204,3 +215,20 @@ def test_no_kernel_judgement_says_when_cuda_itself_does_not_start():
     image = dataclasses.replace(facts({"CUDA_VERSION": "12.4.1"}), gpu_code=(lib_isa("usr/lib/libk.so", ptx=("compute_75",), isa="8.4"),))
     [f] = check(image, target(pool("t4", driver="470.57.02", gpus=("T4",), runtime_mode="cdi", toolkit="1.18.0")))
     assert "CUDA itself does not initialise" in f.message
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_real_rdc_library_in_an_image_has_no_kernel_on_b200(tmp_path):
+    """nvcc -rdc=true: sm_80 in .nv_fatbin, compute_90 PTX only in __nv_relfatbin. Counting the latter
+    said 'runs by JIT' on B200; the runtime never loads it: no kernel image."""
+    so = compile_library(("arch=compute_80,code=sm_80", "arch=compute_90,code=compute_90"), ("-rdc=true",)).read_bytes()
+    image = open_spec(tmp_path, ImageSpec(layers=[[File("opt/app/lib/librdc.so", so, 0o755)]],
+                                          env={"CUDA_VERSION": "13.0.1"}))
+    fs = read_image_filesystem(image, _merged_spec())
+    f = dataclasses.replace(collect_image_facts(image, fs), gpu_code=gpu_code_facts(fs))
+    [code] = f.gpu_code
+    assert code.sass == ("sm_80",) and code.ptx == () and code.not_loaded == ("__nv_relfatbin: sm_80", "__nv_relfatbin: compute_90")
+    [e] = check(f, target(pool("b200", driver="580.65.06", gpus=("B200",))))
+    assert e.severity == "error" and "no kernel image is available" in e.message
+    assert "compute_90 in __nv_relfatbin" in e.message

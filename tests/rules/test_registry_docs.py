@@ -43,7 +43,9 @@ def test_docs_rules_md_is_current():
 
 def test_explain_and_rules_commands():
     out = subprocess.run(["imagelint", "explain", "cuda-driver-too-old"], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0 and out.stdout.startswith("## IL101 cuda-driver-too-old") and "minor-version" in out.stdout
+    assert out.returncode == 0 and out.stdout.startswith("IL101 cuda-driver-too-old: ") and "minor-version" in out.stdout
+    md = subprocess.run(["imagelint", "explain", "cuda-driver-too-old", "--format", "markdown"], capture_output=True, text=True, timeout=60)
+    assert md.returncode == 0 and md.stdout.startswith("## IL101 cuda-driver-too-old")
     bad = subprocess.run(["imagelint", "explain", "IL999"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("imagelint: error: unknown rule")
     listing = subprocess.run(["imagelint", "rules"], capture_output=True, text=True, timeout=60)

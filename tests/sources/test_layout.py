@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -260,3 +262,54 @@ def test_parse_reference_sniffs_each_on_disk_format(tmp_path):
         tf.addfile(tar_info("hello.txt"))
     with pytest.raises(UsageError):
         parse_reference(str(tmp_path / "other.tar"))
+
+
+@pytest.mark.parametrize("text", ["./x.tar", "imgs/nonexistent.tar", "/nope/layout", "../up/image.tar.gz", "~/missing.tgz",
+                                  "./layout:v1", "app.tar"])
+def test_a_missing_path_is_no_such_file_not_a_registry_lookup(text, tmp_path, monkeypatch):
+    from imagelint.errors import SourceError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SourceError, match="no such file or directory") as exc:
+        parse_reference(text)
+    assert exc.value.exit_code == 3
+
+
+def test_names_that_are_not_paths_stay_registry_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert parse_reference("ghcr.io/org/app:1.2").kind == "auto"
+    assert parse_reference("registry:ghcr.io/org/app.tar").kind == "registry"  # the escape hatch for such names
+    layout = write_oci_layout(tmp_path / "home" / "layout", {"v1": sample_image(("gzip",))})
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert parse_reference("~/layout").value == str(layout)
+
+
+@pytest.mark.parametrize("kind", ["oci-archive", "docker-archive"])
+def test_archives_packed_with_tar_dot_are_read(kind, tmp_path):
+    """`tar -C DIR -cf image.tar .` writes `./`, `./index.json` …: the root entry is skipped."""
+    built = sample_image(("gzip",))
+    if kind == "oci-archive":
+        src = write_oci_layout(tmp_path / "layout", {"v1": built})
+    else:
+        src = tmp_path / "save"
+        with tarfile.open(write_docker_archive(tmp_path / "saved.tar", built, ["example/a:1"])) as tf:
+            tf.extractall(src, filter="data")
+    archive = tmp_path / "image.tar"
+    subprocess.run(["tar", "-C", str(src), "-cf", str(archive), "."], check=True)
+    with tarfile.open(archive) as tf:
+        assert tf.getnames()[0] in (".", "./")
+    [image] = open_images(str(archive))
+    assert image.config_digest == built.config_digest and image_tars(image) == built_tars(built)
+
+
+def test_a_file_named_dot_is_still_refused(tmp_path):
+    from imagelint.errors import ImageFormatError
+
+    archive = tmp_path / "odd.tar"
+    with tarfile.open(archive, "w") as tf:
+        tf.addfile(tar_info("index.json"), io.BytesIO(b""))
+        info = tar_info("./")
+        info.type = tarfile.REGTYPE
+        tf.addfile(info, io.BytesIO(b""))
+    with pytest.raises((ImageFormatError, UsageError)):
+        open_images(f"oci-archive:{archive}")

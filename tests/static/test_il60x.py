@@ -118,3 +118,24 @@ def test_il605_runtime_class_and_annotation_suppression(registry) -> None:
     ignored = pod(GPU_CONTAINER, annotations='imagelint.io/ignore: "IL605: set by our admission webhook"')
     found, suppressed = findings(ignored, target, registry, "IL605")
     assert found == [] and suppressed[0].reason == "set by our admission webhook"
+
+
+def test_il602_names_the_nearest_resource_a_pool_offers(registry) -> None:
+    """A missing MIG slice is explained with the pool that offers the nearest one, not the first pool."""
+    t4 = NodePool(name="t4", gpus=(GpuSpec(product="Tesla-T4"),), resources={"nvidia.com/gpu": 4})
+    a100 = NodePool(name="a100-mig", mig_strategy="mixed", gpus=(GpuSpec(product="A100-SXM4-40GB"),),
+                    resources={"nvidia.com/mig-1g.10gb": 14, "nvidia.com/mig-3g.40gb": 2})
+    text = pod("containers:\n- name: c\n  image: x\n  resources:\n    limits: {nvidia.com/mig-1g.5gb: 1}\n")
+    [f], _ = findings(text, Target(pools=(t4, a100)), registry, "IL602")
+    assert "nearest: nvidia.com/mig-1g.10gb on pool a100-mig" in f.message, f.message
+    assert "pool t4: none" not in f.message and "(pool t4" not in f.message
+
+
+def test_nearest_resource_ranks_slices_then_memory() -> None:
+    from imagelint.rules._resources import nearest_resource
+
+    offers = [("a", "nvidia.com/gpu"), ("b", "nvidia.com/mig-3g.40gb"), ("c", "nvidia.com/mig-1g.10gb+me"),
+              ("d", "nvidia.com/mig-1g.20gb")]
+    assert nearest_resource("nvidia.com/mig-1g.5gb", offers) == ("c", "nvidia.com/mig-1g.10gb+me")
+    assert nearest_resource("nvidia.com/gpu.shared", offers) == ("a", "nvidia.com/gpu")
+    assert nearest_resource("nvidia.com/gpu", []) is None

@@ -25,7 +25,7 @@ ResourceClaims (``None`` = the API is not served: 404). ``methods`` records each
 
 Any kind not served above is served generically from ``ClusterState.objects``
 (``"apis/apps/v1/deployments"`` → items; for ``imagelint audit``): lists cluster-wide and per
-namespace, and one object by name. Every list honours a ``labelSelector`` of ``key=value`` terms.
+namespace, and one object by name. These lists and pods honour a ``labelSelector`` of ``key=value`` terms.
 Collections named in ``ClusterState.writable`` also accept POST (create: 409 if the name exists)
 and PUT (replace: 404 if missing, 409 on a stale ``resourceVersion``), as the API server does;
 ``writes`` records them (method, path).
@@ -253,7 +253,9 @@ class FakeKube:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
         if "items" in body and "fieldSelector" in query:
             body = {**body, "items": [i for i in body["items"] if _field_selected(i, query["fieldSelector"][0])]}
-        if "items" in body and query.get("labelSelector", [""])[0]:
+        # Pods and the generic kinds honour a labelSelector (the other lists keep answering everything:
+        # tests/target check that the client passes it, not that this server filters).
+        if body.get("kind") in ("PodList", "List") and query.get("labelSelector", [""])[0]:
             body = {**body, "items": [i for i in body["items"] if _label_selected(i, query["labelSelector"][0])]}
         self._send(request, 200, self._page(body, query))
 

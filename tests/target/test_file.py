@@ -100,7 +100,7 @@ BAD_CASES = [
     ("[[pool]]\nname='a'\ngpus = 'T4'\n", 3, "pool 1: gpus must be a list of GPU names or tables, not a string"),
     ("[[pool]]\nname='a'\ngpus = ['H10O']\n", 3, "pool 1: gpus[0]: unknown GPU 'H10O'; did you mean"),
     ("[[pool]]\ngpus = [{ product = 'T4', cores = 2 }]\n", 2, "gpus[0]: unknown key 'cores'"),
-    ("[[pool]]\ngpus = [{ compute-capability = '9' }]\n", 2, "gpus[0]: compute-capability '9' is not MAJOR.MINOR"),
+    ("[[pool]]\ngpus = [{ compute-capability = 'nine' }]\n", 2, "gpus[0]: compute-capability 'nine' is not MAJOR.MINOR"),
     ("[[pool]]\ngpus = [{ product = 'T4', count = -1 }]\n", 2, "gpus[0]: count must be a whole number >= 0"),
     ("[[pool]]\ntaints = [{ key = 'k', effect = 'Sometimes' }]\n", 2, "taints[0]: effect 'Sometimes' is not valid"),
     ("[[pool]]\ntaints = [{ value = 'v' }]\n", 2, "taints[0]: 'key' must be a non-empty string"),

@@ -67,7 +67,7 @@ def test_flags_without_driver_give_one_pool_named_flags():
         ({"drivers": ["535.104.5.1"]}, "--driver: '535.104.5.1' is not a driver version; expected NNN[.NN[.NN]]"),
         ({"drivers": ["x535"]}, "--driver: 'x535' is not a driver version"),
         ({"drivers": ["12.2"]}, "--driver: '12.2' is not a driver version"),
-        ({"cc": "9"}, "--compute-capability: '9' is not a compute capability; expected MAJOR.MINOR"),
+        ({"cc": "nine"}, "--compute-capability: 'nine' is not a compute capability; expected MAJOR.MINOR"),
         ({"arch": "ppc64le"}, "--arch: 'ppc64le' is not a node architecture; expected one of amd64, arm64"),
         ({"toolkit": "latest"}, "--toolkit: 'latest' is not a release version; expected X.Y[.Z]"),
         ({"plugin": "0"}, "--device-plugin: '0' is not a release version"),

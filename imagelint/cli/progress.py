@@ -1,0 +1,82 @@
+"""The progress line: on stderr, only for people (a terminal, not CI), only for reads over a second.
+
+    with progress_line(quiet=quiet):
+        run = run_check(...)
+
+A thread polls ``imagelint.progress`` four times a second and, once an image has been read
+for ``IMAGELINT_PROGRESS_DELAY`` seconds (default 1), rewrites one line:
+``imagelint: reading registry:ghcr.io/org/app:1 … 1.4 GiB inflated, 12 s``; the line is erased
+when reading ends, so the report and the error lines are never mixed with it. Never shown when
+stderr is not a terminal (CI logs, pipes, files), under a CI environment, or with ``--quiet``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import sys
+import threading
+from typing import IO, Iterator, Mapping
+
+# Set by the CI systems people use (GitHub Actions, GitLab, Buildkite, Jenkins, Azure, CircleCI, Travis…).
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI", "TRAVIS")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def wanted(stream: IO[str], environ: Mapping[str, str], quiet: bool = False) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    in_ci = any(environ.get(v, "").strip().lower() not in ("", "0", "false") for v in CI_VARIABLES)
+    return not quiet and bool(isatty and isatty()) and not in_ci
+
+
+def line_for(subject: str, elapsed: float, inflated: int, width: int) -> str:
+    from imagelint.sizes import human_size
+
+    text = f"imagelint: reading {_CONTROL.sub('?', subject)} … {human_size(inflated)} inflated, {int(elapsed)} s"
+    return text if len(text) <= width else text[: max(width - 1, 10)] + "…"
+
+
+@contextlib.contextmanager
+def progress_line(stream: IO[str] | None = None, environ: Mapping[str, str] | None = None,
+                  quiet: bool = False) -> Iterator[None]:
+    stream = stream or sys.stderr
+    environ = os.environ if environ is None else environ
+    if not wanted(stream, environ, quiet):
+        yield
+        return
+    from imagelint import progress
+
+    try:
+        delay = float(environ.get("IMAGELINT_PROGRESS_DELAY", "1"))
+    except ValueError:
+        delay = 1.0
+    stop = threading.Event()
+    shown = threading.Event()
+
+    def clear() -> None:
+        if shown.is_set():
+            stream.write("\r\033[K")
+            stream.flush()
+            shown.clear()
+
+    def run() -> None:
+        while not stop.wait(0.25):
+            subject, elapsed, inflated = progress.snapshot()
+            if subject is None or elapsed < delay:
+                clear()
+                continue
+            width = shutil.get_terminal_size((100, 24)).columns - 1
+            stream.write("\r\033[K" + line_for(subject, elapsed, inflated, width))
+            stream.flush()
+            shown.set()
+
+    thread = threading.Thread(target=run, name="imagelint-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(1.0)
+        clear()

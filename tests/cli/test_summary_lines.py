@@ -1,0 +1,66 @@
+"""Summary lines count what was looked at, once each; an unreadable image is printed once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = f"oci-dir:{ROOT / 'examples' / 'cuda-app'}"
+
+
+def cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    full.update({"IMAGELINT_NO_CACHE": "1", "NO_COLOR": "1", **(env or {})})
+    return subprocess.run(["imagelint", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=120)
+
+
+def last_line(text: str) -> str:
+    return text.strip().splitlines()[-1]
+
+
+def test_lint_counts_files_not_objects(tmp_path):
+    three = "\n---\n".join(textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: p{i}}}
+        spec:
+          containers:
+          - name: c
+            image: app:1
+            resources: {{limits: {{nvidia.com/gpu: 1}}}}""") for i in range(3))
+    (tmp_path / "pods.yaml").write_text(three + "\n")
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n")
+    (tmp_path / "run.sh").write_text("#!/bin/sh\nexec python3 serve.py\n")
+    (tmp_path / "notes.md").write_text("hello\n")
+    r = cli("lint", "pods.yaml", "Dockerfile", "run.sh", "notes.md", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    assert last_line(r.stdout).startswith("4 file(s) (1 skipped): "), r.stdout
+    assert "image(s)" not in last_line(r.stdout)
+
+
+def test_lint_of_skipped_files_only_says_files(tmp_path):
+    (tmp_path / "notes.md").write_text("hello\n")
+    r = cli("lint", "notes.md", cwd=tmp_path)
+    assert r.returncode == 0 and last_line(r.stdout).startswith("1 file(s) (1 skipped): 0 error(s)"), r.stdout
+
+
+def test_unreadable_images_are_counted_and_printed_once(tmp_path):
+    r = cli("check", EXAMPLE, "./missing.tar", "--driver", "550.54.15", cwd=tmp_path)
+    assert r.returncode == 3
+    assert last_line(r.stdout).startswith("2 image(s) (1 unreadable): "), r.stdout
+    assert r.stderr.strip() == "imagelint: error: ./missing.tar: no such file or directory"
+    assert "no such file" not in r.stdout, "the message is on stderr; the report names the image as unreadable"
+    # the same error in a report file keeps its message
+    out = tmp_path / "report.txt"
+    r = cli("check", "./missing.tar", "--format", "text", "--output", str(out), cwd=tmp_path)
+    assert "no such file or directory" in out.read_text() and r.stderr.count("no such file") == 1
+
+
+def test_github_format_reports_an_unreadable_image_as_its_annotation_only(tmp_path):
+    r = cli("check", "./missing.tar", "--format", "github", cwd=tmp_path)
+    assert r.returncode == 3 and r.stderr == ""
+    assert sum("no such file" in line for line in r.stdout.splitlines()) == 1
+    assert "0 image(s)" not in r.stdout and "1 image(s) (1 unreadable)" in r.stdout

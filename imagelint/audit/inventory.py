@@ -92,29 +92,49 @@ def image_credentials(fleet: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
+MAX_PLACEMENT_NODES = 3  # nodes named in a workload's placement; the rest are counted
+
+
+def _placement_text(placements: Iterable[str]) -> str:
+    """One workload's placements (one per pod or template), said once: ``nodes a, b and 3 more``."""
+    distinct = sorted(set(placements))
+    if len(distinct) == 1:
+        return distinct[0]
+    nodes = [p[len("node "):] for p in distinct if p.startswith("node ") and not p.endswith(")")]
+    others = [p for p in distinct if not (p.startswith("node ") and not p.endswith(")"))]
+    shown = ", ".join(nodes[:MAX_PLACEMENT_NODES])
+    if len(nodes) > MAX_PLACEMENT_NODES:
+        shown += f" and {len(nodes) - MAX_PLACEMENT_NODES} more"
+    return "; ".join(([f"nodes {shown}" if len(nodes) > 1 else f"node {shown}"] if nodes else []) + others)
+
+
 def inventory_from_fleet(fleet: Any) -> Inventory:
-    """Workload containers (``imagelint.cluster.fleet.Fleet``) → deduplicated images + placements."""
+    """Workload containers (``imagelint.cluster.fleet.Fleet``) → deduplicated images + placements.
+
+    One workload per (namespace, owner, container, image): its pods on different nodes (or its
+    pods and its template) are one entry whose pools are the union of theirs."""
     target: Target = fleet.target
     by_ref = _digests_by_reference(fleet.containers)
-    grouped: dict[tuple[Any, ...], list[Any]] = {}
+    grouped: dict[tuple[Any, ...], list[tuple[Any, tuple[str, ...], str]]] = {}
     images: dict[str, dict[str, Any]] = {}
     for c in fleet.containers:
         pools, placement = _placement(c, target, fleet.node_pools, getattr(fleet, "nodes", ()))
         key = _image_key(c, by_ref)
-        grouped.setdefault((c.namespace, c.owner_kind, c.owner_name, c.container, c.image, key, pools, placement), []).append(c)
+        grouped.setdefault((c.namespace, c.owner_kind, c.owner_name, c.container, c.image, key), []).append((c, pools, placement))
         entry = images.setdefault(key, {"pullable": None, "refs": set()})
         entry["refs"].add(c.image)
         if c.pullable and (entry["pullable"] is None or c.pullable < entry["pullable"]):
             entry["pullable"] = c.pullable  # the smallest: the same whatever order pods are listed in
     workloads = tuple(sorted(
-        (Workload(ns, kind, name, container, image, key, pools, placement, sum(1 for c in cs if c.pod))
-         for (ns, kind, name, container, image, key, pools, placement), cs in grouped.items()),
+        (Workload(ns, kind, name, container, image, key, tuple(sorted({p for _, pools, _ in cs for p in pools})),
+                  _placement_text(placement for _, _, placement in cs), sum(1 for c, _, _ in cs if c.pod))
+         for (ns, kind, name, container, image, key), cs in grouped.items()),
         key=lambda w: w.sort_key,
     ))
     checked = {w.image_key for w in workloads if w.pools}
     # A GPU workload that can land nowhere is not a pass: say so (IL603/IL604 explain why in lint).
     stranded = tuple(f"{w.namespace}/{w.owner} container {w.container}: asks for a GPU but its scheduling matches "
-                     "no GPU pool; not checked" for w in workloads if w.placement == "scheduling matches no GPU pool")
+                     "no GPU pool; not checked" for w in workloads if not w.pools and "scheduling matches no GPU pool" in w.placement)
     audit_images = tuple(
         AuditImage(key, registry_reference(e["pullable"] or min(e["refs"])), tuple(sorted(e["refs"])))
         for key, e in sorted(images.items()) if key in checked

@@ -216,6 +216,11 @@ def test_audit_dedupes_by_digest_and_skips_cpu_pods(audit_json) -> None:
         ("coredns", "node cpu-a (no GPU pool)"),
     ], off
     assert sum(w["pods"] for w in audit_json["workloads"]) == 310
+    # One entry per workload container, whatever the number of nodes its pods run on.
+    keys = [(w["namespace"], w["owner"]["kind"], w["owner"]["name"], w["container"], w["image"]) for w in audit_json["workloads"]]
+    assert len(keys) == len(set(keys))
+    app10 = next(w for w in audit_json["workloads"] if w["owner"]["name"] == "app-10")
+    assert app10["pods"] == 10 and app10["pools"] == ["t4-pool"] and app10["placement"] == "nodes t4-a, t4-b"
 
 
 def test_audit_text_lists_broken_workloads_with_pool_and_reason(fleet) -> None:

@@ -13,6 +13,7 @@ from imagelint.audit.model import PASS, VERDICT_RANK, AuditReport
 from imagelint.audit.plan import BREAKS, FIXED, UNCHANGED, PlanReport
 
 MAX_DETAIL_FINDINGS = 20
+MAX_TABLE_ROWS = 200  # worst first; the JSON report has every row
 
 
 def safe(text: str) -> str:
@@ -45,8 +46,11 @@ def render_text(report: AuditReport) -> str:
     rows.sort(key=lambda r: (-r[0], r[1].sort_key, r[2]))
     if rows:
         table = [("VERDICT", "NAMESPACE", "WORKLOAD", "CONTAINER", "POOL", "IMAGE")]
-        table += [(v.upper(), safe(w.namespace), safe(w.owner), safe(w.container), safe(p), safe(w.image)) for _, w, p, v in rows]
+        table += [(v.upper(), safe(w.namespace), safe(w.owner), safe(w.container), safe(p), safe(w.image))
+                  for _, w, p, v in rows[:MAX_TABLE_ROWS]]
         lines += _table(table)
+        if len(rows) > MAX_TABLE_ROWS:
+            lines.append(f"... and {len(rows) - MAX_TABLE_ROWS} more rows (every row: --format json)")
     elif not any(w.pools for w in report.workloads):
         lines.append("no workload runs on (or can land on) a GPU pool: nothing was checked")
     else:

@@ -14,6 +14,7 @@ from imagelint.audit.plan import BREAKS, FIXED, UNCHANGED, PlanReport
 
 MAX_DETAIL_FINDINGS = 20
 MAX_TABLE_ROWS = 200  # worst first; the JSON report has every row
+MAX_DETAILS = 100  # image × pool details, worst first
 
 
 def safe(text: str) -> str:
@@ -59,7 +60,8 @@ def render_text(report: AuditReport) -> str:
     if details:
         lines += ["", "Details:"]
     refs = {i.key: i for i in report.images}
-    for c in sorted(details, key=lambda c: (-VERDICT_RANK[c.verdict], c.image_key, c.pool)):
+    details.sort(key=lambda c: (-VERDICT_RANK[c.verdict], c.image_key, c.pool))
+    for c in details[:MAX_DETAILS]:
         image = refs.get(c.image_key)
         names = ", ".join(safe(r) for r in image.references) if image else safe(c.image_key)
         lines.append(f"  {c.verdict.upper()} {names} on pool {safe(c.pool)}"
@@ -70,6 +72,8 @@ def render_text(report: AuditReport) -> str:
             lines.append(f"    {f.rule} {f.severity}: {safe(f.message)}")
         if len(c.findings) > MAX_DETAIL_FINDINGS:
             lines.append(f"    ... and {len(c.findings) - MAX_DETAIL_FINDINGS} more (see --format json)")
+    if len(details) > MAX_DETAILS:
+        lines.append(f"  ... and {len(details) - MAX_DETAILS} more images × pools (every one: --format json)")
     lines += _warnings(report.warnings)
     return "\n".join(lines) + "\n"
 

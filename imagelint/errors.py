@@ -4,7 +4,8 @@ Exit codes are part of the public contract:
   0  nothing at or above the fail-on threshold
   1  findings at or above the threshold
   2  usage or configuration error (bad flag, bad config/target/matrix file)
-  3  an image, registry, daemon or cluster could not be read
+  3  an image, registry, daemon or cluster could not be read (or the run reached --deadline)
+  4  the output could not be written (stdout on a full disk, an I/O error): the verdict is unknown
   70 an internal error (a bug): reported in one line, never a traceback
 
 Every error carries a one-line message meant for people; the CLI prints it as
@@ -18,6 +19,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
+EXIT_OUTPUT = 4  # stdout could not take the report (ENOSPC, EIO); EPIPE stays click's quiet 1
 EXIT_INTERNAL = 70  # a bug in imagelint (EX_SOFTWARE); never used for bad input
 
 

@@ -2,13 +2,19 @@
 
 An env var whose name has a secret-looking word (``*_TOKEN``, ``DB_PASSWORD``,
 ``AWS_SECRET_ACCESS_KEY``...; dockle PR #268) holds a secret: its value is replaced by
-``[redacted]`` wherever it appears, in reports, ``inspect`` output and the facts cache.
+``[redacted]`` wherever it appears in output (reports, ``inspect``).
+
+Redaction is for output only: facts are never computed from redacted text, so a secret
+that happens to equal a fact string (``BUILD_TOKEN=12.4`` beside CUDA 12.4) cannot
+change a verdict. The facts cache keeps secrets off disk with a reversible mask
+(``mask_data`` / ``unmask_data``): each secret becomes a numbered placeholder that
+the image's own env (which the cache key covers) turns back into the value on read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,9 +38,14 @@ def looks_secret(name: str) -> bool:
 
 def secret_values(facts: ImageFacts) -> tuple[str, ...]:
     """The secret values of ``facts``' env, longest first (so a value inside another is not left half-shown)."""
-    values = {e.value for e in facts.env
-              if looks_secret(e.name) and len(e.value) >= 4 and e.value.lower() not in _NOT_SECRET_VALUES}
-    return tuple(sorted(values, key=len, reverse=True))
+    return secret_env_values((e.name, e.value) for e in facts.env)
+
+
+def secret_env_values(env: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The secret values among ``(name, value)`` env pairs: longest first, then in text order (stable)."""
+    values = {value for name, value in env
+              if looks_secret(name) and len(value) >= 4 and value.lower() not in _NOT_SECRET_VALUES}
+    return tuple(sorted(values, key=lambda v: (-len(v), v)))
 
 
 def redact_text(text: str, secrets: Sequence[str]) -> str:
@@ -52,4 +63,56 @@ def redact_data(value: Any, secrets: Sequence[str]) -> Any:
         return [redact_data(v, secrets) for v in value]
     if isinstance(value, Mapping):
         return {redact_text(k, secrets) if isinstance(k, str) else k: redact_data(v, secrets) for k, v in value.items()}
+    return value
+
+
+# --- the reversible mask of the facts cache ------------------------------------------------
+# In every string, each secret becomes MARK + its index + ";" and a literal MARK becomes MARK + "e",
+# in one left-to-right pass, so no text an image chose can pose as a placeholder.
+_MARK = "\ue000"
+_UNMASK = re.compile(_MARK + r"(?:(e)|(\d{1,6});)")
+
+
+def mask_text(text: str, secrets: Sequence[str]) -> str:
+    if _MARK not in text and not any(s in text for s in secrets):
+        return text
+    index = {s: i for i, s in enumerate(secrets)}
+    pattern = re.compile("|".join([re.escape(s) for s in secrets] + [re.escape(_MARK)]))
+    return pattern.sub(lambda m: _MARK + "e" if m.group(0) == _MARK else f"{_MARK}{index[m.group(0)]};", text)
+
+
+def unmask_text(text: str, secrets: Sequence[str]) -> str:
+    """The text ``mask_text`` was given; ValueError for a placeholder ``secrets`` has no value for."""
+    if _MARK not in text:
+        return text
+    if _MARK in _UNMASK.sub("", text):
+        raise ValueError("a stray mask mark")
+
+    def value(m: re.Match[str]) -> str:
+        if m.group(1):
+            return _MARK
+        i = int(m.group(2))
+        if i >= len(secrets):
+            raise ValueError("a masked secret the image's env does not hold")
+        return secrets[i]
+
+    return _UNMASK.sub(value, text)
+
+
+def mask_data(value: Any, secrets: Sequence[str]) -> Any:
+    """JSON-like data with every string (mapping keys included) masked."""
+    return _walk(value, lambda s: mask_text(s, secrets))
+
+
+def unmask_data(value: Any, secrets: Sequence[str]) -> Any:
+    return _walk(value, lambda s: unmask_text(s, secrets))
+
+
+def _walk(value: Any, fn: Any) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return [_walk(v, fn) for v in value]
+    if isinstance(value, Mapping):
+        return {fn(k) if isinstance(k, str) else k: _walk(v, fn) for k, v in value.items()}
     return value

@@ -87,22 +87,35 @@ class RegistryName:
         return s
 
 
+# USER[:PASSWORD]@ before the first "/" (after an optional scheme): credentials, never a digest.
+_USERINFO = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?[^/@]*@[^/@]*/")
+
+
+def shown_reference(text: str) -> str:
+    """``text`` fit to show in a message: any ``user:password@`` replaced by ``***@``."""
+    return re.sub(r"^((?:[a-z][a-z0-9+.-]*://)?)[^/@]*@(?=[^/@]*/)", r"\1***@", text)
+
+
 def parse_registry_name(text: str) -> RegistryName:
     """Parse and normalise a registry image name, as docker does."""
     name = text.strip()
     if not name:
         raise UsageError("empty image name")
+    if _USERINFO.match(name):
+        # user:password@host/repo: a password on the command line ends up in logs; it is never echoed.
+        raise UsageError(f"image reference {shown_reference(name)!r} carries credentials: put them in the "
+                         "docker config (docker login), not in the reference")
     digest = None
     if "@" in name:
         name, digest = name.split("@", 1)
         if not _DIGEST_RE.match(digest):
-            raise UsageError(f"invalid digest in image reference {text!r}")
+            raise UsageError(f"invalid digest in image reference {shown_reference(text)!r}")
     tag = None
     last = name.rsplit("/", 1)[-1]
     if ":" in last:
         name, tag = name.rsplit(":", 1)
         if not _TAG_RE.match(tag):
-            raise UsageError(f"invalid tag {tag!r} in image reference {text!r}")
+            raise UsageError(f"invalid tag {tag!r} in image reference {shown_reference(text)!r}")
     first, _, rest = name.partition("/")
     if rest and ("." in first or ":" in first or first == "localhost"):
         registry, repository = first, rest
@@ -113,7 +126,7 @@ def parse_registry_name(text: str) -> RegistryName:
     if registry == DOCKER_HUB and "/" not in repository:
         repository = f"library/{repository}"
     if not _REPO_RE.match(repository):
-        raise UsageError(f"invalid repository name {repository!r} in image reference {text!r}")
+        raise UsageError(f"invalid repository name {repository!r} in image reference {shown_reference(text)!r}")
     if tag is None and digest is None:
         tag = "latest"
     return RegistryName(registry, repository, tag, digest)
@@ -149,7 +162,7 @@ def parse_reference(text: str) -> ImageReference:
     scheme, sep, rest = text.partition(":")
     if sep and scheme in SCHEMES and not rest.startswith("//"):
         if not rest:
-            raise UsageError(f"image reference {text!r} names no image after '{scheme}:'")
+            raise UsageError(f"image reference {shown_reference(text)!r} names no image after '{scheme}:'")
         rest = os.path.expanduser(rest) if rest.startswith("~") else rest
         if scheme in ("oci-dir", "oci-archive"):
             path, tag = _split_path_tag(rest)

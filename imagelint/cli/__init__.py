@@ -7,12 +7,13 @@ that ``imagelint lint`` (the pre-commit path) starts fast.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
 
 from imagelint import __version__
-from imagelint.errors import EXIT_INTERNAL, EXIT_UNREADABLE, ImagelintError
+from imagelint.errors import EXIT_INTERNAL, EXIT_OUTPUT, EXIT_UNREADABLE, ImagelintError
 
 app = typer.Typer(
     name="imagelint",
@@ -66,24 +67,76 @@ def _register(command: str | None = None) -> None:
 
 def fail(exc: ImagelintError) -> "typer.Exit":
     """Print an imagelint error as one line on stderr and return the Exit to raise."""
-    typer.echo(f"imagelint: error: {exc.message}", err=True)
+    typer.echo(error_line(exc.message), err=True)
     return typer.Exit(exc.exit_code)
 
 
+def error_line(message: str) -> str:
+    """``imagelint: error: MESSAGE`` as one printable line (a message may quote an image or a registry)."""
+    from imagelint.escape import guard_line, printable
+
+    return guard_line(f"imagelint: error: {printable(' '.join(message.splitlines()))}")
+
+
 def main() -> None:
+    import os
+
+    from imagelint import deadline
+
     _register(next((a for a in sys.argv[1:] if not a.startswith("-")), None))
     try:
-        app(standalone_mode=True)
+        deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
+        try:
+            app(standalone_mode=True)
+        finally:
+            sys.stdout.flush()  # a full disk shows here, not as a traceback at interpreter exit
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            raise _internal(exc) from None
+        _output_failed(exc.strerror or str(exc))
     except ImagelintError as exc:  # commands normally convert these; this is the safety net
-        typer.echo(f"imagelint: error: {exc.message}", err=True)
+        typer.echo(error_line(exc.message), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("imagelint: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # never a traceback for users; say what broke in one line
-        detail = " ".join(str(exc).split())[:200]  # one line, whatever the exception text holds
-        typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
-        sys.exit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
+        raise _internal(exc) from None
+    finally:
+        deadline.stop()
+
+
+# Writing the report failed: no space, an I/O error on the output device. (A reader that went
+# away, EPIPE, keeps click's convention: a quiet exit 1; imagelint/__main__.py.)
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+
+
+def _output_failed(reason: str) -> None:
+    """Exit EXIT_OUTPUT with one line on the real stderr; stdout is pointed at /dev/null so the
+    interpreter's last flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+    try:
+        sys.__stderr__.write(error_line(f"cannot write the output: {reason}") + "\n")
+        sys.__stderr__.flush()
+    except (OSError, AttributeError, ValueError):
+        pass
+    raise SystemExit(EXIT_OUTPUT)
+
+
+def _internal(exc: BaseException) -> SystemExit:
+    from imagelint.escape import printable
+
+    detail = printable(" ".join(str(exc).split()))[:200]  # one line, whatever the exception text holds
+    typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
+    # An OSError that escaped a source is an unreadable input (exit 3), anything else a bug.
+    return SystemExit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
 
 
 __all__ = ["app", "main", "fail"]

@@ -58,7 +58,14 @@ DockerConfigOpt = Annotated[
     Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
 ]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds per registry/daemon request (connect and read).", rich_help_panel=PANEL)
+    float, typer.Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).", rich_help_panel=PANEL)
+]
+DeadlineOpt = Annotated[
+    Optional[str],
+    typer.Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none).", rich_help_panel=PANEL),
+]
+RetriesOpt = Annotated[
+    int, typer.Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).", rich_help_panel=PANEL)
 ]
 
 CacheDirOpt = Annotated[
@@ -85,13 +92,16 @@ _FLAG_PARAMS = {
     "insecure_registry": InsecureRegistryOpt,
     "docker_config": DockerConfigOpt,
     "timeout": TimeoutOpt,
+    "deadline": DeadlineOpt,
+    "retries": RetriesOpt,
     "cache_dir": CacheDirOpt,
     "no_cache": NoCacheOpt,
     "max_image_size": MaxImageSizeOpt,
     "max_layer_size": MaxLayerSizeOpt,
 }
 _DEFAULTS: dict[str, Any] = {"platform": None, "all_platforms": False, "ca_cert": None, "insecure_registry": None,
-                             "docker_config": None, "timeout": 30.0, "cache_dir": None, "no_cache": False,
+                             "docker_config": None, "timeout": 30.0, "deadline": None, "retries": 4,
+                             "cache_dir": None, "no_cache": False,
                              "max_image_size": None, "max_layer_size": None}
 
 
@@ -102,6 +112,8 @@ def source_options_from(
     insecure_registry: list[str] | None = None,
     docker_config: str | None = None,
     timeout: float = 30.0,
+    deadline: str | None = None,
+    retries: int = 4,
     cache_dir: str | None = None,
     no_cache: bool = False,
     max_image_size: str | None = None,
@@ -112,8 +124,8 @@ def source_options_from(
 
     return SourceOptions(**_source_option_values(
         platform=platform, all_platforms=all_platforms, ca_cert=ca_cert, insecure_registry=insecure_registry,
-        docker_config=docker_config, timeout=timeout, cache_dir=cache_dir, no_cache=no_cache,
-        max_image_size=max_image_size, max_layer_size=max_layer_size))
+        docker_config=docker_config, timeout=timeout, deadline=deadline, retries=retries, cache_dir=cache_dir,
+        no_cache=no_cache, max_image_size=max_image_size, max_layer_size=max_layer_size))
 
 
 def _source_option_values(
@@ -123,6 +135,8 @@ def _source_option_values(
     insecure_registry: list[str] | None,
     docker_config: str | None,
     timeout: float,
+    deadline: str | None,
+    retries: int,
     cache_dir: str | None,
     no_cache: bool,
     max_image_size: str | None,
@@ -137,6 +151,12 @@ def _source_option_values(
         raise UsageError(f"--docker-config {docker_config}: no such directory")
     if not timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    if deadline is not None:
+        from imagelint.deadline import parse_deadline
+
+        parse_deadline(deadline)
+    if retries < 0:
+        raise UsageError("--retries must be 0 or more")
     hosts = []
     for host in insecure_registry or ():
         host = host.strip()
@@ -163,7 +183,7 @@ def _source_option_values(
         kwargs["platform"] = Platform.parse(platform)
         kwargs["platform_explicit"] = True
     return dict(all_platforms=all_platforms, ca_cert=ca_cert, insecure_registries=tuple(hosts),
-                docker_config=docker_config, timeout=float(timeout), cache_dir=cache_dir or None,
+                docker_config=docker_config, timeout=float(timeout), retries=int(retries), cache_dir=cache_dir or None,
                 no_cache=no_cache, **kwargs)
 
 
@@ -194,14 +214,28 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from imagelint import cachedir, deadline
+
         flags = {name: kwargs.pop(name, _DEFAULTS[name]) for name in _FLAG_PARAMS}
         try:
             options = build(**flags)
+            # Every cache in the process (the parsed-matrix one too) follows --cache-dir / --no-cache,
+            # and every reader (the cluster's too) --timeout and --deadline.
+            cachedir.configure(flags["cache_dir"], flags["no_cache"])
+            if flags["deadline"] is not None:
+                deadline.start(deadline.parse_deadline(flags["deadline"]))
+            deadline.set_request_timeout(float(flags["timeout"]))
         except ImagelintError as exc:
             from imagelint.cli import fail
 
             raise fail(exc) from None
-        return func(*args, source_options=options, **kwargs)
+        try:
+            return func(*args, source_options=options, **kwargs)
+        finally:
+            # The run is over: no watchdog, deadline, --timeout or cache choice outlives the command
+            # (in-process callers, tests, run several commands in one interpreter).
+            deadline.stop()
+            cachedir.configure(None, False)
 
     wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]

@@ -328,5 +328,7 @@ def report_unreadable(run: Any, plan: list[tuple[str, str | None]]) -> None:
         return
     for r in run.results:
         if r.error:
+            from imagelint.cli import error_line
+
             detail = r.error if r.error.startswith(r.subject) else f"{r.subject}: {r.error}"
-            typer.echo(f"imagelint: error: {detail}", err=True)
+            typer.echo(error_line(detail), err=True)

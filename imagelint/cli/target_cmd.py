@@ -9,6 +9,7 @@ import typer
 from imagelint.cli import app, fail
 from imagelint.cli.target_options import resolve_target, with_target_options
 from imagelint.errors import ImagelintError, UsageError
+from imagelint.escape import guard_line, printable
 from imagelint.target.describe import describe_target
 from imagelint.target.options import TargetOptions
 from imagelint.target.toml_writer import dump_target_toml
@@ -62,5 +63,5 @@ def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
 
     target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     for warning in target.warnings:
-        typer.echo(f"imagelint: warning: {warning}", err=True)
+        typer.echo(guard_line(f"imagelint: warning: {printable(warning)}"), err=True)
     typer.echo(dump_target_toml(target), nl=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from imagelint.cluster.connection import DEFAULT_TIMEOUT, Connection, connect, status_text
+from imagelint.cluster.connection import Connection, connect, status_text
 from imagelint.cluster.resources import CONFIG_MAPS
 
 
@@ -34,7 +34,7 @@ def read_configmap(
     context: str | None,
     kubeconfig: str | None,
     key: str = "matrix.toml",
-    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    timeout: tuple[float, float] | None = None,
 ) -> str:
     """Connect, and read ``key`` of ConfigMap ``namespace/name`` (by default the published matrix)."""
     with connect(context, kubeconfig, timeout) as conn:

@@ -15,7 +15,9 @@ closed. Every request:
 
 Lists follow ``continue`` tokens, ``LIST_PAGE_SIZE`` items a page, at most
 ``MAX_LIST_PAGES`` pages (a server that never stops paging is an error, not a hang), and no
-answer is read past ``MAX_RESPONSE_BYTES``.
+answer is read past ``MAX_RESPONSE_BYTES``. Every request's timeouts are cut to what is
+left of the run's ``--deadline`` (checked between reads of an answer too); the read
+timeout is ``--timeout`` when the CLI gives one.
 """
 
 from __future__ import annotations
@@ -201,10 +203,19 @@ class Connection:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
+        from imagelint import deadline
+        from imagelint.deadline import DeadlineExceeded
+
         limit = MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
         try:
-            response = call(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
+            left = deadline.remaining()
+            if left is not None and left <= 0:
+                raise self.error(step, deadline.message())
+            timeout = self.timeout if left is None else (min(self.timeout[0], left), min(self.timeout[1], left))
+            response = call(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
             return self._bounded_body(response, limit, step)
+        except DeadlineExceeded:
+            raise self.error(step, deadline.message()) from None
         except ApiException as exc:
             status = exc.status or 0
             if optional and status in NOT_CHECKED_STATUSES:
@@ -219,9 +230,9 @@ class Connection:
                     reason += " (the credentials lack permission for this)"
             raise self.error(step, reason) from None
         except urllib3.exceptions.MaxRetryError as exc:
-            raise self.error(step, _network_reason(exc.reason, self.timeout)) from None
+            raise self.error(step, _out_of_time() or _network_reason(exc.reason, self.timeout)) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise self.error(step, _network_reason(exc, self.timeout)) from None
+            raise self.error(step, _out_of_time() or _network_reason(exc, self.timeout)) from None
         except ValueError:
             raise self.error(step, bad_answer) from None
 
@@ -230,10 +241,21 @@ class Connection:
         if not callable(getattr(response, "read", None)):  # an already-read response object
             body = bytes(response.data or b"")
         else:
+            from imagelint import deadline
+
+            parts: list[bytes] = []
+            total = 0
             try:
-                body = bytes(response.read(limit + 1) or b"")
+                while total <= limit:  # in pieces: the run's deadline is checked between them
+                    deadline.check(step)
+                    chunk = response.read(min(1 << 16, limit + 1 - total))
+                    if not chunk:
+                        break
+                    parts.append(chunk)
+                    total += len(chunk)
             finally:
                 response.close()  # unread bytes are dropped with the connection
+            body = b"".join(parts)
         if len(body) > limit:
             raise self.error(step, f"the answer is larger than {_size(limit)}; stopped reading")
         return body
@@ -261,13 +283,22 @@ def require_client() -> None:
         raise UsageError(CLIENT_MISSING)
 
 
-def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Connection:
-    """Load the kubeconfig (or in-cluster config) and open a client; nothing is requested yet."""
+def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, float] | None = None) -> Connection:
+    """Load the kubeconfig (or in-cluster config) and open a client; nothing is requested yet.
+
+    ``timeout`` is (connect, read) seconds; None: ``--timeout`` when given (connect at most
+    5 s), else ``DEFAULT_TIMEOUT``.
+    """
     require_client()
     import urllib3
     from kubernetes import client
 
-    loaded = load_client_configuration(context, kubeconfig)
+    from imagelint import deadline
+
+    if timeout is None:
+        read = deadline.request_timeout(DEFAULT_TIMEOUT[1])
+        timeout = (min(DEFAULT_TIMEOUT[0], read), read)
+    loaded = load_client_configuration(context, kubeconfig, timeout[1])
     configuration = loaded.configuration
     # No retries: a stalled server must cost one timeout, not four, and urllib3
     # logs each retry as a stray warning line on stderr.
@@ -288,6 +319,14 @@ def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, f
         secrets=secrets,
         timeout=timeout,
     )
+
+
+def _out_of_time() -> str | None:
+    """The deadline's words when a timeout was the run's deadline (the request's bound was cut to it)."""
+    from imagelint import deadline
+
+    left = deadline.remaining()
+    return deadline.message() if left is not None and left <= 0.05 else None
 
 
 def _size(n: int) -> str:

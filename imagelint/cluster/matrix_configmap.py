@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from imagelint.cluster.configmaps import read_configmap
-from imagelint.cluster.connection import DEFAULT_TIMEOUT
 from imagelint.errors import ConfigError
 
 DEFAULT_MATRIX_CONFIGMAP = "imagelint-matrix"
@@ -25,7 +24,7 @@ def matrix_from_cluster(
     kubeconfig: str | None,
     overlays: Sequence[str] = (),
     selector: str = "cluster",
-    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    timeout: tuple[float, float] | None = None,
 ):  # -> imagelint.matrix.Matrix
     """The matrix published in the cluster (``imagelint matrix publish``), with local overlays on top."""
     from pathlib import Path

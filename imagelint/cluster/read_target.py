@@ -7,7 +7,7 @@ warnings on the Target), then turns GPU nodes into pools.
 
 from __future__ import annotations
 
-from imagelint.cluster.connection import DEFAULT_TIMEOUT, connect
+from imagelint.cluster.connection import connect
 from imagelint.cluster.nodes import pools_from_nodes, read_nodes
 from imagelint.cluster.operator import read_operator_components
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
@@ -20,7 +20,7 @@ def target_from_cluster(
     kubeconfig: str | None,
     matrix: TargetMatrix | None,
     namespace_hint: str | None = None,
-    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    timeout: tuple[float, float] | None = None,
 ) -> Target:
     """Read nodes, device plugin / toolkit DaemonSets, RuntimeClasses and the
     ClusterPolicy, and turn GPU nodes into pools."""

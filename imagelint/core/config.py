@@ -44,6 +44,7 @@ from typing import Any, Mapping, Sequence
 
 from imagelint.errors import ConfigError
 from imagelint.rules import RULES, RuleInfo
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 
 FAIL_ON_LEVELS = ("error", "warning", "info", "never")
@@ -109,8 +110,11 @@ def find_config(start: str | os.PathLike | None = None) -> Path | None:
 
 
 def _has_tool_table(path: Path) -> bool:
+    from imagelint.localfile import read_regular_file
+
     try:
-        return re.search(r"^\s*\[\s*tool\.imagelint[\].]", path.read_text(encoding="utf-8"), re.M) is not None
+        text = read_regular_file(path).decode("utf-8")
+        return re.search(r"^\s*\[\s*tool\.imagelint[\].]", text, re.M) is not None
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -124,7 +128,9 @@ def load_config(path: str | os.PathLike | None = None, *, search: bool = True) -
         path = found
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        from imagelint.localfile import read_regular_file
+
+        text = read_regular_file(p).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file: {exc.strerror or exc}", str(p)) from None
     except UnicodeDecodeError:
@@ -135,7 +141,7 @@ def load_config(path: str | os.PathLike | None = None, *, search: bool = True) -
 def parse_config(text: str, path: str) -> Config:
     tomllib = toml_parser()
     try:
-        doc = tomllib.loads(text)
+        doc = toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else (max(1, len(text.splitlines())) if "end of document" in str(exc) else None)

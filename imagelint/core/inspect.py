@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Callable
 
 from imagelint import progress
@@ -27,10 +26,10 @@ def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     ``options.cache_dir`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the XDG
     cache dir); ``options.no_cache`` turns the cache off, as does ``IMAGELINT_NO_CACHE=1``.
     """
-    from imagelint.cachedir import cache_max_bytes, default_cache_dir
+    from imagelint.cachedir import cache_disabled, cache_max_bytes, default_cache_dir
     from imagelint.layers.cache import DEFAULT_MAX_BYTES
 
-    if options.no_cache or os.environ.get("IMAGELINT_NO_CACHE", "") not in ("", "0"):
+    if options.no_cache or cache_disabled():
         return None
     return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
 
@@ -96,7 +95,7 @@ def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int
         if store is not None and key is not None:
             from imagelint.facts.cache import store_facts
 
-            store_facts(store, key, facts)
+            store_facts(store, key, facts, image)
         return facts
 
     return facts_of
@@ -321,4 +320,7 @@ def facts_to_text(facts: ImageFacts) -> str:
         lines.append("")
         lines.append("Warnings")
         lines += [f"  {w}" for w in facts.warnings]
-    return "\n".join(lines) + "\n"
+    from imagelint.escape import printable_lines
+
+    # Each element is one line: a newline or control character inside a value is shown escaped.
+    return printable_lines(lines) + "\n"

@@ -7,6 +7,7 @@ from typing import Any
 
 from imagelint import __version__
 from imagelint.doctor.model import FAILED, DoctorReport, Evidence, Finding
+from imagelint.escape import printable_lines
 
 SCHEMA_VERSION = 1
 MAX_TEXT_FINDINGS = 15  # per stage in text (JSON has them all): a big cluster's report stays readable
@@ -55,7 +56,9 @@ def render_text(report: DoctorReport, verbose: bool = False) -> str:
         # a failed stage's findings speak for it; what it could not read is said always
         lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or "not checked" in n or "partly" in n)
     lines.extend(f"warning: {w}" for w in report.warnings)
-    return "\n".join(lines) + "\n"
+    # Events, pod names and log lines are the cluster's (a container can print anything): each
+    # element is one line, shown escaped (imagelint.escape), and none may open with "::".
+    return printable_lines(lines) + "\n"
 
 
 def _evidence(e: Evidence) -> dict[str, Any]:

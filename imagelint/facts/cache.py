@@ -10,9 +10,12 @@ facts. An image whose layers are not all content-addressed is never cached.
 
 Entries are stored in the layer cache (same directory, atomic writes, size bound
 and eviction, ``imagelint cache info|clean``); a corrupt or foreign entry is a miss.
-Secret env values (``imagelint.redact``) are redacted before anything is written, so
-facts from the cache hold ``[redacted]`` where the image has a secret: no rule reads
-those values, and every output redacts them anyway.
+
+Facts from the cache equal the facts the layers give, exactly: nothing is redacted
+in them (redaction is for output, ``imagelint.redact``). Secret env values are still
+never written: each is masked by a numbered placeholder (``redact.mask_data``) that
+is turned back into the value from the image's own config env on read; the key
+covers that config, so the placeholders and the values always belong together.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint.facts.codec import decode, encode
 from imagelint.facts.model import ImageFacts
+from imagelint.redact import mask_data, secret_env_values, secret_values, unmask_data
 
 from imagelint.layers.cache import LayerCache, content_addressed
 
@@ -98,20 +102,29 @@ def cached_facts(store: LayerCache, key: str, image: Image) -> ImageFacts | None
         doc = json.loads(payload)
         if doc.get("format") != FORMAT or doc.get("key") != key:
             return None
-        facts = decode(ImageFacts, doc["facts"])
+        secrets = _image_secrets(image)
+        facts = decode(ImageFacts, unmask_data(doc["facts"], secrets))
     except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if secret_values(facts) != secrets:  # the env the entry holds is not this image's
         return None
     return replace(facts, subject=image.ref)
 
 
-def store_facts(store: LayerCache, key: str, facts: ImageFacts) -> None:
-    """Store ``facts`` with every secret env value redacted wherever it appears: secrets are
-    never written (the facts that come back hold ``[redacted]``, which every output shows anyway)."""
-    from imagelint.redact import redact_data, secret_values
-
-    data = redact_data(encode(facts), secret_values(facts))
+def store_facts(store: LayerCache, key: str, facts: ImageFacts, image: Image) -> None:
+    """Store ``facts`` with every secret env value masked wherever it appears (never written)."""
+    secrets = _image_secrets(image)
+    if secret_values(facts) != secrets:  # facts not from this image's env: nothing to key them on
+        return
+    data = mask_data(encode(facts), secrets)
     payload = json.dumps({"format": FORMAT, "key": key, "facts": data}, separators=(",", ":"))
     store.put(_entry(key), payload.encode())
+
+
+def _image_secrets(image: Image) -> tuple[str, ...]:
+    from imagelint.facts.common import effective_env
+
+    return secret_env_values((e.name, e.value) for e in effective_env(image.config))
 
 
 def _entry(key: str) -> str:

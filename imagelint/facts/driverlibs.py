@@ -23,6 +23,7 @@ from imagelint.facts.elf import ElfNoteScanner
 from imagelint.facts.loader import LoaderView
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, LoaderFacts, Provenance
 from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 
 MATRIX_FILE = "driver-libraries.toml"
@@ -62,7 +63,7 @@ class DriverLibraryTable:
 def parse_driver_library_table(text: str, where: str = MATRIX_FILE) -> DriverLibraryTable:
     tomllib = toml_parser()
     try:
-        doc = tomllib.loads(text)
+        doc = toml_loads(text)
         rows = doc["library"]
         roles = doc["roles"]
         libs = tuple(DriverLibraryPattern(str(r["pattern"]), str(r["capability"]), str(r["source"])) for r in rows)

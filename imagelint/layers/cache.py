@@ -7,6 +7,14 @@ The cache is bounded: after a write, the least recently used entries are
 evicted until the total size is under ``max_bytes``.
 
 Nothing but extract files is ever written, and only inside ``directory``.
+
+Every entry is bound to the key it was written under (the key is part of the file and
+compared on read), so an entry copied or renamed into another slot is a miss; the
+layer extract also records its layer digest, which must match the layer asked for.
+Files are read through ``imagelint.cachedir.read_entry`` (regular files of this user
+only, size-capped, never following links); a file removed by a concurrent
+``imagelint cache clean`` is a miss. What a writer of the cache directory can still
+forge is stated in docs/robustness.md.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ if TYPE_CHECKING:  # the model is imported where layers are read; a warm run rea
     from imagelint.layers.model import CaptureSpec, LayerExtract
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-_MAGIC = b"ILX1"  # file = MAGIC + sha256(payload) + payload
+_MAGIC = b"ILX2"  # file = MAGIC + key (32 bytes) + sha256(key + payload) + payload
+_HEAD = 4 + 32 + 32
 _SUFFIX = ".ilx"
 
 
@@ -55,14 +64,17 @@ class LayerCache:
         return self.directory / key[:2] / (key + _SUFFIX)
 
     def get(self, key: str) -> bytes | None:
+        from imagelint.cachedir import read_entry
+
         path = self._path(key)
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = read_entry(path, self.max_bytes + _HEAD)
+        raw_key = _raw(key)
+        if data is None or raw_key is None:
             self.misses += 1
             return None
-        payload = data[36:]
-        if data[:4] != _MAGIC or hashlib.sha256(payload).digest() != data[4:36]:
+        payload = data[_HEAD:]
+        if (data[:4] != _MAGIC or data[4:36] != raw_key
+                or hashlib.sha256(raw_key + payload).digest() != data[36:_HEAD]):
             self.misses += 1
             return None
         try:
@@ -73,13 +85,18 @@ class LayerCache:
         return payload
 
     def put(self, key: str, payload: bytes) -> None:
+        from imagelint.cachedir import make_private_dirs
+
         path = self._path(key)
+        raw_key = _raw(key)
+        if raw_key is None:
+            return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            make_private_dirs(path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)  # 0600
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+                    fh.write(_MAGIC + raw_key + hashlib.sha256(raw_key + payload).digest() + payload)
                 os.replace(tmp, path)
             except BaseException:
                 try:
@@ -92,13 +109,12 @@ class LayerCache:
         self.evict()
 
     def _files(self) -> list[tuple[float, int, Path]]:
-        out = []
-        if not self.directory.is_dir():
-            return out
-        for sub in self.directory.iterdir():
-            if not sub.is_dir() or len(sub.name) != 2:
+        # Another process may clean or evict at the same time: anything that vanished is skipped.
+        out: list[tuple[float, int, Path]] = []
+        for sub in _listdir(self.directory):
+            if len(sub.name) != 2 or not sub.is_dir():
                 continue
-            for f in sub.iterdir():
+            for f in _listdir(sub):
                 if f.suffix == _SUFFIX:
                     try:
                         st = f.stat()
@@ -134,11 +150,16 @@ class LayerCache:
                 removed += 1
             except OSError:
                 pass
-        for sub in list(self.directory.iterdir()) if self.directory.is_dir() else []:
+        for sub in _listdir(self.directory):
             if sub.is_dir():
-                for stale in sub.glob(".tmp-*"):
-                    if time.time() - stale.stat().st_mtime > 3600:
-                        stale.unlink(missing_ok=True)
+                for stale in _listdir(sub):
+                    if not stale.name.startswith(".tmp-"):
+                        continue
+                    try:  # a temp file a running check is still writing is young: left alone
+                        if time.time() - stale.stat().st_mtime > 3600:
+                            stale.unlink()
+                    except OSError:
+                        pass
                 try:
                     sub.rmdir()
                 except OSError:
@@ -163,6 +184,8 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
                 found = extract_from_bytes(payload)
             except Exception:  # a corrupt entry is a miss, never an error
                 found = None
+            if found is not None and found.digest != layer.digest:
+                found = None  # an extract of another layer in this layer's slot
             if found is not None:
                 # The same layer may sit at another index in this image.
                 return _reindex(found, layer.index)
@@ -171,6 +194,21 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
         return result
 
     return cached
+
+
+def _raw(key: str) -> bytes | None:
+    try:
+        raw = bytes.fromhex(key)
+    except ValueError:
+        return None
+    return raw if len(raw) == 32 else None
+
+
+def _listdir(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:  # missing, or removed under us
+        return []
 
 
 def content_addressed(digest: str | None) -> bool:

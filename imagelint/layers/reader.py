@@ -354,7 +354,10 @@ def read_image_filesystem(
 
     ``extract`` is injectable (the layer cache wraps ``extract_layer``). The
     lowest failing layer decides the error; layers above it are cancelled at
-    their next read.
+    their next read. A layer the source cannot serve at all (a 404, a refused
+    token, the deadline: a ``SourceError`` that is not about the bytes) cancels
+    every other layer at once, so the run reports it at once instead of after the
+    slowest sibling.
     """
     limits = limits or DEFAULT_LIMITS
     _check_spec(spec)
@@ -378,9 +381,12 @@ def read_image_filesystem(
                 failed = [i for i, f in enumerate(futures) if f in done and not f.cancelled() and f.exception() is not None]
                 if failed:
                     # Layers above the lowest failure are abandoned; those below run on,
-                    # since one of them may fail too and its error comes first.
-                    budget.cancel_above(failed[0])
-                    for f in futures[failed[0] + 1 :]:
+                    # since one of them may fail too and its error comes first, unless the
+                    # source itself failed: then nothing below can change the outcome.
+                    fatal = any(_source_failed(futures[i].exception()) for i in failed)
+                    stop = -1 if fatal else failed[0]
+                    budget.cancel_above(stop)
+                    for f in futures[stop + 1 :]:
                         f.cancel()
         except BaseException:  # e.g. Ctrl-C: stop every worker at its next read
             budget.cancel_above(-1)
@@ -390,6 +396,11 @@ def read_image_filesystem(
                 raise f.exception()  # type: ignore[misc]
         extracts = [f.result() for f in futures]
     return ImageFilesystem.from_extracts(extracts)
+
+
+def _source_failed(exc: BaseException | None) -> bool:
+    """A failure of the source (unreachable, refused, missing, out of time), not of a layer's bytes."""
+    return isinstance(exc, SourceError) and not isinstance(exc, (ImageFormatError, LayerCancelled))
 
 
 # --- serialisation for the layer cache ------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 
 from imagelint import __version__
 from imagelint.errors import ConfigError
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
@@ -81,7 +82,7 @@ def shipped_versions() -> list[str]:
 def parse_text(text: str, origin: str) -> dict[str, Any]:
     tomllib = toml_parser()
     try:
-        return tomllib.loads(text)
+        return toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message ends with "(at line N, column M)"; keep it as the location.
         message = str(exc)
@@ -90,8 +91,10 @@ def parse_text(text: str, origin: str) -> dict[str, Any]:
 
 
 def _read(path: Path) -> str:
+    from imagelint.localfile import read_regular_file
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError("no such matrix file", str(path)) from None
     except UnicodeDecodeError:
@@ -142,11 +145,15 @@ def parse_text_cached(text: str, origin: str) -> dict[str, Any]:
 # One file per (kind, text) under <cache dir>/matrix: MAGIC + crc32(body) + body, where body is
 # JSON holding imagelint's version, the kind ("matrix": parsed and validated; "toml": parsed),
 # the TOML text and the document. A hit needs the same version, kind and the very same text, so a
-# name collision or a foreign, torn or corrupt file is only a miss. Reading one needs neither
-# tomllib, hashlib nor the layer cache (start-up of the hook).
+# name collision or a foreign, torn or corrupt file is only a miss. Entries are read through
+# imagelint.cachedir.read_entry (a regular file of this user's, not writable by others, capped):
+# an entry another user planted is a miss. The directory follows --cache-dir, and --no-cache /
+# IMAGELINT_NO_CACHE turn the cache off. Reading one needs neither tomllib, hashlib nor the layer
+# cache (start-up of the hook).
 
 _CACHE_MAGIC = b"ILM1"
 _CACHE_KEEP = 8  # newest entries kept: the shipped matrices and a few of the user's own
+_ENTRY_SLACK = 4096  # an entry holds its text, the document (a few times the text) and framing
 
 
 def matrix_cache_dir() -> Path:
@@ -156,16 +163,23 @@ def matrix_cache_dir() -> Path:
     return default_cache_dir() / "matrix"
 
 
-def _entry_path(kind: str, text: str) -> Path:
+def _entry_path(kind: str, text: str) -> Path | None:
+    from imagelint.cachedir import cache_disabled
+
+    if cache_disabled():
+        return None
     data = text.encode("utf-8")
     return matrix_cache_dir() / f"{kind}-{zlib.crc32(data):08x}-{len(data):x}.ilm"
 
 
 def _cached_document(kind: str, text: str) -> dict[str, Any] | None:
+    from imagelint.cachedir import read_entry
+
     path = _entry_path(kind, text)
-    try:
-        data = path.read_bytes()
-    except OSError:
+    if path is None:
+        return None
+    data = read_entry(path, 8 * len(text) + _ENTRY_SLACK)
+    if data is None:
         return None
     body = data[8:]
     if data[:4] != _CACHE_MAGIC or zlib.crc32(body) != int.from_bytes(data[4:8], "big"):
@@ -191,11 +205,15 @@ def _store_document(kind: str, text: str, doc: dict[str, Any]) -> None:
 
     try:
         body = json.dumps({"imagelint": __version__, "kind": kind, "text": text, "doc": doc}, separators=(",", ":")).encode()
-    except (TypeError, ValueError):  # a TOML date or time: not JSON, so not cached
+    except (TypeError, ValueError, RecursionError):  # a TOML date or time (or absurd nesting): not cached
         return
+    from imagelint.cachedir import make_private_dirs
+
     path = _entry_path(kind, text)
+    if path is None:
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -204,11 +222,21 @@ def _store_document(kind: str, text: str, doc: dict[str, Any]) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        entries = sorted(path.parent.glob("*.ilm"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for stale in entries[_CACHE_KEEP:]:
-            stale.unlink(missing_ok=True)
+        _evict(path.parent)
     except OSError:
         return
+
+
+def _evict(directory: Path) -> None:
+    # Another run may evict or clean at the same time: an entry that vanished is skipped.
+    dated = []
+    for entry in directory.glob("*.ilm"):
+        try:
+            dated.append((entry.stat().st_mtime, entry))
+        except OSError:
+            continue
+    for _, stale in sorted(dated, reverse=True)[_CACHE_KEEP:]:
+        stale.unlink(missing_ok=True)
 
 
 def clean_matrix_cache(directory: Path | None = None) -> int:
@@ -306,7 +334,7 @@ def is_matrix_document(text: str) -> bool:
     """True when TOML text declares ``[meta] kind`` of a matrix or overlay (others are not ours)."""
     tomllib = toml_parser()
     try:
-        doc = tomllib.loads(text)
+        doc = toml_loads(text)
     except tomllib.TOMLDecodeError:
         return False
     meta = doc.get("meta")

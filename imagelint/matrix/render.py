@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from imagelint.errors import UsageError
+from imagelint.escape import printable
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import SECTIONS, row_key
 
@@ -27,13 +28,14 @@ def _cell(value: Any) -> str:
         text = ""
     else:
         text = str(value)
+    text = printable(text)  # a matrix may come from a cluster's ConfigMap: shown, never interpreted
     return text if len(text) <= _CELL_MAX else text[: _CELL_MAX - 1] + "…"
 
 
 def render_text(matrix: Matrix, section: str | None = None) -> str:
     """Plain tables, one per section; rows marked ``?`` are uncertain (see their source)."""
     check_section(section)
-    out = [f"matrix {matrix.version} (schema {matrix.schema_version}) from {matrix.origin}", "? = uncertain row"]
+    out = [printable(f"matrix {matrix.version} (schema {matrix.schema_version}) from {matrix.origin}"), "? = uncertain row"]
     for name, rows in matrix.rows().items():
         if section and name != section:
             continue
@@ -77,7 +79,7 @@ def diff_matrices(a: Matrix, b: Matrix) -> list[str]:
                 fields = sorted(k for k in old[key].keys() | new[key].keys() if old[key].get(k) != new[key].get(k))
                 changes = "; ".join(f"{f}: {old[key].get(f)!r} -> {new[key].get(f)!r}" for f in fields)
                 lines.append(f"~ {name} {'/'.join(map(str, key))}: {changes}")
-    return sorted(lines, key=lambda line: (line[2:], line[0]))
+    return sorted((printable(line) for line in lines), key=lambda line: (line[2:], line[0]))
 
 
 def configmap_yaml(matrix: Matrix, name: str = "imagelint-matrix", namespace: str | None = None) -> str:

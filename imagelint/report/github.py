@@ -2,7 +2,8 @@
 step-summary Markdown table.
 
 Escaping follows the runner's rules (actions/toolkit ``command.ts``): in data,
-``%`` ``\\r`` ``\\n``; in properties also ``:`` and ``,``. Only files of the
+``%`` ``\\r`` ``\\n``; in properties also ``:`` and ``,`` (``imagelint.escape``, where every
+format's escaping lives; step-summary cells are escaped Markdown). Only files of the
 repository (Dockerfiles, manifests, configs) are given as ``file=``: paths
 inside an image do not exist in the checkout, so they go into the message.
 """
@@ -10,18 +11,13 @@ inside an image do not exist in the checkout, so they go into the message.
 from __future__ import annotations
 
 from imagelint.core.check import CheckRun
+from imagelint.escape import github_data as escape_data
+from imagelint.escape import github_property as escape_property
+from imagelint.escape import markdown_cell
 from imagelint.report import ReportOptions
 from imagelint.report._common import ANNOTATION_WIDTH, annotation_text, counts_line, image_label, subjects_line
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
-
-
-def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def render(run: CheckRun, options: ReportOptions) -> str:
@@ -51,8 +47,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_cell = markdown_cell
 
 
 def step_summary(run: CheckRun) -> str:

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 from imagelint.core.check import CheckRun
 from imagelint.core.engine import at_or_above
+from imagelint.escape import xml_text
 from imagelint.report import ReportOptions
 from imagelint.rules import RULES
 
@@ -58,5 +59,16 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     root.set("failures", str(failures))
     root.set("errors", str(errors))
     root.set("skipped", str(skipped_total))
+    _only_xml_characters(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _only_xml_characters(root: ET.Element) -> None:
+    """Every name, message and text holds only characters XML 1.0 allows (an image's env value
+    or file path may hold a control character; ElementTree would write it raw: ill-formed XML)."""
+    for element in root.iter():
+        if element.text:
+            element.text = xml_text(element.text)
+        for key, value in element.attrib.items():
+            element.attrib[key] = xml_text(value)

@@ -48,6 +48,7 @@ from typing import Any, Iterable, Mapping
 from imagelint.core.check import CheckRun
 from imagelint.core.engine import ImageResult, SuppressedFinding
 from imagelint.errors import UsageError
+from imagelint.escape import uri_reference
 from imagelint.facts.model import Provenance
 from imagelint.report import ReportOptions
 from imagelint.report._common import headline_and_details
@@ -81,7 +82,7 @@ class SarifLimitError(UsageError):
 
 
 def _uri(rel: str) -> str:
-    return urllib.parse.quote(rel, safe="/")
+    return uri_reference(rel)  # imagelint.escape: every format's escaping in one place
 
 
 def image_name(subject: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from imagelint.core.check import CheckRun
+from imagelint.escape import guard_line
+from imagelint.escape import printable as p
 from imagelint.report import ReportOptions
 from imagelint.report._common import SEVERITY_ORDER, counts_line, headline_and_details, image_label, subjects_line
 
@@ -18,9 +20,9 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     for result in run.results:
         if options.quiet and not result.findings and not result.error:
             continue
-        lines.append(c("bold", image_label(result)))
+        lines.append(c("bold", p(image_label(result))))
         if result.error:
-            detail = "the error is on stderr" if options.errors_on_stderr else result.error
+            detail = "the error is on stderr" if options.errors_on_stderr else p(result.error)
             lines.append(f"  {c('error', 'unreadable')}: {detail}")
             lines.append("")
             continue
@@ -32,31 +34,32 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                 continue
             lines.append(f"  {c(severity, severity)} ({len(group)})")
             for f in group:
-                pool = f" [pool {f.pool}]" if f.pool else ""
-                head, details = headline_and_details(f.message)
+                pool = f" [pool {p(f.pool)}]" if f.pool else ""
+                head, details = headline_and_details(p(f.message))
                 lines.append(f"    {f.rule} {f.name}{pool}: {head}")
                 lines.extend(f"      {detail}" for detail in details)
                 if f.location is not None:
-                    lines.append(f"      {c('dim', 'at')} {f.location.describe()}")
+                    lines.append(f"      {c('dim', 'at')} {p(f.location.describe())}")
                 if f.remediation:
-                    lines.append(f"      {c('dim', 'fix')} {f.remediation}")
+                    lines.append(f"      {c('dim', 'fix')} {p(f.remediation)}")
         if options.quiet:
             lines.append("")
             continue
         if result.suppressed:
             lines.append(f"  suppressed ({len(result.suppressed)})")
             for s in result.suppressed:
-                lines.append(f"    {s.finding.rule} {s.finding.name}: {s.reason} [{s.by}]")
+                lines.append(f"    {s.finding.rule} {s.finding.name}: {p(s.reason)} [{p(s.by)}]")
         for notice in result.notices:
-            lines.append(f"  note: {notice}")
+            lines.append(f"  note: {p(notice)}")
         if not result.complete and result.kind == "image":
             lines.append("  note: layers were not read (config only); file-based rules saw no files")
         if result.skipped_rules:
             lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
         lines.append("")
     if options.quiet:
-        return "\n".join(lines).rstrip("\n") + ("\n" if lines else "")
+        return "\n".join(guard_line(line) for line in lines).rstrip("\n") + ("\n" if lines else "")
     for notice in run.notices:
-        lines.append(f"note: {notice}")
+        lines.append(f"note: {p(notice)}")
     lines.append(f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})")
-    return "\n".join(lines) + "\n"
+    # Every value from an image or a file went through printable(); no line may open with "::".
+    return "\n".join(guard_line(line) for line in lines) + "\n"

@@ -34,6 +34,7 @@ from imagelint.sources.options import SourceOptions
 from imagelint.sources.daemon_save import (
     CLASSIC_LAYER_TYPE,
     DaemonConnection,
+    GARBLED_ANSWER,
     DaemonLayerOpener,
     SaveArchive,
     one_line_reason,
@@ -112,6 +113,8 @@ def connect(options: SourceOptions) -> DaemonConnection:
         client = docker.DockerClient.from_env(environment=environment, version="auto", timeout=int(options.timeout) or 1)
     except docker.errors.DockerException as exc:
         raise DaemonError(f"cannot reach the Docker daemon at {shown_host(host)}: {one_line_reason(exc, host)}") from None
+    except GARBLED_ANSWER:
+        raise DaemonError(f"the Docker daemon at {shown_host(host)} answered /version with something the docker client cannot read") from None
     try:
         api_version = client.api.api_version
     finally:
@@ -138,6 +141,9 @@ def _open(conn: DaemonConnection, ref: ImageReference) -> Image:
             raise DaemonError(f"{where}: inspecting {name!r} failed: {one_line_reason(exc, conn.host)}") from None
         except (docker.errors.DockerException, requests.RequestException) as exc:
             raise DaemonError(f"cannot reach {where}: {one_line_reason(exc, conn.host)}") from None
+        except GARBLED_ANSWER:
+            raise DaemonError(f"{where}: inspecting {name!r} failed: the daemon answered with an error the docker "
+                              "client cannot read (no 'message')") from None
     finally:
         client.close()
     return image_from_attrs(conn, ref, attrs, history)

@@ -37,6 +37,10 @@ from imagelint.sources.manifest import MAX_DOCUMENT_BYTES
 CLASSIC_LAYER_TYPE = "application/vnd.docker.image.rootfs.diff.tar"
 _CHUNK = 1 << 20
 
+# What the docker package raises when a daemon's answer is not what it expects (an error body
+# without "message", a /version without "ApiVersion"): a bad answer, never a bug of ours.
+GARBLED_ANSWER = (KeyError, TypeError, ValueError)
+
 # Connection failures, from the innermost exception text to a short human reason.
 _REASONS = (
     ("FileNotFoundError", "no such socket"),
@@ -83,6 +87,8 @@ class DaemonConnection:
             raise DaemonError(
                 f"cannot reach the Docker daemon at {shown_host(self.host)}: {one_line_reason(exc, self.host)}"
             ) from None
+        except GARBLED_ANSWER:
+            raise DaemonError(f"the Docker daemon at {shown_host(self.host)} answered something the docker client cannot read") from None
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,9 @@ class SaveStream(io.RawIOBase):
                 f"{self._what}: the save stream from the Docker daemon at {shown_host(self._conn.host)} failed: "
                 f"{one_line_reason(exc, self._conn.host)}"
             ) from None
+        except GARBLED_ANSWER:
+            raise DaemonError(f"{self._what}: the Docker daemon at {shown_host(self._conn.host)} answered the save "
+                              "with an error the docker client cannot read") from None
 
     def close(self) -> None:
         if not self.closed:

@@ -9,6 +9,12 @@ it follows itself so that an ``Authorization`` header never leaves the host it
 was meant for. It also counts and logs requests, so tests can assert how many a
 check cost.
 
+Credentials come from the docker config only: the session never reads ``~/.netrc``
+(``trust_env`` is off; the proxy variables ``HTTPS_PROXY``/``NO_PROXY`` are still
+honoured, per request) and keeps no cookies (RFC 6265 cookies ignore the port, so a
+registry's cookie would reach any other service on its host; no registry protocol
+needs one).
+
 Nothing here knows about registries: callers turn a final bad status or a
 ``TransportFailure`` into their own one-line error.
 """
@@ -35,7 +41,7 @@ MAX_REDIRECTS = 5
 RETRY_AFTER_CAP = 30.0  # seconds; a registry asking for longer is treated as this
 BACKOFF_CAP = 30.0
 SENSITIVE_HEADERS = ("authorization", "cookie", "proxy-authorization")
-NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid"})  # retrying cannot change the outcome
+NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid", "deadline"})  # retrying cannot change the outcome
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,8 @@ class RequestRecord:
 class TransportFailure(Exception):
     """No usable response: connection refused/reset, timeout, TLS failure, too many redirects.
 
-    ``kind`` is ``tls``, ``timeout``, ``connection``, ``redirect`` or ``invalid``; ``detail`` is
+    ``kind`` is ``tls``, ``timeout``, ``connection``, ``redirect``, ``invalid`` or ``deadline``
+    (the run's ``--deadline``, ``imagelint.deadline``); ``detail`` is
     the underlying reason (not yet redacted: callers redact).
     """
 
@@ -110,8 +117,9 @@ class HttpTransport:
         self.timeout = (min(timeout, 10.0), timeout)
         self.retries = max(0, retries)
         self.backoff = max(0.0, backoff)
-        self.session = session or requests.Session()
+        self.session = session or private_session()
         self.log: list[RequestRecord] = []
+        self.gave_up_waiting: float | None = None  # the last Retry-After not waited for
         self._on_request = on_request
         self._sleep = sleep
 
@@ -126,8 +134,22 @@ class HttpTransport:
         ceiling = min(BACKOFF_CAP, self.backoff * (2**attempt))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
+    def may_wait(self, attempt: int, retry_after: float | None = None) -> bool:
+        """Whether a retry's wait fits: a Retry-After beyond ``--timeout`` (or the cap) is not
+        honoured, and no wait may run past the run's deadline."""
+        from imagelint import deadline
+
+        if retry_after is not None and retry_after > min(RETRY_AFTER_CAP, self.timeout[1]):
+            return False
+        left = deadline.remaining()
+        return left is None or self.delay(attempt, retry_after) < left
+
     def pause(self, attempt: int, retry_after: float | None = None) -> None:
-        self._sleep(self.delay(attempt, retry_after))
+        from imagelint import deadline
+
+        wait = self.delay(attempt, retry_after)
+        left = deadline.remaining()
+        self._sleep(wait if left is None else max(0.0, min(wait, left)))
 
     def request(
         self,
@@ -150,7 +172,7 @@ class HttpTransport:
             try:
                 response = self._follow_redirects(method, url, dict(headers or {}), stream, data)
             except TransportFailure as failure:
-                if failure.kind in NOT_RETRYABLE or attempt >= self.retries:
+                if failure.kind in NOT_RETRYABLE or attempt >= self.retries or not self.may_wait(attempt):
                     failure.attempts = attempt + 1
                     raise
                 self.pause(attempt)
@@ -158,6 +180,9 @@ class HttpTransport:
                 continue
             if response.status_code in retry_on and attempt < self.retries:
                 retry_after = retry_after_seconds(response.headers.get("Retry-After")) if response.status_code == 429 else None
+                if not self.may_wait(attempt, retry_after):
+                    self.gave_up_waiting = retry_after
+                    return response
                 response.close()
                 self.pause(attempt, retry_after)
                 attempt += 1
@@ -185,7 +210,13 @@ class HttpTransport:
     def _send_once(
         self, method: str, url: str, headers: dict[str, str], stream: bool, data: Mapping[str, str] | None
     ) -> requests.Response:
+        from imagelint import deadline
+
         authorized = any(k.lower() == "authorization" for k in headers)
+        left = deadline.remaining()
+        if left is not None and left <= 0:
+            raise TransportFailure("deadline", "the run reached its deadline (--deadline)", 1)
+        timeout = self.timeout if left is None else (min(self.timeout[0], left), min(self.timeout[1], left))
         verify = self._verify_for(url)
         if verify is False:
             self._skip_ca_store(url)
@@ -200,15 +231,19 @@ class HttpTransport:
                     headers=headers,
                     data=data,
                     stream=stream,
-                    timeout=self.timeout,
+                    timeout=timeout,
                     verify=verify,
                     allow_redirects=False,
+                    proxies=_env_proxies(url) if not self.session.trust_env else None,
                 )
         except requests.exceptions.SSLError as exc:
             self._record(method, url, None, authorized)
             raise TransportFailure("tls", _reason(exc), 1) from None
         except requests.exceptions.Timeout as exc:
             self._record(method, url, None, authorized)
+            left = deadline.remaining()
+            if left is not None and left <= 0.05:
+                raise TransportFailure("deadline", "the run reached its deadline (--deadline)", 1) from None
             raise TransportFailure("timeout", _reason(exc), 1) from None
         except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
             self._record(method, url, None, authorized)
@@ -233,6 +268,90 @@ class HttpTransport:
         self.log.append(record)
         if self._on_request:
             self._on_request(record)
+
+
+def private_session() -> requests.Session:
+    """A session that sends only what imagelint puts in a request: no netrc, no cookies."""
+    import http.cookiejar
+
+    session = requests.Session()
+    session.trust_env = False  # no ~/.netrc, no REQUESTS_CA_BUNDLE; proxies are added per request
+    session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))  # accept none
+    # Only the encodings read_capped decodes itself, within its bound (not brotli or zstd).
+    session.headers["Accept-Encoding"] = "gzip, deflate"
+    return session
+
+
+class BodyError(Exception):
+    """A response body over its cap (``kind`` "limit") or in an encoding we do not read ("encoding")."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def read_capped(response: requests.Response, limit: int) -> bytes:
+    """The whole body of ``response``, decoded, at most ``limit`` bytes; BodyError beyond.
+
+    Content-Encoding is undone here, with the output bounded at every step (a few MB of
+    gzip must not inflate to gigabytes before anything counts it); the bytes on the wire
+    are bounded too. Network errors propagate as the caller's read errors.
+    """
+    import zlib
+
+    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding in ("identity", ""):
+        decoder = None
+    elif encoding in ("gzip", "x-gzip", "deflate"):
+        decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip or zlib header, detected
+    else:
+        raise BodyError("encoding", f"the response has Content-Encoding {encoding[:40]!r}, which imagelint does not read")
+    from imagelint import deadline
+
+    raw = response.raw
+    if raw is None:
+        return b""
+    # read1: whatever one socket read brings (a body dripped a byte at a time is seen byte by
+    # byte, so the deadline is checked between them; read(n) would block until n bytes came).
+    read = raw.read1 if hasattr(raw, "read1") else raw.read
+    parts: list[bytes] = []
+    total = wire = 0
+    wire_limit = limit + (1 << 20)
+    while True:
+        deadline.check("reading a response")
+        chunk = read(65536, decode_content=False)
+        if not chunk:
+            break
+        wire += len(chunk)
+        if wire > wire_limit:
+            raise BodyError("limit", f"body larger than {limit} bytes")
+        while decoder is not None and chunk:
+            try:
+                out = decoder.decompress(chunk, limit + 1 - total)
+            except zlib.error:
+                raise BodyError("encoding", f"the body is not valid {encoding}") from None
+            total += len(out)
+            if total > limit or decoder.unconsumed_tail:
+                raise BodyError("limit", f"body larger than {limit} bytes once decoded")
+            parts.append(out)
+            chunk = b""
+            if decoder.eof and decoder.unused_data:  # the next member of a multi-member gzip stream
+                chunk = decoder.unused_data
+                decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)
+        if decoder is None:
+            total += len(chunk)
+            if total > limit:
+                raise BodyError("limit", f"body larger than {limit} bytes")
+            parts.append(chunk)
+    if decoder is not None and not decoder.eof and total:
+        raise BodyError("encoding", f"the body ends inside its {encoding} stream")
+    return b"".join(parts)
+
+
+def _env_proxies(url: str) -> dict[str, str]:
+    # The proxy variables (and NO_PROXY) as requests would read them with trust_env on, netrc aside.
+    return requests.utils.get_environ_proxies(url)
 
 
 class UnverifiedTLSAdapter(HTTPAdapter):

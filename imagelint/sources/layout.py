@@ -153,6 +153,9 @@ def images_from_descriptor(
     if depth >= MAX_INDEX_DEPTH:
         raise ImageFormatError(f"{what}: indexes nested deeper than {MAX_INDEX_DEPTH}")
     chosen = select_platforms(doc, origin.options.platform, origin.options.all_platforms, what)
+    # The same child named twice is one image: without this, nested indexes naming one child
+    # many times fan out to entries^depth reads.
+    chosen = list({c.digest: c for c in chosen}.values())
     images: list[Image] = []
     for child in chosen:
         images.extend(images_from_descriptor(origin, child, depth + 1, desc.digest, seen | {desc.digest}))

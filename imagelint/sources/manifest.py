@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from imagelint.digest import parse_digest
-from imagelint.errors import ImageFormatError, SourceError
+from imagelint.errors import ImageFormatError, LimitExceededError, SourceError
 from imagelint.image import (
     DOCKER_MANIFEST,
     DOCKER_MANIFEST_LIST,
@@ -29,6 +29,13 @@ from imagelint.image import (
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024  # manifests and configs; real ones are < 100 KiB
 MAX_INDEX_DEPTH = 4
+# An index names each platform once; real ones have < 50 entries (a few hundred with attestations).
+# Bounds on entries per index and on distinct manifests an index walk may fetch keep a small nested
+# index from fanning out into thousands of requests.
+MAX_INDEX_ENTRIES = 1024
+MAX_INDEX_FETCHES = 64
+# Docker's overlay storage stops at 128 layers; OCI sets no bound, this one keeps requests finite.
+MAX_LAYERS = 1000
 
 ACCEPT_MANIFESTS = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOCKER_MANIFEST))
 
@@ -139,6 +146,8 @@ def parse_document(data: bytes, what: str, header_type: str | None = None) -> Ma
         entries = doc.get("manifests")
         if not isinstance(entries, list):
             raise ImageFormatError(f"{what}: index has no manifests list")
+        if len(entries) > MAX_INDEX_ENTRIES:
+            raise LimitExceededError(f"{what}: index has {len(entries)} entries (limit {MAX_INDEX_ENTRIES})")
         return Index(
             media_type=mt,
             manifests=tuple(parse_descriptor(e, f"{what} manifests[{i}]") for i, e in enumerate(entries)),
@@ -148,6 +157,8 @@ def parse_document(data: bytes, what: str, header_type: str | None = None) -> Ma
         layers = doc.get("layers")
         if not isinstance(layers, list):
             raise ImageFormatError(f"{what}: manifest has no layers list")
+        if len(layers) > MAX_LAYERS:
+            raise LimitExceededError(f"{what}: manifest has {len(layers)} layers (limit {MAX_LAYERS})")
         return Manifest(
             media_type=mt,
             config=parse_descriptor(doc.get("config"), f"{what} config"),

@@ -28,16 +28,21 @@ from urllib.parse import urlsplit
 import requests
 import urllib3.exceptions
 
+from imagelint import deadline
+from imagelint.deadline import DeadlineExceeded
+from imagelint.deadline import message as deadline_message
 from imagelint.digest import VerifyingReader, compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError, SourceError, UsageError
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
 from imagelint.sources.options import SourceOptions
-from imagelint.sources.http import HttpTransport, RequestRecord, TransportFailure
+from imagelint.sources.http import BodyError, HttpTransport, RequestRecord, TransportFailure, read_capped, same_origin
 from imagelint.sources.manifest import (
     ACCEPT_MANIFESTS,
     MAX_DOCUMENT_BYTES,
     MAX_INDEX_DEPTH,
+    MAX_INDEX_ENTRIES,
+    MAX_INDEX_FETCHES,
     Descriptor,
     Index,
     Manifest,
@@ -99,7 +104,9 @@ class RegistryClient:
         self.transport = HttpTransport(
             self._verify_for, options.timeout, options.retries, options.backoff, session, on_request
         )
-        credentials = options.registry_credentials.get(name.registry) or load_credentials(name.registry, options.docker_config)
+        credentials = options.registry_credentials.get(name.registry) or load_credentials(
+            name.registry, options.docker_config, options.timeout
+        )
         self.auth = Authenticator(name.registry, name.repository, credentials, self.transport, self.redact, self.where)
         self._base: str | None = None
 
@@ -150,6 +157,10 @@ class RegistryClient:
         for _ in range(MAX_AUTH_ROUNDS):
             if response.status_code != 401:
                 break
+            if not same_origin(response.url or "", self._base or ""):
+                # A redirect target (blob storage, a CDN) asking for auth: its challenge is not the
+                # registry's, and the registry's credentials go to the registry's challenges only.
+                break
             try:
                 answered = self.auth.answer(response.headers.get("WWW-Authenticate"), step)
             except BaseException:
@@ -184,6 +195,8 @@ class RegistryClient:
             detail = f"timed out after {failure.attempts} attempt(s) (timeout {self.options.timeout:g}s): {failure.detail}"
         elif failure.kind == "connection":
             detail = f"connection failed after {failure.attempts} attempt(s): {failure.detail}"
+        elif failure.kind == "deadline":
+            return DeadlineExceeded(self.redact(f"{self.where}: {step}: {deadline_message()}"))
         else:
             detail = failure.detail
         return RegistryError(self.redact(f"{self.where}: {step}: {detail}"))
@@ -195,6 +208,9 @@ class RegistryClient:
         code_text = f" {','.join(codes)}" if codes else ""
         if status == 404 and not_found:
             text = f"{not_found} (HTTP 404{code_text})"
+        elif status == 401 and not same_origin(response.url or "", self._base or ""):
+            text = (f"{step}: HTTP 401 from {urlsplit(response.url).netloc}, where the registry redirected "
+                    "(the registry's credentials are sent to the registry only)")
         elif status == 401:
             if self.auth.credentials is None:
                 why = f"authentication required and the docker config has no credentials for {config_key(self.name.registry)}"
@@ -203,6 +219,9 @@ class RegistryClient:
             text = f"{step}: {why} (HTTP 401{code_text})"
         elif status == 403:
             text = f"{step}: access denied (HTTP 403{code_text}{': ' + message if message else ''})"
+        elif status == 429 and self.transport.gave_up_waiting is not None:
+            text = (f"{step}: HTTP 429{code_text}: rate limited; the registry asks to wait "
+                    f"{self.transport.gave_up_waiting:g} s (Retry-After), more than --timeout or the time left (--deadline)")
         else:
             retried = f" after {self.transport.retries + 1} attempts" if status in (429, 500, 502, 503, 504) else ""
             text = f"{step}: HTTP {status}{code_text}{': ' + message if message else ''}{retried}"
@@ -253,7 +272,7 @@ class RegistryClient:
                     data = _read_bounded(response, MAX_DOCUMENT_BYTES, f"{self.where}: {step}")
                     return data, response.headers
             except _BODY_READ_ERRORS as exc:
-                if attempt >= self.transport.retries:
+                if attempt >= self.transport.retries or not self.transport.may_wait(attempt):
                     raise RegistryError(self.redact(
                         f"{self.where}: {step}: connection lost while reading the response after "
                         f"{attempt + 1} attempt(s): {type(exc).__name__}"
@@ -301,6 +320,10 @@ class _BlobStream(io.RawIOBase):
             return b"".join(parts)
         n = min(n, CHUNK_SIZE)
         while n and not self._eof:
+            if (left := deadline.remaining()) is not None and left <= 0:
+                client = self._client
+                raise DeadlineExceeded(client.redact(
+                    f"{client.where}: fetching blob {short_digest(self._digest)}: {deadline_message()}"))
             try:
                 # One read1: whatever the socket holds, up to n (the decompressor asks for 512 KB),
                 # returned at once. Looping to fill n cost more Python per byte than inflating it,
@@ -331,7 +354,7 @@ class _BlobStream(io.RawIOBase):
         client = self._client
         self._resumes += 1
         self._response.close()
-        if self._resumes > client.transport.retries:
+        if self._resumes > client.transport.retries or not client.transport.may_wait(self._resumes - 1):
             total = f" of {self._size}" if self._size is not None else ""
             raise RegistryError(client.redact(
                 f"{client.where}: fetching blob {short_digest(self._digest)}: connection lost after "
@@ -359,24 +382,22 @@ def _skip(response: requests.Response, count: int) -> None:
 
 
 def _read_bounded(response: requests.Response, limit: int, what: str) -> bytes:
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        data = response.raw.read(65536, decode_content=True)
-        if not data:
-            return b"".join(parts)
-        total += len(data)
-        if total > limit:
-            raise LimitExceededError(f"{what}: document larger than {limit} bytes")
-        parts.append(data)
+    try:
+        return read_capped(response, limit)
+    except DeadlineExceeded as exc:
+        raise DeadlineExceeded(f"{what}: {exc.message}") from None
+    except BodyError as exc:
+        if exc.kind == "limit":
+            raise LimitExceededError(f"{what}: document larger than {limit} bytes") from None
+        raise ImageFormatError(f"{what}: {exc.detail}") from None
 
 
 def _registry_errors(response: requests.Response) -> tuple[list[str], str]:
     """The distribution error codes and first message of an error body, if it has them."""
     try:
-        body = response.raw.read(ERROR_BODY_LIMIT, decode_content=True) if response.raw else b""
+        body = read_capped(response, ERROR_BODY_LIMIT)
         doc = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError, *_BODY_READ_ERRORS):
+    except (ValueError, UnicodeDecodeError, BodyError, *_BODY_READ_ERRORS):
         return [], ""
     errors = doc.get("errors") if isinstance(doc, dict) else None
     if not isinstance(errors, list):
@@ -417,24 +438,39 @@ def read_images(client: RegistryClient, options: SourceOptions) -> list[Image]:
     return images
 
 
-def _flatten_index(client: RegistryClient, index: Index, digest: str, depth: int, seen: tuple[str, ...]) -> list[Descriptor]:
-    """Every image entry of an index, nested indexes expanded (bounded depth, no cycles)."""
+def _flatten_index(client: RegistryClient, index: Index, digest: str, depth: int, seen: tuple[str, ...],
+                   fetched_indexes: dict[str, list[Descriptor]] | None = None) -> list[Descriptor]:
+    """Every image entry of an index, nested indexes expanded (bounded depth, no cycles).
+
+    Each nested index is fetched once however often it is named (an index whose entries all
+    name the same child, nested four deep, would otherwise cost entries^4 requests), at most
+    ``MAX_INDEX_FETCHES`` of them, and the expansion holds at most ``MAX_INDEX_ENTRIES``.
+    """
+    memo = {} if fetched_indexes is None else fetched_indexes
     out: list[Descriptor] = []
     for entry in index.manifests:
         if entry.media_type not in INDEX_MEDIA_TYPES:
             out.append(entry)
-            continue
-        if entry.digest in seen:
+        elif entry.digest in seen:
             raise ImageFormatError(f"{client.where}: index {digest} refers to itself through {entry.digest}")
-        if depth >= MAX_INDEX_DEPTH:
+        elif depth >= MAX_INDEX_DEPTH:
             raise LimitExceededError(f"{client.where}: indexes nested deeper than {MAX_INDEX_DEPTH} levels")
-        fetched = client.fetch_manifest(entry.digest)
-        _check_size(fetched.data, entry, client.where)
-        nested = parse_document(fetched.data, f"{client.where}: index {entry.digest}", fetched.content_type)
-        if isinstance(nested, Manifest):
-            out.append(Descriptor(nested.media_type, entry.digest, entry.size, entry.platform, entry.annotations))
-            continue
-        out.extend(_flatten_index(client, nested, entry.digest, depth + 1, seen + (entry.digest,)))
+        elif entry.digest in memo:
+            out.extend(memo[entry.digest])
+        else:
+            if len(memo) >= MAX_INDEX_FETCHES:
+                raise LimitExceededError(f"{client.where}: index {digest} names more than {MAX_INDEX_FETCHES} nested indexes")
+            fetched = client.fetch_manifest(entry.digest)
+            _check_size(fetched.data, entry, client.where)
+            nested = parse_document(fetched.data, f"{client.where}: index {entry.digest}", fetched.content_type)
+            if isinstance(nested, Manifest):
+                found = [Descriptor(nested.media_type, entry.digest, entry.size, entry.platform, entry.annotations)]
+            else:
+                found = _flatten_index(client, nested, entry.digest, depth + 1, seen + (entry.digest,), memo)
+            memo[entry.digest] = found
+            out.extend(found)
+        if len(out) > MAX_INDEX_ENTRIES:
+            raise LimitExceededError(f"{client.where}: index {digest} expands to more than {MAX_INDEX_ENTRIES} entries")
     return out
 
 

@@ -30,14 +30,20 @@ from types import MappingProxyType
 from typing import Mapping
 from urllib.parse import urlencode, urlsplit
 
+import requests
+import urllib3.exceptions
+
+from imagelint.deadline import DeadlineExceeded, bounded
+from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
 from imagelint.reference import DOCKER_HUB
-from imagelint.sources.http import HttpTransport, TransportFailure
+from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, read_capped
 
 DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key `docker login` writes for Docker Hub
 DEFAULT_TOKEN_LIFETIME = 60  # seconds, per the token spec when expires_in is absent
 TOKEN_EXPIRY_MARGIN = 5  # refresh a little early so a token does not expire mid-request
 CLIENT_ID = "imagelint"
+MAX_TOKEN_RESPONSE_BYTES = 256 * 1024  # a token response is a small JSON object; JWTs run to a few KB
 
 
 @dataclass(frozen=True)
@@ -85,12 +91,13 @@ def config_key(registry: str) -> str:
     return DOCKER_HUB_CONFIG_KEY if registry == DOCKER_HUB else registry
 
 
-def load_credentials(registry: str, docker_config: str | None = None) -> Credentials | None:
+def load_credentials(registry: str, docker_config: str | None = None, timeout: float = 30.0) -> Credentials | None:
     """Credentials for ``registry`` (a normalised name, e.g. ``docker.io``) or None.
 
     ``docker_config`` is a directory; when given it is the only place looked at.
-    A malformed config is a ConfigError (exit 2); a failing credential helper
-    is a RegistryError (exit 3). Neither message carries a secret.
+    A malformed config is a ConfigError (exit 2); a failing, hanging (``timeout``
+    seconds) or flooding credential helper is a RegistryError (exit 3). Neither
+    message carries a secret.
     """
     if docker_config is not None:
         path = os.path.join(docker_config, "config.json")
@@ -114,16 +121,23 @@ def load_credentials(registry: str, docker_config: str | None = None) -> Credent
         raise ConfigError("docker config has an invalid 'auths' section", path=path or "docker config") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read docker config ({exc.__class__.__name__})", path=path) from None
-    # docker.auth resolves Docker Hub's key itself when asked for "docker.io".
     try:
-        entry = auth_config.resolve_authconfig(registry)
-    except docker.errors.DockerException:
         store = auth_config.get_credential_store(registry)
-        raise RegistryError(
-            f"registry {registry}: credential helper docker-credential-{store} failed to return credentials"
-        ) from None
-    except (ValueError, TypeError, UnicodeDecodeError, binascii.Error):
-        raise ConfigError(f"docker config: the entry for {config_key(registry)} cannot be decoded", path=path) from None
+    except (AttributeError, TypeError, ValueError):
+        raise ConfigError("docker config: credsStore / credHelpers is not valid", path=path or "docker config") from None
+    if store:
+        # docker's own helper call has no timeout and reads all output: ours is bounded.
+        if not isinstance(store, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", store):
+            raise ConfigError("docker config: a credential helper name is not a plain program name", path=path or "docker config")
+        entry = _helper_credentials(store, registry, timeout)
+    else:
+        # docker.auth resolves Docker Hub's key itself when asked for "docker.io".
+        try:
+            entry = auth_config.resolve_authconfig(registry)
+        except docker.errors.DockerException:
+            raise RegistryError(f"registry {registry}: the docker config's credentials cannot be read") from None
+        except (ValueError, TypeError, UnicodeDecodeError, binascii.Error):
+            raise ConfigError(f"docker config: the entry for {config_key(registry)} cannot be decoded", path=path) from None
     if not entry:
         return None
     # auths entries use lower-case keys, credential stores capitalised ones.
@@ -133,6 +147,43 @@ def load_credentials(registry: str, docker_config: str | None = None) -> Credent
     if not (username or identity_token):
         return None
     return Credentials(username or None, password, identity_token or None)
+
+
+_TOKEN_USERNAME = "<token>"  # what a helper returns as Username for an identity token
+
+
+def _helper_credentials(store: str, registry: str, timeout: float) -> dict[str, str] | None:
+    """``docker-credential-STORE get`` for ``registry``, bounded in time and output."""
+    import shutil
+
+    from imagelint.subprocess_bounded import HelperFailure, one_line, run_bounded
+
+    program = f"docker-credential-{store}"
+    what = f"registry {registry}: credential helper {program}"
+    exe = shutil.which(program)
+    if exe is None:
+        raise RegistryError(f"{what} is not installed or not on PATH")
+    try:
+        result = run_bounded([exe, "get"], config_key(registry).encode(), timeout=bounded(timeout))
+    except HelperFailure as failure:
+        raise RegistryError(f"{what} failed: {failure.detail}") from None
+    if result.returncode != 0:
+        said = one_line(result.stdout + b" " + result.stderr)
+        if "credentials not found" in said.lower():
+            return None
+        raise RegistryError(f"{what} exited with status {result.returncode}")
+    try:
+        doc = json.loads(result.stdout)
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("Username", ""), str) or not isinstance(doc.get("Secret", ""), str):
+        raise RegistryError(f"{what} answered something other than a JSON object with Username and Secret")
+    username, secret = doc.get("Username", ""), doc.get("Secret", "")
+    if not username and not secret:
+        return None
+    if username == _TOKEN_USERNAME:
+        return {"IdentityToken": secret}
+    return {"Username": username, "Password": secret}
 
 
 # --- WWW-Authenticate ------------------------------------------------------------------------
@@ -317,18 +368,28 @@ class Authenticator:
                 # OAuth2 refresh-token grant, as `docker login` identity tokens require.
                 form = {**params, "grant_type": "refresh_token", "refresh_token": creds.identity_token,
                         "client_id": CLIENT_ID}
-                response = self._transport.request("POST", realm, {"Accept": "application/json"}, data=form)
+                response = self._transport.request("POST", realm, {"Accept": "application/json"}, data=form, stream=True)
             else:
                 headers = {"Accept": "application/json"}
                 if creds and creds.has_basic:
                     headers["Authorization"] = creds.basic_header()
                 sep = "&" if "?" in realm else "?"
-                response = self._transport.request("GET", f"{realm}{sep}{urlencode(params)}", headers)
+                response = self._transport.request("GET", f"{realm}{sep}{urlencode(params)}", headers, stream=True)
         except TransportFailure as failure:
+            if failure.kind == "deadline":
+                raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {deadline_message()}") from None
             raise RegistryError(self._redact(f"{self._where}: {step} from {_host(realm)}: {failure.kind} error: {failure.detail}")) from None
         with response:
             status = response.status_code
-            body = response.content[:65536] if status == 200 else b""
+            try:
+                body = read_capped(response, MAX_TOKEN_RESPONSE_BYTES) if status == 200 else b""
+            except BodyError as exc:
+                raise RegistryError(f"{self._where}: {step} from {_host(realm)}: {exc.detail}") from None
+            except DeadlineExceeded as exc:
+                raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {exc.message}") from None
+            except (OSError, ValueError, requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:
+                raise RegistryError(f"{self._where}: {step} from {_host(realm)}: connection lost while reading the "
+                                    f"response ({type(exc).__name__})") from None
         if status in (401, 403):
             who = "the credentials were rejected" if creds else "anonymous access was refused (no credentials in the docker config)"
             raise RegistryError(f"{self._where}: {step} from {_host(realm)}: HTTP {status}: {who}")

@@ -30,6 +30,7 @@ from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
+from imagelint.localfile import read_regular_file
 from imagelint.static import detect
 from imagelint.target import Target
 
@@ -53,8 +54,7 @@ def _read(path: str) -> bytes:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             raise ConfigError(f"file is larger than {MAX_FILE_BYTES} bytes; not linted", path)
-        with open(path, "rb") as fh:
-            return fh.read()
+        return read_regular_file(path, MAX_FILE_BYTES)  # a FIFO or device named Dockerfile: refused, not waited on
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -52,7 +52,10 @@ def describe_target(target: Target) -> str:
         lines.append(f"runtime classes: {', '.join(target.runtime_classes)}")
     for warning in target.warnings:
         lines.append(f"warning: {warning}")
-    return "\n".join(lines)
+    from imagelint.escape import printable_lines
+
+    # Pool names, labels, taints and versions come from the cluster's objects: shown escaped.
+    return printable_lines(lines)
 
 
 __all__ = ["describe_target"]

@@ -49,6 +49,7 @@ from imagelint.target.values import (
     resolve_gpu,
     unknown_gpu_message,
 )
+from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 
 
@@ -306,7 +307,7 @@ def _type_name(value: Any) -> str:
 def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Target:
     tomllib = toml_parser()
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = None
         match = re.search(r"line (\d+)", str(exc))
@@ -321,8 +322,9 @@ def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Targ
 
 def load_target_file(path: str, matrix: TargetMatrix | None) -> Target:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        from imagelint.localfile import read_regular_file
+
+        text = read_regular_file(path).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read target file: {exc.strerror or exc}", str(path)) from None
     except UnicodeDecodeError:

@@ -17,8 +17,9 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _toml_str(value: str) -> str:
-    # JSON string escapes are a subset of TOML basic-string escapes.
-    return json.dumps(value, ensure_ascii=False)
+    # JSON string escapes are a subset of TOML basic-string escapes; JSON leaves DEL raw, which
+    # TOML does not allow in a string (a cluster's label value may hold one).
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_key(key: str) -> str:

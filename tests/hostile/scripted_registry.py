@@ -8,11 +8,16 @@ test put in ``routes``, so the client's handling of those answers can be tested.
     reg = ScriptedRegistry()
     reg.routes["/v2/a/manifests/t"] = Reply(200, b"[1,2]", {"Content-Type": OCI_MANIFEST})
     ...  reg.host  ...  reg.seen (path, Authorization) per request  ...  reg.stop()
+
+``reg.headers`` keeps every request's full headers (cookies, auth) in order; a ``Reply``
+with ``drip`` sends its body one byte per ``drip`` seconds (a registry that never quite
+stalls).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -24,6 +29,7 @@ class Reply:
     status: int = 200
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0
 
 
 class ScriptedRegistry:
@@ -32,6 +38,7 @@ class ScriptedRegistry:
         self.default = Reply(404, b'{"errors":[{"code":"NAME_UNKNOWN","message":"not scripted"}]}',
                              {"Content-Type": "application/json"})
         self.seen: list[tuple[str, str | None]] = []
+        self.headers: list[tuple[str, dict[str, str]]] = []
         self.port = free_port()
         self.host = f"127.0.0.1:{self.port}"
         scripted = self
@@ -45,6 +52,7 @@ class ScriptedRegistry:
             def _answer(self) -> None:
                 path = self.path.split("?")[0]
                 scripted.seen.append((path, self.headers.get("Authorization")))
+                scripted.headers.append((path, dict(self.headers.items())))
                 reply = scripted.routes.get(path, scripted.default)
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
@@ -53,7 +61,13 @@ class ScriptedRegistry:
                 self.end_headers()
                 if self.command != "HEAD":
                     try:
-                        self.wfile.write(reply.body)
+                        if reply.drip:
+                            for i in range(len(reply.body)):
+                                self.wfile.write(reply.body[i:i + 1])
+                                self.wfile.flush()
+                                time.sleep(reply.drip)
+                        else:
+                            self.wfile.write(reply.body)
                     except OSError:
                         pass  # the client stopped reading (e.g. a document over its size limit)
 

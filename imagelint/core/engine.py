@@ -69,6 +69,8 @@ class ImageResult:
     error: str | None = None             # set when the image could not be read
     error_exit_code: int | None = None
     complete: bool = True
+    # Files the facts needed but could not read to the end (``complete`` is False for them too).
+    unread_files: tuple[str, ...] = ()
     # The OCI labels that say where the image was built from (org.opencontainers.image.source /
     # .revision): SARIF uses them to point image findings at the repository's Dockerfile.
     source_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -171,6 +173,9 @@ def run_rules(
     for code, reason in inline.items():
         if not reason:
             notices.append(f"label {INLINE_IGNORE_LABEL}: {code} has no reason and is not honoured (write {code}:why)")
+    unread = tuple(f"/{p.path}" for _, p in facts.unread_files)
+    for note, p in facts.unread_files:
+        notices.append(f"{'/' + p.path!r}: {note}; what it holds past that point is not known")
     kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
     return ImageResult(
         subject=facts.subject,
@@ -182,7 +187,8 @@ def run_rules(
         notices=tuple(notices),
         skipped_rules=tuple(skipped),
         rules_run=tuple(r.id for r in rules),
-        complete=facts.complete,
+        complete=facts.complete and not unread,
+        unread_files=unread,
         source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
     )
 
@@ -192,12 +198,13 @@ def at_or_above(severity: str, fail_on: str) -> bool:
 
 
 def exit_code_for(results: Sequence[ImageResult], fail_on: str) -> int:
-    """3 if any image was unreadable (documented: a partial result must not pass), else
-    1 if any finding is at/above ``fail_on``, else 0."""
+    """3 if any image was unreadable (documented: a partial result must not pass), 2 if an input
+    file was malformed (the others are still linted), else 1 if any finding is at/above ``fail_on``, else 0."""
     from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 
-    if any(not r.ok for r in results):
-        return EXIT_UNREADABLE
+    failed = [r.error_exit_code or EXIT_UNREADABLE for r in results if not r.ok]
+    if failed:  # an unreadable image (3) outranks a malformed input file (2)
+        return max(failed)
     if any(at_or_above(f.severity, fail_on) for r in results for f in r.findings):
         return EXIT_FINDINGS
     return EXIT_OK

@@ -251,12 +251,13 @@ def image_arch_lists(env: Iterable[EnvSetting], history: Iterable[object], fs: o
             out += settings_in_history(text, Provenance(kind="history", line=i))
     if fs is not None:
         from imagelint.facts.common import file_provenance
+        from imagelint.facts.scripts import script_text
 
         scripts = [e for e in fs.glob("**/*.sh") if e.kind == "file"][:MAX_SCRIPTS]  # type: ignore[attr-defined]
         for entry in scripts:
-            data = fs.read(entry.path)  # type: ignore[attr-defined]
-            if data and (b"ARCH" in data or b"nvcc" in data or b"-gencode" in data):
-                out += settings_in_text(data.decode("utf-8", "replace"), file_provenance(fs, entry.path))  # type: ignore[arg-type]
+            text = script_text(fs, entry.path)  # type: ignore[arg-type]
+            if text and ("ARCH" in text or "nvcc" in text or "-gencode" in text):
+                out += settings_in_text(text, file_provenance(fs, entry.path))  # type: ignore[arg-type]
     return unique_settings(out)
 
 

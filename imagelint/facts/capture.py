@@ -4,17 +4,25 @@ Fixed patterns only, independent of any image's config, so a layer's extract
 can be cached by layer digest. Each fact module declares its ``CAPTURE_RULES``
 (flake8-style: a checker says what input it needs); order matters because the
 reader applies the first rule that matches a path, so ``scan`` rules come first,
-then ``content``, then ``record``.
+then ``content``, then the broad text-facts scans of scripts and configs, then ``record``.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from imagelint.facts import cuda, driverlibs, fatbin, loader, scripts
+from imagelint.facts import cuda, driverlibs, fatbin, loader, scripts, textscan
 from imagelint.layers.model import CaptureRule, CaptureSpec
 
 _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
+
+
+def _rank(rule: CaptureRule) -> float:
+    # The text-facts scan stands in for what was a broad ``content`` capture: it ranks after the
+    # narrow content rules (cuda's version.json, ld.so.conf.d/*), which must win their paths.
+    if rule.action == "scan" and rule.name == textscan.TEXT_SCANNER:
+        return 2.5
+    return _ACTION_ORDER[rule.action]
 
 
 def build_capture_spec(gpu_code: bool = True) -> CaptureSpec:
@@ -31,8 +39,8 @@ def build_capture_spec(gpu_code: bool = True) -> CaptureSpec:
         for rule in group:
             if rule not in rules:
                 rules.append(rule)
-    rules.sort(key=lambda r: _ACTION_ORDER[r.action])  # stable: module order kept within an action
-    return CaptureSpec(tuple(rules), MappingProxyType({**driverlibs.SCANNERS, **fatbin.SCANNERS}))
+    rules.sort(key=_rank)  # stable: module order kept within an action
+    return CaptureSpec(tuple(rules), MappingProxyType({**driverlibs.SCANNERS, **fatbin.SCANNERS, **scripts.SCANNERS}))
 
 
 CAPTURE_SPEC = build_capture_spec()

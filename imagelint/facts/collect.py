@@ -24,7 +24,10 @@ def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
     warnings: list[str] = list(getattr(fs, "warnings", ()) or ()) if fs is not None else []
     loader = loader_facts(env, fs, image.platform, warnings)
     libs = driver_libraries(fs, loader, warnings) if fs is not None else ()
-    gpu = gpu_facts(env, config.entrypoint, config.cmd, config.working_dir, fs, warnings)
+    unread: list = []  # (note, provenance) of files a fact needed but could not read to the end
+    cuda = cuda_facts(env, labels, fs, unread)
+    warnings += [f"/{p.path}: {note}" for note, p in unread]  # the scripts walk writes its own
+    gpu = gpu_facts(env, config.entrypoint, config.cmd, config.working_dir, fs, warnings, unread)
     return ImageFacts(
         subject=image.ref,
         kind="image",
@@ -35,7 +38,7 @@ def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
         cmd=config.cmd,
         working_dir=config.working_dir,
         labels=MappingProxyType(labels),
-        cuda=cuda_facts(env, labels, fs),
+        cuda=cuda,
         driver_libraries=libs,
         loader=loader,
         gpu=gpu,
@@ -43,5 +46,6 @@ def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
         base=base_image_facts(image.annotations, labels, env, config.history),
         complete=fs is not None,
         warnings=tuple(dict.fromkeys(warnings)),
+        unread_files=tuple(unread),
         arch_lists=image_arch_lists(env, config.history, fs),
     )

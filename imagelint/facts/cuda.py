@@ -128,11 +128,19 @@ def _version_files(fs: FilesystemView, name: str) -> list[tuple[str, str | None]
     return list(found.items())
 
 
-def _file_evidence(fs: FilesystemView) -> list[CudaVersionEvidence]:
+def _note_unread(fs: FilesystemView, path: str, via: str | None, unread: list[tuple[str, Provenance]] | None) -> None:
+    """A version file over its capture limit is a note, never a silent gap."""
+    truncated = getattr(fs, "truncated", None)
+    if unread is not None and truncated is not None and truncated(path):
+        unread.append(("over its capture limit: not read for the CUDA version", file_provenance(fs, path, via)))
+
+
+def _file_evidence(fs: FilesystemView, unread: list[tuple[str, Provenance]] | None = None) -> list[CudaVersionEvidence]:
     out: list[CudaVersionEvidence] = []
     for resolved, via in _version_files(fs, "version.json"):
         data = fs.read(resolved)
         if data is None:
+            _note_unread(fs, resolved, via, unread)
             continue
         prov = file_provenance(fs, resolved, via)
         for version, component in parse_version_json(data):
@@ -140,6 +148,8 @@ def _file_evidence(fs: FilesystemView) -> list[CudaVersionEvidence]:
             out.append(CudaVersionEvidence(version, "version.json", prov, precision, component))
     for resolved, via in _version_files(fs, "version.txt"):
         data = fs.read(resolved)
+        if data is None:
+            _note_unread(fs, resolved, via, unread)
         version = parse_version_txt(data) if data is not None else None
         if version:
             out.append(CudaVersionEvidence(version, "version.txt", file_provenance(fs, resolved, via), precision_of(version)))
@@ -177,6 +187,8 @@ def _file_evidence(fs: FilesystemView) -> list[CudaVersionEvidence]:
         out.append(CudaVersionEvidence(version, "pip-wheel", file_provenance(fs, path), "minor", "cudart"))
     for entry in fs.glob("**/*-packages/torch/version.py"):
         data = fs.read(entry.path)
+        if data is None:
+            _note_unread(fs, entry.path, None, unread)
         parsed = parse_torch_version_py(data) if data is not None else None
         if parsed and parsed[0]:
             out.append(CudaVersionEvidence(parsed[0], "torch", file_provenance(fs, entry.path, line=parsed[1]), "minor", "torch"))
@@ -210,9 +222,11 @@ def _env_evidence(env: Iterable[EnvSetting], labels: dict[str, str]) -> list[Cud
     return out
 
 
-def cuda_facts(env: tuple[EnvSetting, ...], labels: dict[str, str], fs: FilesystemView | None) -> CudaFacts:
-    """All CUDA evidence and the runtime's requirement env. ``fs`` None = config only."""
-    versions = (_file_evidence(fs) if fs is not None else []) + _env_evidence(env, labels)
+def cuda_facts(env: tuple[EnvSetting, ...], labels: dict[str, str], fs: FilesystemView | None,
+               unread: list[tuple[str, Provenance]] | None = None) -> CudaFacts:
+    """All CUDA evidence and the runtime's requirement env. ``fs`` None = config only. Version files
+    over their capture limit are added to ``unread`` (note, file)."""
+    versions = (_file_evidence(fs, unread) if fs is not None else []) + _env_evidence(env, labels)
     by_name = {e.name: e for e in env}
     requires = tuple(e for e in env if e.name.startswith(names.REQUIRE_PREFIX))
     return CudaFacts(

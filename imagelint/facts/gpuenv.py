@@ -92,9 +92,37 @@ def nvidia_visible_devices(facts: ImageFacts) -> VisibleDevices:
     return VisibleDevices(setting, "set", "devices", tuple(d.strip() for d in setting.value.split(",") if d.strip()))
 
 
+def selected_devices(value: str) -> tuple[str, tuple[str, ...]]:
+    """What a ``*_VISIBLE_DEVICES`` value selects: ``("none"|"all"|"passthrough"|"devices", items)``.
+
+    ``${NVIDIA_VISIBLE_DEVICES}``, ``${CUDA_VISIBLE_DEVICES:-all}``, ``$GPUS`` and ``$(VAR)`` pass a
+    value through from the environment (a script or manifest, not expanded): they pin nothing.
+    CDI names (``nvidia.com/gpu=all``, ``nvidia.com/gpu=0``) are read by what follows ``=``.
+    ``none``/``void``/empty select no device, ``all`` all of them; a list mixing a keyword with
+    devices (``all,0``) is a device list, as the toolkit reads it.
+    """
+    v = value.strip().strip("'\"")
+    if "$" in v:
+        return "passthrough", ()
+    items = []
+    for part in (p.strip() for p in v.split(",")):
+        if "=" in part and "/" in part.split("=", 1)[0]:  # a CDI fully-qualified device name
+            part = part.split("=", 1)[1]
+        if part:
+            items.append(part)
+    lowered = [i.lower() for i in items]
+    if not items or (len(items) == 1 and lowered[0] in ("none", "void")):
+        return "none", ()
+    if lowered == ["all"]:
+        return "all", ()
+    # A list that mixes a keyword with devices ("all,0") is read by the toolkit as a device list.
+    return "devices", tuple(i for i, low in zip(items, lowered) if low not in ("all", "none", "void")) or tuple(items)
+
+
 def pins_devices(value: str) -> bool:
-    """True when a visible-devices value selects specific devices (not all / none / void / empty)."""
-    return value.strip().lower() not in _NO_SPECIFIC_DEVICE
+    """True when a visible-devices value selects specific devices (not all / none / void / empty,
+    not a value passed through from the environment; CDI names read by their device)."""
+    return selected_devices(value)[0] == "devices"
 
 
 __all__ = [
@@ -105,4 +133,5 @@ __all__ = [
     "is_legacy",
     "nvidia_visible_devices",
     "pins_devices",
+    "selected_devices",
 ]

@@ -40,6 +40,8 @@ INDEX_PATTERNS: tuple[IndexPattern, ...] = (
     _p("cuda-visible-devices", r"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*:\s*["']?([^\s"'#]+)""", YAML),
     # DeepStream / nvinfer keys (INI groups) and their YAML form.
     _p("gpu-id", r"""^\s*gpu[-_]id\s*[=:]\s*["']?(-?\d+)""", INI, YAML),
+    # nvinferserver (Triton in DeepStream) protobuf-text configs: infer_config { gpu_ids: [0] }.
+    _p("gpu-id", r"""^\s*gpu_ids\s*:\s*\[\s*([\d\s,]*\d)\s*\]""", INI),
     # Command-line flags: --gpu-id 1, --gpu_id=1, --gpu-ids 0,1, --gpus 1, --device cuda:1, --cuda-device 1.
     _p("cli-flag", r"""(?<![\w-])--(?:gpu[-_]?ids?|gpus|cuda[-_]device|device[-_]id)(?:\s+|=)["']?([\w,:-]+)""", SHELL, PYTHON),
     _p("cli-flag", r"""(?<![\w-])--device(?:\s+|=)["']?(cuda:\d+)""", SHELL, PYTHON),
@@ -57,6 +59,23 @@ CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("video", re.compile(r"\bPyNvVideoCodec\b|^\s*(?:import|from)\s+pyds\b")),
     ("graphics", re.compile(r"\b__GLX_VENDOR_LIBRARY_NAME\s*=\s*nvidia\b")),
 )
+
+
+# Every match of the patterns above (and of the config-file keys) contains one of these: a line
+# without any cannot match, so a streamed file runs the regexes only on batches that hold one.
+# tests/facts/test_gpuindex_scripts.py checks each pattern's examples against this list.
+KEYWORDS: tuple[str, ...] = (
+    "VISIBLE_DEVICES", "gpu", "cuda", "--device", "config-file", "deepstream-app", "nvv4l2", "_nvenc",
+    "_cuvid", "hwaccel", "PyNvVideoCodec", "pyds", "GLX_VENDOR_LIBRARY_NAME",
+)
+
+
+def may_match(text: str) -> bool:
+    """False when no pattern here can match anywhere in ``text`` (``in`` per keyword: faster than one regex)."""
+    for keyword in KEYWORDS:
+        if keyword in text:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -129,9 +148,9 @@ def find_gpu_settings(text: str, language: str, first_line: int = 1) -> list[Tex
     return out
 
 
-def find_capability_needs(text: str, language: str) -> list[tuple[str, int]]:
+def find_capability_needs(text: str, language: str, first_line: int = 1) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(text.splitlines(), first_line):
         line = strip_comment(raw, language)
         for capability, regex in CAPABILITY_PATTERNS:
             if regex.search(line) and (capability, number) not in out:

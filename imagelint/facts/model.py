@@ -83,12 +83,13 @@ CUDA_SOURCES = (
     "version.json",      # /usr/local/cuda*/version.json  (cuda_cudart.version, else top-level "cuda")
     "version.txt",       # /usr/local/cuda*/version.txt   ("CUDA Version X.Y.Z")
     "libcudart",         # libcudart.so.X.Y.Z file names in library directories
-    "pip-wheel",         # nvidia-cuda-runtime-cu11/cu12 / nvidia-cuda-runtime dist-info
+    "pip-wheel",         # nvidia-cuda-runtime-cu11/cu12 / nvidia-cuda-runtime dist-info (or a RUN pip install)
+    "package",           # a CUDA package a Dockerfile RUN line installs (apt cuda-toolkit-12-4, conda)
     "torch",             # torch/version.py  cuda = 'X.Y'
     "env",               # CUDA_VERSION
     "ngc-env",           # NGC's CUDA_DRIVER_VERSION / product env (what it was built against)
     "label",             # labels that state a CUDA version
-    "base-image",        # resolved from the base image name through the matrix (Dockerfiles)
+    "base-image",        # resolved from the image name through the matrix (Dockerfile FROM, manifest image:)
 )
 
 
@@ -335,6 +336,43 @@ class NodeSelectorRequirement:
 
 
 @dataclass(frozen=True)
+class DeviceRequest:
+    """One request of a DRA ResourceClaim (``spec.devices.requests[]``), as written.
+
+    ``device_class`` is the DeviceClass name (``gpu.nvidia.com``, ``mig.nvidia.com``...);
+    ``count`` None means the API default (one device, ``ExactCount``); ``allocation_mode``
+    ``All`` takes every matching device. ``selectors`` are the CEL expressions. ``alternatives``
+    holds the device classes of ``firstAvailable`` sub-requests (any one of them may be used).
+    """
+
+    name: str
+    device_class: str | None
+    count: int | None = None
+    allocation_mode: str | None = None
+    selectors: tuple[str, ...] = ()
+    alternatives: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodClaim:
+    """A pod's ``spec.resourceClaims[]`` entry and, once resolved, what the claim asks for.
+
+    ``template`` / ``claim`` name the ResourceClaimTemplate / ResourceClaim it comes from.
+    ``device`` is what the claim's device classes give: ``gpu``, ``mig``, ``vfio`` (a GPU passed
+    to a VM), ``imex`` (an IMEX channel: no GPU), ``other`` (another vendor's class), or
+    ``unknown`` (the claim is not defined in the files linted); ``defined_in`` says where.
+    """
+
+    name: str
+    template: str | None
+    claim: str | None
+    provenance: Provenance
+    device: str = "unknown"
+    requests: tuple[DeviceRequest, ...] = ()
+    defined_in: str | None = None
+
+
+@dataclass(frozen=True)
 class WorkloadFacts:
     """The pod a container runs in, for facts of kind ``manifest``.
 
@@ -359,6 +397,36 @@ class WorkloadFacts:
     tolerations: tuple[Toleration, ...] = ()
     runtime_class_name: str | None = None
     scheduling_provenance: Provenance | None = None  # where nodeSelector/affinity/tolerations are written
+    # Where the pod spec sits and what shape it is ("RayCluster worker group 'gpu'", "Argo template
+    # 'train'"...), for messages; ``pod_path`` is a locator such as ``spec.workerGroupSpecs[0].template.spec``.
+    shape: str = ""
+    pod_path: str = ""
+    # Dynamic Resource Allocation: the pod's claims (resolved across the linted files) and the
+    # names of the ones this container uses (``resources.claims[].name``).
+    pod_claims: tuple[PodClaim, ...] = ()
+    claims: tuple[str, ...] = ()
+    # CDI device requests made through ``cdi.k8s.io/*`` annotations (``nvidia.com/gpu=all``...).
+    cdi_devices: tuple[str, ...] = ()
+
+    @property
+    def gpu_claims(self) -> tuple[PodClaim, ...]:
+        """Claims of this pod that give NVIDIA GPUs or MIG devices to its containers."""
+        return tuple(c for c in self.pod_claims if c.device in ("gpu", "mig"))
+
+    @property
+    def container_gpu_claims(self) -> tuple[PodClaim, ...]:
+        """The GPU claims this container itself uses."""
+        return tuple(c for c in self.gpu_claims if c.name in self.claims)
+
+    @property
+    def requests_gpu(self) -> bool:
+        """Whether the pod asks for NVIDIA GPUs: an ``nvidia.com/*`` resource, a GPU claim, or CDI."""
+        return bool(self.pod_resources or self.gpu_claims or self.cdi_devices)
+
+    @property
+    def container_requests_gpu(self) -> bool:
+        """Whether this container gets GPUs of its own (resources, claims it uses, CDI)."""
+        return bool(self.resources or self.container_gpu_claims or self.cdi_devices)
 
 
 # --- the whole --------------------------------------------------------------------------
@@ -394,6 +462,9 @@ class ImageFacts:
     base: BaseImageFacts = field(default_factory=BaseImageFacts)
     complete: bool = True
     warnings: tuple[str, ...] = ()
+    # Files a fact needed but could not read to the end (note, file): e.g. a followed script's text
+    # past 1 MiB, a version.json over its capture limit. What they hold past that point is unknown.
+    unread_files: tuple[tuple[str, Provenance], ...] = ()
     workload: WorkloadFacts | None = None  # Kubernetes manifests only
     gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
     # Build settings naming GPU architectures (env, Dockerfile ENV/ARG/RUN, build history, scripts)

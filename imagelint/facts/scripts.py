@@ -18,30 +18,34 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from imagelint.facts import gpuindex, names
+from imagelint.facts import gpuindex, names, textscan
 from imagelint.facts.common import FilesystemView, file_provenance, norm
 from imagelint.facts.model import EnvSetting, GpuFacts, GpuIndexSetting, Provenance
 from imagelint.layers.model import CaptureRule
 
 # Scripts and app configs live anywhere; keep the spec fixed (image-independent) and bounded:
-# shell scripts everywhere, and text files under the usual application roots.
+# shell scripts everywhere, and text files under the usual application roots. Every match is
+# streamed through the text-facts scanner (imagelint.facts.textscan), which keeps the settings,
+# references and script text these facts use, never the whole file.
 _APP_ROOTS = ("app", "apps", "workspace", "srv", "src", "code", "models", "configs", "config", "home", "root", "opt", "usr/src")
 _TEXT_EXTS = ("txt", "ini", "cfg", "conf", "yml", "yaml", "py")
+_TEXT = textscan.TEXT_SCANNER
 CAPTURE_RULES = (
-    CaptureRule("**/*.sh", "content", 256 * 1024),
-    CaptureRule("**/*.bash", "content", 256 * 1024),
-    CaptureRule("*", "content", 256 * 1024),  # /entrypoint, /run.py, /start...
-    CaptureRule("usr/local/bin/*", "content", 256 * 1024),
-    CaptureRule("usr/local/sbin/*", "content", 256 * 1024),
-    CaptureRule("opt/*/bin/*", "content", 256 * 1024),
-    CaptureRule("opt/nvidia/*_entrypoint*", "content", 256 * 1024),
-    *(CaptureRule(f"{root}/**/*.{ext}", "content", 128 * 1024) for root in _APP_ROOTS for ext in _TEXT_EXTS if not (root == "opt" and ext == "py")),
-    *(CaptureRule(f"{root}/**/*", "content", 64 * 1024) for root in ("app", "workspace", "srv")),
+    CaptureRule("**/*.sh", "scan", name=_TEXT),
+    CaptureRule("**/*.bash", "scan", name=_TEXT),
+    CaptureRule("*", "scan", name=_TEXT),  # /entrypoint, /run.py, /start...
+    CaptureRule("usr/local/bin/*", "scan", name=_TEXT),
+    CaptureRule("usr/local/sbin/*", "scan", name=_TEXT),
+    CaptureRule("opt/*/bin/*", "scan", name=_TEXT),
+    CaptureRule("opt/nvidia/*_entrypoint*", "scan", name=_TEXT),
+    *(CaptureRule(f"{root}/**/*.{ext}", "scan", name=_TEXT) for root in _APP_ROOTS for ext in _TEXT_EXTS if not (root == "opt" and ext == "py")),
+    *(CaptureRule(f"{root}/**/*", "scan", name=_TEXT) for root in ("app", "workspace", "srv")),
     CaptureRule("usr/bin/*", "record"),
     CaptureRule("usr/sbin/*", "record"),
     CaptureRule("bin/*", "record"),
     CaptureRule("sbin/*", "record"),
 )
+SCANNERS = textscan.SCANNERS
 
 MAX_FILES = 32
 MAX_DEPTH = 6
@@ -55,9 +59,6 @@ _PY_RE = re.compile(r"^python(\d+(\.\d+)?)?$")
 _WRAPPERS = {"exec", "nohup", "time", "env", "command", "builtin", "tini", "dumb-init", "catatonit", "sudo", "xargs", "stdbuf", "nice", "setsid", "taskset"}
 _WRAPPERS_WITH_ARG = {"gosu", "su-exec", "chpst", "s6-setuidgid"}
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "then", "do", "else", "if", "while", "until", "!"}
-# DeepStream config keys that name another config file (relative to the config's directory).
-_DEEPSTREAM_FILE_KEYS = re.compile(r"^\s*(config-file|ll-config-file|config-file-path)\s*[=:]\s*(\S+)")
-_INI_GROUP = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _ALL_ARGS = {"$@", "${@}", "$*", "${*}"}
 _VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?")
@@ -73,6 +74,7 @@ class _Walk:
     seen: set[str] = field(default_factory=set)
     needs: list[tuple[str, Provenance]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unread: list[tuple[str, Provenance]] = field(default_factory=list)  # followed files not read to the end
 
     # -- locating files -----------------------------------------------------------------
 
@@ -102,35 +104,36 @@ class _Walk:
         if len(self.seen) >= MAX_FILES or depth > MAX_DEPTH:
             self.warnings.append(f"/{resolved}: not followed (limit of {MAX_FILES} files, depth {MAX_DEPTH})")
             return
-        data = self.fs.read(resolved)
-        if data is None:
+        info = text_facts(self.fs, resolved)
+        if info is None or not info["text"]:
             return  # a binary or a file the spec did not keep: nothing to read
-        if b"\x00" in data[:4096]:
-            return  # binary content captured under a broad rule
         self.seen.add(resolved)
         self.followed.append(file_provenance(self.fs, resolved, path))
-        text = data.decode("utf-8", "replace")
-        language = gpuindex.language_of(resolved, data)
+        note = textscan.unread_note(info)
+        if note is not None:
+            self.warnings.append(f"/{resolved}: {note}")
+            self.unread.append((note, file_provenance(self.fs, resolved, path)))
+        elif info.get("notes"):
+            self.warnings += [f"/{resolved}: {n}" for n in info["notes"]]
+        language = info.get("lang")
         directory = posixpath.dirname(resolved)
-        self.record_text(text, language, lambda line: file_provenance(self.fs, resolved, path, line), True)
+        self.record_facts(info, lambda line: file_provenance(self.fs, resolved, path, line), True)
         if language == gpuindex.INI or language == gpuindex.YAML:
-            for number, line in enumerate(text.splitlines(), 1):
-                m = _DEEPSTREAM_FILE_KEYS.match(gpuindex.strip_comment(line, gpuindex.INI))
-                if m:
-                    target = self.locate(m.group(2).strip("\"'"), directory)
-                    if target:
-                        self.follow(target, depth + 1)
-        elif language == gpuindex.SHELL:
-            self.follow_shell(text, depth, cwd=self.working_dir, args=args or [])
+            for ref in info.get("r", ()):
+                target = self.locate(ref.strip("\"'"), directory)
+                if target:
+                    self.follow(target, depth + 1)
+        elif language == gpuindex.SHELL and "sh" in info:
+            self.follow_shell(info["sh"], depth, cwd=self.working_dir, args=args or [])
         # Python: settings are read above; imports are not followed (that would be the whole venv).
 
-    def record_text(self, text: str, language: str, prov_at, referenced: bool) -> None:
-        for m in gpuindex.find_gpu_settings(text, language):
+    def record_facts(self, info: dict, prov_at, referenced: bool) -> None:
+        for kind, value, text, line in info.get("s", ()):
             if len(self.settings) >= MAX_SETTINGS:
-                return
-            self.settings.append(GpuIndexSetting(m.kind, m.value, m.indices, m.text, prov_at(m.line), referenced))
+                break
+            self.settings.append(GpuIndexSetting(kind, value, gpuindex.parse_indices(value), text, prov_at(line), referenced))
         if referenced:
-            for capability, line in gpuindex.find_capability_needs(text, language):
+            for capability, line in info.get("n", ()):
                 if not any(c == capability for c, _ in self.needs):
                     self.needs.append((capability, prov_at(line)))
 
@@ -242,7 +245,10 @@ def gpu_facts(
     working_dir: str,
     fs: FilesystemView | None,
     warnings: list[str],
+    unread: list[tuple[str, Provenance]] | None = None,
 ) -> GpuFacts:
+    """GPU facts from env, argv and the files the entrypoint reaches; followed files that were not
+    read to the end are added to ``unread`` (note, file)."""
     by_name = {e.name: e for e in env}
     env_map = {e.name: e.value for e in env}
     settings: list[GpuIndexSetting] = []
@@ -277,6 +283,8 @@ def gpu_facts(
         settings += walk.settings
         needs, followed = walk.needs, walk.followed
         warnings += walk.warnings
+        if unread is not None:
+            unread += walk.unread
         settings += _unreferenced_configs(fs, walk.seen)
     return GpuFacts(
         visible_devices=by_name.get(names.VISIBLE_DEVICES),
@@ -297,15 +305,33 @@ def _unreferenced_configs(fs: FilesystemView, seen: set[str]) -> list[GpuIndexSe
             for entry in fs.glob(f"{root}/**/*.{ext}"):
                 if entry.path in seen or configs >= MAX_UNREFERENCED_CONFIGS:
                     continue
-                data = fs.read(entry.path)
-                if not data or b"gpu-id" not in data or b"\x00" in data[:4096]:
-                    continue
-                text = data.decode("utf-8", "replace")
-                if not any(_INI_GROUP.match(line) for line in text.splitlines()):
-                    continue
+                info = text_facts(fs, entry.path)
+                if info is None or "u" not in info:
+                    continue  # binary, not captured, or no [group] line and gpu-id together
                 configs += 1
-                for m in gpuindex.find_gpu_settings(text, gpuindex.INI):
-                    if m.kind == "gpu-id":
-                        out.append(GpuIndexSetting(m.kind, m.value, m.indices, m.text,
-                                                   file_provenance(fs, entry.path, line=m.line), referenced=False))
+                for value, text, line in info["u"]:
+                    out.append(GpuIndexSetting("gpu-id", value, gpuindex.parse_indices(value), text,
+                                               file_provenance(fs, entry.path, line=line), referenced=False))
     return out
+
+
+def text_facts(fs: FilesystemView, path: str) -> dict | None:
+    """What the text-facts scanner kept of ``path`` (see imagelint.facts.textscan); None if not captured.
+
+    A file captured whole by another module's rule (an ld.so.conf, a version.json) is scanned
+    here the same way, since the walk follows any file an argument names.
+    """
+    found = fs.scan(path)
+    if found is not None:
+        return found if textscan.is_text_facts(found) else None  # an ELF or fatbin scan: not text
+    data = fs.read(path)
+    if data is None:
+        return None
+    resolved = fs.resolve(path) or path
+    return textscan.scan_bytes(resolved, data)
+
+
+def script_text(fs: FilesystemView, path: str) -> str | None:
+    """A shell script's text as the capture kept it (up to 1 MiB), or None (not a script, not kept)."""
+    info = text_facts(fs, path)
+    return info.get("sh") if info is not None else None

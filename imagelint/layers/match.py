@@ -93,44 +93,82 @@ class RuleMatcher:
         # Every match starts with the pattern's literal lead ("app/" for "app/**/*.py").
         self._leads = [_literal_run(r.pattern.lstrip("/")) for r in self.rules]
         # First character of a literal basename prefix -> [(prefix, rule index)]: one dict
-        # lookup and a few startswith() per path. Suffixes (".txt", ".py": few distinct
-        # lengths, many rules each) go length -> suffix -> rule indices.
+        # lookup and a few startswith() per path. Suffixes (".txt", ".py") go by their
+        # extension (the suffix from its last '.') -> [(suffix, rule index)]: one lookup per path.
         self._by_prefix: dict[str, list[tuple[str, int]]] = {}
-        self._by_suffix: dict[int, dict[str, list[int]]] = {}
-        # Rules with no usable basename literal: by the first directory of their lead,
-        # or (no directory in the lead, e.g. "*") tried for every path.
+        # Keyed by (extension, first directory of the rule's lead, "" for none): a ".py" path
+        # under usr/ never tries the dozen "ROOT/**/*.py" rules of other roots.
+        self._by_ext: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        self._by_suffix: list[tuple[str, int]] = []  # suffixes without a '.'
+        # A literal inside the basename ("*.so.[0-9]*" holds ".so."): tried with ``in``.
+        self._by_infix: list[tuple[str, int]] = []
+        # Rules with no usable basename literal: by the first directory of their lead; rules
+        # of one component ("*") only for top-level names; the rest tried for every path.
         self._by_top: dict[str, list[int]] = {}
+        self._top_level: list[int] = []
         self._anywhere: list[int] = []
         for i, rule in enumerate(self.rules):
+            pattern = rule.pattern.lstrip("/")
             last = _last_component(rule.pattern)
-            prefix = suffix = ""
+            prefix = suffix = infix = ""
             if last is not None and "**" not in last:
                 prefix = _literal_run(last)
                 suffix = _literal_run(last[::-1], "*?]")[::-1]
+                infix = max(_literal_runs(last), key=len, default="")
             if prefix and len(prefix) >= len(suffix):
                 self._by_prefix.setdefault(prefix[0], []).append((prefix, i))
+            elif suffix and "." in suffix:
+                top = self._leads[i].split("/", 1)[0] if "/" in self._leads[i] else ""
+                self._by_ext.setdefault((suffix[suffix.rfind("."):], top), []).append((suffix, i))
             elif suffix:
-                self._by_suffix.setdefault(len(suffix), {}).setdefault(suffix, []).append(i)
+                self._by_suffix.append((suffix, i))
             elif "/" in self._leads[i]:
                 self._by_top.setdefault(self._leads[i].split("/", 1)[0], []).append(i)
+            elif last is not None and last == pattern and "**" not in last:  # one component: top-level names only
+                self._top_level.append(i)
+            elif infix:
+                self._by_infix.append((infix, i))
             else:
                 self._anywhere.append(i)
 
     def candidates(self, path: str) -> list[int]:
         """Indices of the rules that may match ``path``, in rule order."""
-        base = path.rpartition("/")[2]
-        found = self._anywhere + self._by_top.get(path.split("/", 1)[0], [])
+        slash = path.rfind("/")
+        if slash < 0:
+            base = top = path
+            found = self._anywhere + self._top_level
+        else:
+            base = path[slash + 1 :]
+            top = path[: path.find("/")]
+            found = list(self._anywhere)
+        by_top = self._by_top.get(top)
+        if by_top:
+            found += by_top
         if base:
-            for prefix, i in self._by_prefix.get(base[0], ()):
-                if base.startswith(prefix):
+            by_prefix = self._by_prefix.get(base[0])
+            if by_prefix:
+                for prefix, i in by_prefix:
+                    if base.startswith(prefix):
+                        found.append(i)
+            dot = base.rfind(".")
+            if dot >= 0:
+                ext = base[dot:]
+                for key in ((ext, ""), (ext, top)) if slash >= 0 else ((ext, ""),):
+                    by_ext = self._by_ext.get(key)
+                    if by_ext:
+                        for suffix, i in by_ext:
+                            if base.endswith(suffix):
+                                found.append(i)
+            for suffix, i in self._by_suffix:
+                if base.endswith(suffix):
                     found.append(i)
-            for length, table in self._by_suffix.items():
-                hit = table.get(base[-length:])
-                if hit:
-                    found += hit
+            for infix, i in self._by_infix:
+                if infix in base:
+                    found.append(i)
         if not found:
             return found
-        found.sort()
+        if len(found) > 1:
+            found.sort()
         leads = self._leads
         return [i for i in found if path.startswith(leads[i])]
 
@@ -147,6 +185,11 @@ def _literal_run(text: str, stops: str = "*?[") -> str:
         if c in stops:
             return text[:i]
     return text
+
+
+def _literal_runs(text: str) -> list[str]:
+    """The literal runs of a glob component (between wildcards and bracket classes)."""
+    return [run for run in re.split(r"[*?]|\[[^\]]*\]", text) if run and "[" not in run and "]" not in run]
 
 
 def _last_component(pattern: str) -> str | None:

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol
 
 # Bump whenever what is captured or how it is stored changes: it keys the layer cache.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 
 FILE = "file"
 SYMLINK = "symlink"
@@ -47,6 +47,11 @@ class MemberScanner(Protocol):
     only count (e.g. a payload whose length a header gave). The reader then drops up to
     that many bytes unread and calls ``skipped(n)`` instead of ``feed``; the result must
     be the same either way.
+    Optional too: ``begin(path, size)``, called before the first ``feed`` with the member's
+    normalised path and size; ``reads_at_most``, how many bytes it reads at most (the per-member
+    read limit is checked against that, not the member's size); ``held_bytes() -> int``, what its
+    result keeps in memory (counted against the per-layer capture limit); ``first_read``, the size of
+    the first chunk it wants (later chunks are 64 KiB).
     """
 
     def feed(self, chunk: bytes) -> None: ...

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import zlib
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextvars import ContextVar, copy_context
 from functools import lru_cache
@@ -230,9 +231,17 @@ class _LayerCapture:
             self._keep(path, n)
             self.heads[path] = walker.read_data(n)
         else:  # scan
-            self._reserve(path, member.size)
             scanner = self.spec.scanner_factory[rule.name]()  # type: ignore[index]
+            # A scanner that stops by itself (the text-facts scanner) says how much it may read.
+            self._reserve(path, min(member.size, getattr(scanner, "reads_at_most", member.size)))
             failed: str | None = None
+            if hasattr(scanner, "begin"):
+                try:
+                    scanner.begin(path, member.size)
+                except Exception as exc:
+                    failed = f"{type(exc).__name__}: {exc}"
+            # A scanner may ask for a smaller first chunk (the text-facts scanner decides on 4 KiB).
+            size = int(getattr(scanner, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
             while walker.remaining_data > 0:
                 if failed is not None:
                     walker.discard_data(walker.remaining_data)
@@ -242,7 +251,8 @@ class _LayerCapture:
                 if n > 0:
                     walker.discard_data(n)
                 else:
-                    chunk = walker.read_data(_SCAN_CHUNK)
+                    chunk = walker.read_data(size)
+                    size = _SCAN_CHUNK
                 try:
                     if n > 0:
                         scanner.skipped(n)  # type: ignore[attr-defined]
@@ -253,6 +263,10 @@ class _LayerCapture:
             if failed is None:
                 try:
                     self.scans[path] = scanner.result()
+                    if hasattr(scanner, "held_bytes"):
+                        self._keep(path, int(scanner.held_bytes()))
+                except LimitExceededError:
+                    raise
                 except Exception as exc:
                     failed = f"{type(exc).__name__}: {exc}"
             if failed is not None:
@@ -406,11 +420,17 @@ def _source_failed(exc: BaseException | None) -> bool:
 # --- serialisation for the layer cache ------------------------------------------------
 
 _MAGIC = b"ILXE"
-_HEADER = struct.Struct(">4sII")  # magic, extractor version, JSON length
+_HEADER = struct.Struct(">4sIIQ")  # magic, extractor version, JSON length, body length before zlib
+# The body is at most what one layer may capture plus its metadata: a cache entry that says more
+# (or inflates to more than it says) is corrupt, never a reason to allocate.
+_MAX_BODY = 1 << 30
 
 
 def extract_to_bytes(x: LayerExtract) -> bytes:
-    """A compact, exact encoding: header + JSON metadata + the captured bytes back to back.
+    """A compact, exact encoding: header + zlib(JSON metadata + the captured bytes back to back).
+
+    zlib level 1 shrinks the metadata (paths, mostly) ~5x for a few ms per layer: the cache of
+    an image of 50,000 small files is ~0.2 % of the image instead of ~1 %.
 
     Scanner results must be JSON values (dict with str keys, list, str, int,
     float, bool, None); they come back as such (tuples return as lists).
@@ -437,21 +457,31 @@ def extract_to_bytes(x: LayerExtract) -> bytes:
         "warnings": list(x.warnings),
     }
     text = json.dumps(meta, separators=(",", ":"), allow_nan=True).encode("ascii")
-    return _HEADER.pack(_MAGIC, EXTRACTOR_VERSION, len(text)) + text + blobs.getvalue()
+    body = text + blobs.getvalue()
+    return _HEADER.pack(_MAGIC, EXTRACTOR_VERSION, len(text), len(body)) + zlib.compress(body, 1)
 
 
 def extract_from_bytes(b: bytes) -> LayerExtract:
     """Decode ``extract_to_bytes`` output; ``ImageFormatError`` if foreign, torn or of another version."""
     if len(b) < _HEADER.size:
         raise ImageFormatError("layer extract: too short")
-    magic, version, meta_len = _HEADER.unpack_from(b)
+    magic, version, meta_len, body_len = _HEADER.unpack_from(b)
     if magic != _MAGIC:
         raise ImageFormatError("layer extract: not an imagelint layer extract")
     if version != EXTRACTOR_VERSION:
         raise ImageFormatError(f"layer extract: version {version}, expected {EXTRACTOR_VERSION}")
-    end = _HEADER.size + meta_len
+    if body_len > _MAX_BODY or meta_len > body_len:
+        raise ImageFormatError("layer extract: corrupt (lengths out of range)")
+    inflater = zlib.decompressobj()
     try:
-        meta = json.loads(b[_HEADER.size : end].decode("ascii"))
+        b = inflater.decompress(memoryview(b)[_HEADER.size :], body_len + 1)
+    except zlib.error:
+        raise ImageFormatError("layer extract: corrupt (zlib)") from None
+    if len(b) != body_len or not inflater.eof or inflater.unused_data:
+        raise ImageFormatError("layer extract: corrupt (torn or trailing bytes)")
+    end = meta_len
+    try:
+        meta = json.loads(b[:end].decode("ascii"))
         pos = end
 
         def take(pairs: list[list[Any]]) -> dict[str, bytes]:

@@ -485,12 +485,26 @@ class Matrix:
         if row is None:  # "23.10" or "23.10-py3-igpu": fall back to the YY.MM release
             release = tag.split("-", 1)[0]
             row = next((r for r in candidates if r["release"] == release), None)
-        if row is None:
-            return None
+        if row is None:  # a framework of the monthly cadence: the release's CUDA
+            release = tag.split("-", 1)[0]
+            rel = next((r for r in self._section("ngc_releases") if r["release"] == release
+                        and repo in {_ngc_repo(x) for x in r["repositories"]}), None)
+            if rel is None:
+                return None
+            return NgcImage(f"nvcr.io/{repo}", tag, release, rel["cuda"], None, rel.get("min_driver_branch"),
+                            rel["source"], _uncertain(rel))
         return NgcImage(
             row["repository"], row["tag"], row["release"], row["cuda"], row.get("framework_version"),
             row.get("min_driver_branch"), row["source"], _uncertain(row),
         )
+
+    def image_cuda_tags(self) -> tuple[tuple[str, str, str], ...]:
+        """(repository glob, tag regex, source) of image tags that state their CUDA version."""
+        return tuple((r["repository"], r["pattern"], r["source"]) for r in self._section("image_cuda_tags"))
+
+    def dra_device_classes(self) -> dict[str, str]:
+        """NVIDIA DRA driver DeviceClass name → what a claim of it gives (gpu, mig, vfio, imex)."""
+        return {r["name"]: r["device"] for r in self._section("dra_device_classes")}
 
     # --- container toolkit --------------------------------------------------------------------
     def toolkit_features(self, version: str) -> list[ToolkitFeature]:

@@ -185,6 +185,44 @@ SECTIONS: dict[str, Section] = {
         framework_version=Field("string"),
         min_driver_branch=Field("integer"),
     ),
+    # NGC monthly releases (YY.MM): the CUDA every framework container of that release is built
+    # on (PyTorch, TensorFlow, Triton, TensorRT, MXNet, PaddlePaddle, Kaldi, JAX...), per the
+    # framework release notes ("Release YY.MM is based on CUDA X.Y.Z"). ``repositories`` lists the
+    # NGC repositories that follow the cadence; a per-image ``ngc_images`` row wins over this.
+    "ngc_releases": _section(
+        ("release",),
+        release=Field("string", True, r"^[0-9]{2}\.[0-9]{2}$"),
+        cuda=Field("string", True, _NUMERIC_VERSION),
+        min_driver_branch=Field("integer"),
+        repositories=Field("array:string", True),
+    ),
+    # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch
+    # "2.5.0-cuda12.4-...", Ray "cu128", NVIDIA's cuda-sample "vectoradd-cuda12.5.0").
+    # ``pattern`` is a regex over the tag with named groups major, minor (and optionally patch)
+    # or ``digits`` ("cu121" -> 12.1); ``repository`` is a glob ("*" = any).
+    "image_cuda_tags": _section(
+        ("name",),
+        name=Field("string", True),
+        repository=Field("string", True),
+        pattern=Field("string", True),
+    ),
+    # NVIDIA DRA driver (k8s-dra-driver-gpu) DeviceClasses and what a claim of each gives.
+    "dra_device_classes": _section(
+        ("name",),
+        name=Field("string", True),
+        device=Field("string", True, enum=("gpu", "mig", "vfio", "imex")),
+        since=Field("string", True, _TOOL_VERSION),
+    ),
+    # NVIDIA DRA driver releases and what they need.
+    "dra_driver_releases": _section(
+        ("version",),
+        version=Field("string", True, _TOOL_VERSION),
+        released=Field("string", pattern=_DATE),
+        min_kubernetes=Field("string", True, _NUMERIC_VERSION),
+        resource_apis=Field("array:string", True),
+        min_driver_branch=Field("integer"),
+        features=Field("array:string"),
+    ),
     # Env of the official nvidia/cuda images: one row per version, arch ("any" when amd64 and
     # arm64 agree) and flavor; ``env`` holds "NAME=value" strings, as an image config does.
     "cuda_image_env": _section(

@@ -41,7 +41,12 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             body = annotation_text(f.message, max(ANNOTATION_WIDTH - len(prefix) - len(where), 120))
             message = f"{prefix}{body}{where}"
             lines.append(f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}")
+        for n in r.notices:
+            lines.append(f"::notice title={escape_property('imagelint note')}::{escape_data(r.subject + ': ' + n)}")
         lines.append("::endgroup::")
+    # Run notes: files or objects read as nothing (and why), target warnings... never silent.
+    for n in run.notices:
+        lines.append(f"::notice title={escape_property('imagelint note')}::{escape_data(n)}")
     counts = f"{subjects_line(run)}: {counts_line(run)}"
     lines.append(f"::notice title=imagelint::{escape_data(counts)}")
     return "\n".join(lines) + "\n"

@@ -51,7 +51,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                 lines.append(f"    {s.finding.rule} {s.finding.name}: {p(s.reason)} [{p(s.by)}]")
         for notice in result.notices:
             lines.append(f"  note: {p(notice)}")
-        if not result.complete and result.kind == "image":
+        if not result.complete and result.kind == "image" and not result.unread_files:
             lines.append("  note: layers were not read (config only); file-based rules saw no files")
         if result.skipped_rules:
             lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
@@ -60,6 +60,10 @@ def render(run: CheckRun, options: ReportOptions) -> str:
         return "\n".join(guard_line(line) for line in lines).rstrip("\n") + ("\n" if lines else "")
     for notice in run.notices:
         lines.append(f"note: {p(notice)}")
+    static = sum(1 for r in run.results if r.kind != "image" and not r.complete and not r.error)
+    if static:
+        lines.append(f"note: {static} result(s) read statically (complete: false): rules that need an image's "
+                     "files saw only what the files state; check the built image for the rest")
     lines.append(f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})")
     # Every value from an image or a file went through printable(); no line may open with "::".
     return "\n".join(guard_line(line) for line in lines) + "\n"

@@ -19,6 +19,7 @@ from imagelint.rules import (
     driver_branch_unsupported,
     driver_capabilities_mismatch,
     driver_lib_bundled,
+    gpu_claim_with_device_plugin,
     gpu_node_selector_unsatisfiable,
     gpu_request_limit_mismatch,
     gpu_resource_unknown,
@@ -28,9 +29,11 @@ from imagelint.rules import (
     no_kernel_for_gpu,
     platform_mismatch,
     require_check_disabled,
+    resource_claim_undefined,
     runtime_class_missing,
     require_invalid,
     require_unsatisfied,
+    shared_gpu_request_over_one,
     toolkit_incompatible,
     visible_devices_all_leak,
 )
@@ -60,6 +63,9 @@ _MODULES = (
     gpu_taint_not_tolerated,
     gpu_node_selector_unsatisfiable,
     runtime_class_missing,
+    resource_claim_undefined,
+    gpu_claim_with_device_plugin,
+    shared_gpu_request_over_one,
 )
 
 RULES: Mapping[str, RuleInfo] = MappingProxyType({m.ID: RuleInfo.from_module(m) for m in _MODULES})

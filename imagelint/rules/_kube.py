@@ -18,6 +18,10 @@ from imagelint.target import NodePool, Taint
 if TYPE_CHECKING:
     from fractions import Fraction
 
+# Well-known labels that name one node (kubernetes.io/docs/reference/labels-annotations-taints/):
+# a pool's labels never hold them, so a selector on them cannot be judged against a pool.
+NODE_IDENTITY_LABELS = frozenset({"kubernetes.io/hostname", "node.kubernetes.io/instance-id"})
+
 # Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
@@ -122,9 +126,13 @@ def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
     """
     if not w.node_selector and not w.affinity_terms:
         return True, ""
+    keys = set(w.node_selector) | {r.key for term in w.affinity_terms for r in term}
+    per_node = sorted(keys & NODE_IDENTITY_LABELS)
+    if per_node:
+        # A pool describes many nodes; one node's name cannot be judged against it.
+        return None, f"pool {pool.name}: selects single nodes by {', '.join(per_node)}"
     labels = pool_labels(pool)
     known = bool(pool.labels)
-    keys = set(w.node_selector) | {r.key for term in w.affinity_terms for r in term}
     if not known and any(k not in labels for k in keys):
         return None, f"pool {pool.name}: node labels unknown"
     for key, value in w.node_selector.items():
@@ -136,3 +144,35 @@ def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
     if w.affinity_terms and not any(term and all(_requirement(r, labels) for r in term) for term in w.affinity_terms):
         return False, f"no required node-affinity term matches pool {pool.name}"
     return True, ""
+
+
+def pod_gpu_count(facts: ImageFacts) -> int | None:
+    """How many GPUs the container gets, when a manifest says (``nvidia.com/gpu`` limit, MIG
+    resources, GPU claims of ExactCount); None when unknown (an image, a claim of ``All``...)."""
+    w = facts.workload
+    if w is None:
+        return None
+    total = 0
+    known = False
+    for r in w.resources:
+        if r.name == "nvidia.com/gpu" or r.name.startswith("nvidia.com/mig-"):
+            q = parse_quantity(r.limit if r.limit is not None else r.request)
+            if q is None:
+                return None
+            total += int(q)
+            known = True
+    for claim in w.container_gpu_claims:
+        for req in claim.requests:
+            if (req.allocation_mode or "ExactCount") != "ExactCount":
+                return None
+            total += req.count or 1
+            known = True
+    return total if known else None
+
+
+def asks_for(w: WorkloadFacts) -> str:
+    """What GPUs a pod asks for, for messages: resources, GPU claims, CDI devices."""
+    parts = list(w.pod_resources)
+    parts += [f"ResourceClaim {c.name} ({c.device})" for c in w.gpu_claims]
+    parts += [f"CDI device {d}" for d in w.cdi_devices]
+    return ", ".join(parts)

@@ -8,8 +8,21 @@ DeepStream and NVENC/NVDEC users need ``video`` (libnvcuvid, libnvidia-encode),
 OpenGL/Vulkan need ``graphics``; without them the libraries are simply absent
 at run time. A CUDA image whose list omits ``compute`` gets no libcuda at all.
 
+A DeepStream config or script linted on its own carries no env: the capabilities of the image
+that will run it are unknown there, so nothing is reported (lint the Dockerfile or the image).
+
 Remediation: list what the image uses, e.g.
 ``ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility,video``.
+
+Anti-pattern::
+
+    ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility
+    CMD ["deepstream-app", "-c", "/app/config.txt"]
+
+Best practice::
+
+    ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility,video
+    CMD ["deepstream-app", "-c", "/app/config.txt"]
 """
 
 from __future__ import annotations
@@ -29,8 +42,16 @@ REMEDIATION = "Set NVIDIA_DRIVER_CAPABILITIES to every capability the image uses
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
+# Inputs that carry no env of their own: an unset value there is unknown, not "utility,compute".
+STANDALONE_KINDS = frozenset({"appconfig", "script", "python"})
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     gpu = ctx.facts.gpu
+    if gpu.driver_capabilities is None and ctx.facts.kind in STANDALONE_KINDS:
+        # A DeepStream config or script read on its own: the image that runs it, and so its
+        # NVIDIA_DRIVER_CAPABILITIES, is not known here (DeepStream images set "all").
+        return
     caps = driver_capabilities(ctx.facts)  # the toolkit's semantics, in the facts layer
     if caps.all:
         return  # "all", or unset in a legacy image: every capability is mounted

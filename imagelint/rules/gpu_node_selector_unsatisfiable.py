@@ -5,7 +5,10 @@ Discovery label) or ``kubernetes.io/arch: arm64`` that no GPU node carries
 leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector").
 Labels are compared with the pools' node labels (from the cluster or the
 target file; a pool's ``arch`` gives ``kubernetes.io/arch``). When a pool's
-labels are not known, the rule does not guess.
+labels are not known, the rule does not guess. A DRA claim's CEL device selectors are
+judged the same way against the pools' GPU models and drivers (``productName``, MIG ``profile``,
+``architecture``, ``driverVersion`` / ``cudaComputeCapability`` / ``cudaDriverVersion`` compared
+with ``semver``; other expressions are not guessed).
 
 Remediation: select labels the GPU nodes carry (``kubectl get nodes
 --show-labels``), or drop the selector and let the GPU request place the pod.
@@ -24,7 +27,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
-from imagelint.rules._kube import match_pool, workload
+from imagelint.rules._kube import asks_for, match_pool, workload
 
 ID = "IL604"
 NAME = "gpu-node-selector-unsatisfiable"
@@ -40,17 +43,47 @@ REMEDIATION = "Select labels the target's GPU nodes carry, or remove the selecto
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
+def _claim_requests(w) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:  # type: ignore[no-untyped-def]
+    """(claim name, the CEL selectors of each of its requests) for GPU claims with selectors."""
+    out = []
+    for c in w.gpu_claims:
+        reqs = tuple(r.selectors for r in c.requests)
+        if any(reqs):
+            out.append((c.name, reqs))
+    return out
+
+
+def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    from imagelint.rules._cel import claim_can_be_allocated
+
+    claims = _claim_requests(w)
+    if not claims:
+        return
+    verdicts = {p.name: [claim_can_be_allocated(reqs, p.gpus, p.driver, p.cuda_driver_version) for _, reqs in claims]
+                for p in ctx.pools}
+    if all(any(v is False for v in vs) for vs in verdicts.values()):
+        shown = "; ".join(f"claim {name}: {' / '.join(' && '.join(r) for r in reqs if r)}" for name, reqs in claims)
+        gpus = "; ".join(f"{p.name}: {', '.join(g.product or '?' for g in p.gpus) or 'GPU model unknown'}"
+                         for p in ctx.pools)
+        yield finding(
+            f"{w.shape or w.kind} {w.name}: the device selectors of its ResourceClaims match no GPU of any target "
+            f"pool, so the claim cannot be allocated and the pod stays Pending ({shown}; pools: {gpus})",
+            w.scheduling_provenance or w.provenance,
+        )
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     w = workload(ctx.facts, primary_only=True)
-    if w is None or not w.pod_resources or not ctx.target.known:
+    if w is None or not w.requests_gpu or not ctx.target.known:
         return
+    yield from _claims_check(ctx, w)
     if not w.node_selector and not w.affinity_terms:
         return
     results = [match_pool(w, p) for p in ctx.pools]
     if any(ok is not False for ok, _ in results):
         return  # some pool matches, or cannot be judged
     yield finding(
-        f"{w.kind}/{w.name} asks for {', '.join(w.pod_resources)} but its node selection matches no GPU pool, "
+        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool, "
         f"so it would stay Pending: {'; '.join(why for _, why in results)}",
         w.scheduling_provenance or w.provenance,
     )

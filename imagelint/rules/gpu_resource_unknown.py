@@ -8,8 +8,14 @@ only when the plugin config renames them. A pod asking for a name no node has
 stays ``Pending`` forever ("Insufficient nvidia.com/mig-1g.5gb").
 
 A pool's names are its listed ``resources`` (from the cluster or the target
-file) when known; otherwise the plugin's default naming for the pool's MIG
-strategy and MIG profiles.
+file) and ``shared-resources`` when known; otherwise the plugin's default naming
+for the pool's MIG strategy and MIG profiles. MIG names include the suffixed
+profiles of newer plugins (``nvidia.com/mig-1g.10gb+me``, ``mig-1g.24gb``...).
+
+With flags only (``--driver``/``--gpu``) the MIG strategy and sharing config are
+unknown: a MIG, ``.shared`` or HAMi (``nvidia.com/gpumem``, ``gpucores``) name is
+then an info note ("strategy unknown"), another unknown name a warning; with a
+target file or ``--cluster`` the verdict is exact.
 
 Remediation: request a resource name the cluster's device plugin advertises,
 or change the plugin's MIG strategy / sharing config.
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
 from imagelint.rules._resources import nearest_resource
 from imagelint.target import NodePool
@@ -57,13 +63,26 @@ def _naming(matrix: Any) -> DevicePluginNaming:
     return device_plugin_naming(matrix)
 
 
+# HAMi's vGPU device plugin publishes these next to nvidia.com/gpu (HAMi docs, "Use NVIDIA vGPU":
+# https://github.com/Project-HAMi/HAMi/blob/master/docs/develop/resources.md); they are not NVIDIA's.
+HAMI_RESOURCES = frozenset({"nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
+                            "nvidia.com/priority"})
+
+
+def naming_known(pool: NodePool) -> bool:
+    """Whether the pool says how its device plugin names resources (a cluster, a target file with
+    resources / MIG strategy / sharing), as opposed to a pool made from --driver/--gpu flags."""
+    return bool(pool.resources) or pool.mig_strategy is not None or bool(pool.shared_resources) or \
+        not pool.source.startswith("flags")
+
+
 def advertised(pool: NodePool, naming: DevicePluginNaming | None = None) -> tuple[set[str], bool]:
     """Resource names the pool offers, and whether they are known (listed) or derived."""
     naming = naming or _naming(None)
     prefix = naming.prefix + "/"
     if pool.resources:
-        return {n for n in pool.resources if n.startswith(prefix)}, True
-    names: set[str] = set()
+        return {n for n in pool.resources if n.startswith(prefix)} | set(pool.shared_resources), True
+    names: set[str] = set(pool.shared_resources)
     for gpu in pool.gpus or ():
         names.update(naming.advertised(pool.mig_strategy, tuple(gpu.mig_profiles or ())))
     if not pool.gpus:
@@ -77,7 +96,34 @@ def _why(name: str, pool: NodePool, naming: DevicePluginNaming) -> str:
         return f"MIG resources exist only under the mixed MIG strategy (pool {pool.name}: {strategy})"
     if naming.is_shared(name):
         return f"'{naming.shared_suffix}' names exist only when GPU sharing renames resources (pool {pool.name} does not)"
+    if name in HAMI_RESOURCES:
+        return f"a HAMi vGPU resource: only nodes running HAMi's device plugin offer it (pool {pool.name} does not)"
     return ""
+
+
+def _unjudged(r, w, naming: DevicePluginNaming):  # type: ignore[no-untyped-def]
+    """The finding for a name no pool advertises when every pool comes from flags (naming unknown)."""
+    who = f"container {w.container} of {w.shape or w.kind} {w.name}"
+    if r.name in HAMI_RESOURCES:
+        return finding(
+            f"{who} asks for {r.name}, a HAMi vGPU resource: it exists only where HAMi's device plugin runs, "
+            "which the flags do not say (give a target file with the pool's resources to check it)",
+            r.provenance, severity=INFO, remediation="", resource=r.name, strategy="unknown",
+        )
+    if naming.is_mig_resource(r.name) or naming.is_shared(r.name):
+        kind = "MIG" if naming.is_mig_resource(r.name) else "shared (time-slicing/MPS renamed)"
+        needs = "the mixed MIG strategy" if kind == "MIG" else "sharing with renameByDefault (or a rename)"
+        return finding(
+            f"{who} asks for the {kind} resource {r.name}, which the device plugin advertises only under "
+            f"{needs}; with --driver/--gpu alone the strategy is unknown (give a target file or --cluster "
+            "for a verdict)",
+            r.provenance, severity=INFO, remediation="", resource=r.name, strategy="unknown",
+        )
+    return finding(
+        f"{who} asks for {r.name}, which the NVIDIA device plugin does not advertise by default (only a renamed "
+        "resource would have it); with --driver/--gpu alone the plugin's config is unknown",
+        r.provenance, severity=WARNING, resource=r.name, strategy="unknown",
+    )
 
 
 def _hint(name: str, pools: Sequence[NodePool], offers: dict[str, tuple[set[str], bool]], naming: DevicePluginNaming) -> str:
@@ -95,17 +141,22 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if w is None or not ctx.target.known:
         return
     naming = _naming(ctx.matrix)
+    judged = [p for p in ctx.pools if naming_known(p)]
     for r in w.resources:
         offers = {p.name: advertised(p, naming) for p in ctx.pools}
         if any(r.name in names for names, _ in offers.values()):
             continue
+        if not judged:
+            yield _unjudged(r, w, naming)
+            continue
+        offers = {p.name: offers[p.name] for p in judged}
         listing = "; ".join(
             f"{pool}: {', '.join(sorted(names)) or 'none'}{'' if known else ' (default naming)'}"
             for pool, (names, known) in offers.items()
         )
-        hint = _hint(r.name, ctx.pools, offers, naming)
+        hint = _hint(r.name, judged, offers, naming)
         yield finding(
-            f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target pool advertises"
-            f"{hint}; the pod would stay Pending. Pools offer: {listing}",
+            f"container {w.container} of {w.shape or w.kind} {w.name} asks for {r.name}, which no target pool "
+            f"advertises{hint}; the pod would stay Pending. Pools offer: {listing}",
             r.provenance, resource=r.name,
         )

@@ -4,7 +4,9 @@ Inside a container the runtime renumbers the GPUs it exposes from 0, so a pod
 that gets one GPU only ever has device 0. ``gpu-id=1`` in a DeepStream config,
 ``--device cuda:1`` or ``torch.cuda.set_device(1)`` then fails with "invalid
 device ordinal" (or a buffer-pool/NvBufSurface error). Index 0 works with one
-GPU but silently ignores any others (info).
+GPU but silently ignores any others (info), the same for every spelling
+(``CUDA_VISIBLE_DEVICES=0`` in IL301 agrees). In a manifest whose pod requests
+enough GPUs for the index, a higher index is info too.
 
 Remediation: use device 0 (or read the index from an env var the deployment
 sets), and request the number of GPUs in the pod spec.
@@ -40,12 +42,21 @@ _INDEX_KINDS = frozenset({"gpu-id", "cli-flag", "code"})
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    from imagelint.rules._kube import pod_gpu_count
+
+    gpus = pod_gpu_count(ctx.facts)
     for s in ctx.facts.gpu.index_settings:
         if s.kind not in _INDEX_KINDS or not s.indices:
             continue
         high = max(s.indices)
         reached = "" if s.referenced else " (not reached from the entrypoint)"
-        if high >= 1:
+        if high >= 1 and gpus is not None and high < gpus:
+            yield finding(
+                f"GPU index {high} hard-coded{reached}: {s.text.strip()!r}; the pod requests {gpus} GPU(s), so "
+                f"the index exists, but a change of the GPU count breaks it",
+                s.provenance, severity=INFO, index=high, kind=s.kind,
+            )
+        elif high >= 1:
             yield finding(
                 f"GPU index {high} hard-coded{reached}: {s.text.strip()!r}; a container sees its GPUs "
                 f"numbered from 0, so index {high} needs at least {high + 1} GPUs in the pod "

@@ -6,7 +6,14 @@ and the runtime renumbers them from 0. An image that pins
 or escapes the allocation; ``CUDA_VISIBLE_DEVICES=1`` hides the only GPU the pod
 has ("no CUDA-capable device is detected"). Checked in the image env, Dockerfile
 ``ENV``, manifest env, and scripts the entrypoint runs. ``all``, ``none``,
-``void`` and empty values are not reported.
+``void`` and empty values are not reported, nor values passed through from the
+environment (``${NVIDIA_VISIBLE_DEVICES}``, ``${CUDA_VISIBLE_DEVICES:-all}``,
+``$GPUS``). CDI names are read by their device: ``nvidia.com/gpu=all`` is all,
+``nvidia.com/gpu=0`` is index 0.
+
+A single index 0 is info everywhere (it works with one GPU). Lists of several
+GPUs, indices above 0 and UUIDs are errors, except in a manifest whose pod
+requests enough GPUs for the indices (info there).
 
 Remediation: leave device selection to the device plugin: remove the variable,
 or keep the official ``NVIDIA_VISIBLE_DEVICES=all`` and request
@@ -18,15 +25,15 @@ Anti-pattern::
 
 Best practice::
 
-    resources: {limits: {nvidia.com/gpu: 1}}
+    ENV CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-all}
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.facts.gpuenv import pins_devices
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
+from imagelint.facts.gpuenv import selected_devices
+from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
 
 ID = "IL301"
 NAME = "hardcoded-visible-devices"
@@ -41,28 +48,56 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 _KINDS = {"cuda-visible-devices": "CUDA_VISIBLE_DEVICES", "nvidia-visible-devices": "NVIDIA_VISIBLE_DEVICES"}
 
 
+def _verdict(name: str, items: tuple[str, ...], gpus: int | None) -> tuple[str, str]:
+    """(severity, why) for a pinned device list, given the pod's GPU count when known."""
+    uuids = [i for i in items if not i.isdigit()]
+    indices = sorted({int(i) for i in items if i.isdigit()})
+    if uuids:
+        return ERROR, (f"{name} names specific GPUs ({', '.join(uuids)}); in a pod the device plugin chooses the "
+                       "GPUs, and a UUID it did not allocate is not there (or escapes the allocation)")
+    high = indices[-1]
+    if gpus is not None:
+        if high < gpus:
+            return INFO, (f"{name} selects index(es) {', '.join(map(str, indices))} of the {gpus} GPU(s) the pod "
+                          "requests; it works, but the device plugin already exposes exactly those")
+        return ERROR, (f"{name} selects index {high} but the pod requests {gpus} GPU(s), numbered from 0 "
+                       "inside the container: the device is not there")
+    if indices == [0]:
+        return INFO, (f"{name}=0 selects the first GPU the container gets; it works with one GPU but hides any "
+                      "others a pod requests")
+    return ERROR, (f"{name} selects {'GPUs' if len(indices) > 1 else 'GPU'} {', '.join(map(str, indices))}; a "
+                   f"pod's GPUs are renumbered from 0, so this needs at least {high + 1} GPU(s) in every pod "
+                   "that runs it ('no CUDA-capable device is detected' otherwise)")
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    from imagelint.rules._kube import pod_gpu_count
+
     gpu = ctx.facts.gpu
+    gpus = pod_gpu_count(ctx.facts)
     seen: set[tuple[str, str | None, int | None]] = set()
     for setting in (gpu.cuda_visible_devices, gpu.visible_devices):
-        if setting is None or not pins_devices(setting.value):
+        if setting is None:
+            continue
+        what, items = selected_devices(setting.value)
+        if what != "devices":
             continue
         seen.add((setting.name, setting.provenance.path, setting.provenance.line))
-        yield finding(
-            f"{setting.name}={setting.value} pins specific GPUs; in a pod the allocated GPUs are renumbered "
-            f"from 0 and chosen by the device plugin",
-            setting.provenance, variable=setting.name, value=setting.value,
-        )
+        severity, why = _verdict(setting.name, items, gpus)
+        yield finding(f"{setting.name}={setting.value}: {why}", setting.provenance, severity=severity,
+                      variable=setting.name, value=setting.value)
     for s in gpu.index_settings:
         name = _KINDS.get(s.kind)
-        if name is None or not pins_devices(s.value):
+        if name is None:
+            continue
+        what, items = selected_devices(s.value)
+        if what != "devices":
             continue
         key = (name, s.provenance.path or s.provenance.source, s.provenance.line)
         if key in seen:
             continue
         seen.add(key)
+        severity, why = _verdict(name, items, gpus)
         reached = "" if s.referenced else " (in a file the entrypoint does not appear to run)"
-        yield finding(
-            f"{name}={s.value} pins specific GPUs{reached}: {s.text.strip()!r}",
-            s.provenance, variable=name, value=s.value,
-        )
+        yield finding(f"{why}{reached}: {s.text.strip()!r}", s.provenance,
+                      severity=severity if s.referenced else INFO, variable=name, value=s.value)

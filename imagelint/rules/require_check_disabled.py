@@ -7,7 +7,17 @@ inside CUDA instead of being refused with a clear message.
 
 A requirement whose ``cuda>=`` floor is below the image's own CUDA
 major.minor checks nothing useful: NGC images set ``NVIDIA_REQUIRE_CUDA=cuda>=9.0``
-on CUDA 12 runtimes, so any driver passes.
+on CUDA 12 runtimes, so any driver passes. That NGC pattern is deliberate (the
+containers rely on forward compatibility and their entrypoint's driver check), so
+an NGC image's ``cuda>=9.0`` is reported once, at info; anywhere else it is a warning.
+
+Anti-pattern::
+
+    ENV NVIDIA_DISABLE_REQUIRE=true
+
+Best practice::
+
+    ENV NVIDIA_REQUIRE_CUDA="cuda>=12.4"
 
 ``NVIDIA_DISABLE_REQUIRES`` (plural) is read by nothing (it appears only in a
 changelog and an issue comment); setting it is reported as info, since the
@@ -65,6 +75,17 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             continue
         floors = [m.group(1) for t in setting.value.split(" ") for f in t.split(",") if (m := _CUDA_FLOOR.match(f))]
         if floors and all(compare(f, governing.major_minor) < 0 for f in floors):
+            if _ngc_convention(ctx.facts, setting.value):
+                # NGC's deliberate pattern: the container relies on forward compatibility and its
+                # entrypoint's driver check. Said at info, the severity a platform team would choose.
+                yield finding(
+                    f"NVIDIA_REQUIRE_CUDA={setting.value.strip()} is NGC's convention: the runtime does not check "
+                    f"the driver for CUDA {governing.version}; the NGC entrypoint and forward-compat libraries "
+                    "do (data-centre GPUs only), so a too-old driver shows up at container start, not at admission",
+                    setting.provenance, severity=INFO, remediation="", floor=max(floors, key=_key),
+                    cuda=governing.version, convention="ngc",
+                )
+                continue
             yield finding(
                 f"NVIDIA_REQUIRE_CUDA asks only for cuda>={max(floors, key=_key)} but the image's CUDA is "
                 f"{governing.version}: the runtime lets it start on drivers too old for it",
@@ -72,6 +93,15 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 remediation=f"Set NVIDIA_REQUIRE_CUDA=cuda>={governing.major_minor or governing.version} (the image's CUDA), "
                 "plus the brand/driver terms of the official images if forward compatibility is intended.",
             )
+
+
+# Env NGC framework containers set (nvidia-facts: NVIDIA_PRODUCT_NAME, NVIDIA_<FRAMEWORK>_VERSION,
+# CUDA_DRIVER_VERSION next to NVIDIA_REQUIRE_CUDA=cuda>=9.0).
+_NGC_ENV = re.compile(r"^(?:NVIDIA_PRODUCT_NAME|NVIDIA_BUILD_ID|NVIDIA_[A-Z]+_VERSION|CUDA_DRIVER_VERSION)$")
+
+
+def _ngc_convention(facts, value: str) -> bool:  # type: ignore[no-untyped-def]
+    return value.strip() == "cuda>=9.0" and any(_NGC_ENV.match(e.name) for e in facts.env)
 
 
 def _key(v: str) -> tuple[int, ...]:

@@ -10,10 +10,22 @@ without that toolkit setting turned off; as info otherwise (a pool whose
 strategy is not known — e.g. given by ``--driver`` alone — may use the default,
 ``envvar``).
 
+A Dockerfile that only inherits the value from its official CUDA base image is not reported on
+its own: ``imagelint lint`` says once per run what the convention means (unless a pool is known
+to use the ``envvar`` strategy, where it is a real leak and reported per file).
+
 Remediation: on the cluster, set the plugin's ``deviceListStrategy`` to
 ``volume-mounts`` (or CDI) and the toolkit's
 ``accept-nvidia-visible-devices-envvar-when-unprivileged = false``; in the
 image, unset the variable if it never needs a GPU.
+
+Anti-pattern::
+
+    ENV NVIDIA_VISIBLE_DEVICES=all     # a CPU-only image on GPU nodes (envvar strategy)
+
+Best practice::
+
+    ENV NVIDIA_VISIBLE_DEVICES=void    # images that never use a GPU
 """
 
 from __future__ import annotations
@@ -38,11 +50,21 @@ REMEDIATION = (
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
+def inherited_from_base(facts) -> bool:  # type: ignore[no-untyped-def]
+    """A Dockerfile's NVIDIA_VISIBLE_DEVICES=all that only repeats its official CUDA base image:
+    the convention is stated once per lint run (imagelint.static.lint), not on every file."""
+    setting = facts.gpu.visible_devices
+    return bool(facts.kind == "dockerfile" and setting is not None and setting.provenance.key
+                and "(from base image" in setting.provenance.key)
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     visible = nvidia_visible_devices(ctx.facts)
     # The image sets it to all (unset in a legacy image also means all; not reported here).
     setting = visible.setting
     if setting is None or visible.kind != "all":
+        return
+    if inherited_from_base(ctx.facts) and not any("envvar" in p.device_list_strategy for p in ctx.pools):
         return
     leaky = [p for p in ctx.pools if "envvar" in p.device_list_strategy and p.accept_envvar_unprivileged is not False]
     for pool in leaky:

@@ -1,7 +1,8 @@
 """Which kind of repository file a path is: by name first, then by content.
 
-Kinds: ``dockerfile``, ``manifest`` (Kubernetes YAML), ``appconfig`` (DeepStream
-app / nvinfer configs: INI-style groups), ``script`` (shell scripts), or None
+Kinds: ``dockerfile`` (``Dockerfile``, ``Dockerfile.*``, ``Dockerfile-*``, ``*.dockerfile``,
+``Containerfile``), ``manifest`` (Kubernetes YAML), ``appconfig`` (DeepStream app / nvinfer /
+nvinferserver configs, INI or YAML), ``script`` (shell and Python files), or None
 (not something ``imagelint lint`` reads; skipped with a note, never an error,
 because pre-commit passes every staged file that matches the hook's regex).
 
@@ -20,9 +21,9 @@ APPCONFIG = "appconfig"
 SCRIPT = "script"
 KINDS = (DOCKERFILE, MANIFEST, APPCONFIG, SCRIPT)
 
-_DOCKERFILE_NAME = re.compile(r"^(?:(?:Dockerfile|Containerfile)(?:\..+)?|.+\.(?:Dockerfile|dockerfile|Containerfile))$")
+_DOCKERFILE_NAME = re.compile(r"^(?:(?:Dockerfile|Containerfile)(?:[._-].+)?|.+\.(?:Dockerfile|dockerfile|Containerfile))$")
 _YAML_NAME = re.compile(r"\.(?:ya?ml)$", re.IGNORECASE)
-_SCRIPT_NAME = re.compile(r"\.(?:sh|bash)$")
+_SCRIPT_NAME = re.compile(r"\.(?:sh|bash|py)$")  # Python: torch.cuda.set_device(N), "cuda:N", os.environ[...]
 _CONFIG_NAME = re.compile(r"\.(?:txt|cfg|ini|conf)$")
 _SHEBANG = re.compile(rb"^#!\s*(?:/usr)?/bin/(?:env\s+)?(?:ba|da|k|z)?sh\b")
 # DeepStream app config groups and the nvinfer [property] group (nvidia-facts §9).
@@ -37,11 +38,14 @@ _DEEPSTREAM_YAML_KEY = (
     r"(?m)^(?:application|property|streammux|primary-gie|secondary-gie\d*|tracker|osd|tiled-display|source\d+|sink\d+):\s*$"
 )
 
+# DeepStream's nvinferserver (Triton) plugin config: protobuf text with an infer_config block.
+_NVINFERSERVER = r"(?m)^\s*infer_config\s*\{"
+
 # For .pre-commit-hooks.yaml: names that may hold a kind (content decides for YAML/.txt).
 FILES_REGEX = (
-    r"(^|/)((Dockerfile|Containerfile)(\.[^/]*)?|[^/]+\.(Dockerfile|dockerfile|Containerfile))$"
-    r"|\.(ya?ml|YA?ML|sh|bash)$"
-    r"|(^|/)[^/]*(deepstream|nvinfer|infer|pgie|sgie|ds)[^/]*\.(txt|cfg|ini|conf)$"
+    r"(^|/)((Dockerfile|Containerfile)([._-][^/]*)?|[^/]+\.(Dockerfile|dockerfile|Containerfile))$"
+    r"|\.(ya?ml|YA?ML|sh|bash|py)$"
+    r"|(^|/)[^/]*(deepstream|nvinfer|infer|pgie|sgie|ds|tracker|config)[^/]*\.(txt|cfg|ini|conf)$"
 )
 
 
@@ -71,7 +75,7 @@ def detect_kind(path: str, head: bytes) -> str | None:
             return MANIFEST
         return APPCONFIG if re.search(_DEEPSTREAM_YAML_KEY, text) else None
     if by_name == APPCONFIG:
-        return APPCONFIG if re.search(_DEEPSTREAM_GROUP, text) else None
+        return APPCONFIG if re.search(_DEEPSTREAM_GROUP, text) or re.search(_NVINFERSERVER, text) else None
     # No telling name: sniff the content.
     if _SHEBANG.match(head):
         return SCRIPT
@@ -84,3 +88,21 @@ def detect_kind(path: str, head: bytes) -> str | None:
     if re.search(_DEEPSTREAM_GROUP, text):
         return APPCONFIG
     return None
+
+
+def unread_reason(path: str, head: bytes) -> str:
+    """Why a file is not read, and what would make it readable (one line, for the skip note)."""
+    name = PurePath(path).name
+    text = head.decode("utf-8", "replace")
+    if name.endswith(".pbtxt"):
+        return "a Triton model configuration (protobuf text), not a DeepStream config; nothing to lint"
+    if _YAML_NAME.search(name):
+        if re.match(r"^values[.-]", name) or name == "Chart.yaml":
+            return "Helm chart values/metadata, not Kubernetes objects; lint the rendered chart (helm template ... | imagelint lint -)"
+        return ("YAML that is neither a Kubernetes object (no apiVersion/kind) nor a DeepStream config "
+                "(no [property]/application groups)")
+    if _CONFIG_NAME.search(name):
+        return "no DeepStream app/nvinfer groups ([application], [property], [primary-gie]...) found"
+    if text.lstrip().startswith("{"):
+        return "JSON is not read; convert Kubernetes objects to YAML"
+    return "not a Dockerfile, Kubernetes manifest, DeepStream config or script"

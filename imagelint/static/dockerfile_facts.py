@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -48,10 +48,8 @@ _DEFAULT_LIB_DIRS = (
     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
     "/lib64", "/usr/lib64", "/lib", "/usr/lib",
 )
-_CUDA_TAG_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 # nvidia/cuda tags: VERSION-FLAVOR-OS, e.g. 12.4.1-cudnn-devel-ubuntu22.04 -> "cudnn-devel".
 _CUDA_FLAVOR_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
-_NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 
 
 @dataclass(frozen=True)
@@ -73,6 +71,7 @@ class _StageState:
     shell: tuple[str, ...] = ("/bin/sh", "-c")
     workdir: str = "/"
     copies: list[tuple[str, str, Provenance]] = field(default_factory=list)  # (source, destination, where)
+    installs: list[tuple[Any, Provenance]] = field(default_factory=list)  # (RunInstall, where) from RUN lines
 
 
 def split_stages(df: Dockerfile) -> tuple[dict[str, str], tuple[Stage, ...]]:
@@ -152,6 +151,12 @@ def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], sta
         elif kw == "WORKDIR":
             target = process_word(ins.args.strip(), scope, df.escape)
             state.workdir = posixpath.normpath(posixpath.join(state.workdir, target)) if target else state.workdir
+        elif kw == "RUN":
+            from imagelint.static.run_installs import scan_run
+
+            body = " ".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
+            for item in scan_run(process_word(body, scope, df.escape) if "$" in body else body):
+                state.installs.append((item, _dprov(df, ins, f"RUN {item.text}")))
         elif kw in ("COPY", "ADD"):
             if ins.heredocs:
                 continue  # inline content: no library file comes from outside
@@ -200,45 +205,34 @@ def _arch_lists(df: Dockerfile, global_args: Mapping[str, str], stages: tuple[St
     return archlist.unique_settings(out)
 
 
-def _is_cuda_repo(repository: str) -> bool:
-    return repository in _NVIDIA_CUDA_REPOS
-
-
 def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any, arch: str = "amd64") -> tuple[
     list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
 ]:
-    """CUDA evidence and env the base image implies, from the matrix."""
-    from imagelint.reference import parse_registry_name
+    """CUDA evidence and env the base image implies, from the matrix (``imagelint.static.baseimages``)."""
+    from imagelint.static.baseimages import image_cuda, parse_image
 
     evidence: list[CudaVersionEvidence] = []
     env: dict[str, tuple[str, Provenance]] = {}
     notes: list[str] = []
-    try:
-        name = parse_registry_name(base)
-    except UsageError:  # a base like "scratch" or an unexpanded ${X}: nothing implied
+    parsed = parse_image(base)
+    if parsed is None:  # a base like "scratch" or an unexpanded ${X}: nothing implied
         return evidence, env, notes
-    repository = f"{name.registry}/{name.repository}"
-    tag = name.tag or ""
+    tag = parsed[1]
     prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}")
-    if _is_cuda_repo(repository):
-        m = _CUDA_TAG_RE.match(tag)
-        if m:
-            version = m.group(1)
-            evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") == 2 else "minor"))
-            flavor = _CUDA_FLAVOR_RE.match(tag)
-            implied = _official_image_env(matrix, version, arch, re.sub(r"cudnn\d*", "cudnn", flavor.group(1)) if flavor else None)
-            if implied is None:
-                notes.append(f"{df.path}:{from_ins.line}: the matrix has no env for official CUDA image {version}; "
-                             "NVIDIA_REQUIRE_CUDA of the base image not checked")
-            for key, value in (implied or {}).items():
-                env[key] = (value, Provenance(kind="dockerfile", source=df.path, line=from_ins.line,
-                                              key=f"{key} (from base image {base})"))
-    elif name.registry == "nvcr.io" and name.repository.startswith("nvidia/") and matrix is not None:
-        ngc = _call(matrix, "ngc_image", name.repository, tag) or _call(matrix, "ngc_image", repository, tag)
-        version = _first_attr(ngc, "cuda", "cuda_version")
-        if version:
-            evidence.append(CudaVersionEvidence(str(version), "base-image", prov,
-                                                "patch" if str(version).count(".") >= 2 else "minor"))
+    found = image_cuda(base, matrix)
+    if found is None:
+        return evidence, env, notes
+    version = found.version
+    evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") >= 2 else "minor"))
+    if found.official_cuda:
+        flavor = _CUDA_FLAVOR_RE.match(tag)
+        implied = _official_image_env(matrix, version, arch, re.sub(r"cudnn\d*", "cudnn", flavor.group(1)) if flavor else None)
+        if implied is None:
+            notes.append(f"{df.path}:{from_ins.line}: the matrix has no env for official CUDA image {version}; "
+                         "NVIDIA_REQUIRE_CUDA of the base image not checked")
+        for key, value in (implied or {}).items():
+            env[key] = (value, Provenance(kind="dockerfile", source=df.path, line=from_ins.line,
+                                          key=f"{key} (from base image {base})"))
     return evidence, env, notes
 
 
@@ -252,12 +246,21 @@ def _call(obj: Any, method: str, *args: Any) -> Any:
         return None
 
 
-def _first_attr(obj: Any, *names: str) -> Any:
-    for n in names:
-        value = getattr(obj, n, None) if obj is not None else None
-        if value:
-            return value
-    return None
+def _compat_package(cuda: str, prov: Provenance, matrix: Any, loader_dirs: set[str]) -> DriverLibrary | None:
+    """``apt-get install cuda-compat-X-Y``: the forward-compat libcuda the package puts in
+    ``/usr/local/cuda-X.Y/compat``. Its exact driver version is not in the Dockerfile; the floor of
+    CUDA X.Y (the oldest driver that release ships) stands for it, and the matrix's
+    forward-compatibility row gives the host branches it supports."""
+    from imagelint.facts.model import ForwardCompatNote
+    from imagelint.static import driverlibs
+
+    floor = _call(matrix, "driver_floor", cuda)
+    fc = _call(matrix, "forward_compat", cuda)
+    if floor is None or fc is None:
+        return None
+    lib = driverlibs.library_at(f"/usr/local/cuda-{cuda}/compat/libcuda.so.{floor.min_driver}", prov, loader_dirs)
+    note = ForwardCompatNote(cuda, tuple(fc.host_branches), (), f"{fc.package} (Dockerfile RUN; matrix row)")
+    return replace(lib, fwd_compat=note)
 
 
 def _official_image_env(matrix: Any, version: str, arch: str, flavor: str | None) -> Mapping[str, str] | None:
@@ -302,6 +305,12 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
 
     env = tuple(EnvSetting(k, v, p) for k, (v, p) in state.env.items())
     by_name = {e.name: e for e in env}
+    stub_confs: list[LoaderPathEntry] = []
+    for item, prov in state.installs:
+        if item.what == "cuda":
+            evidence.append(CudaVersionEvidence(item.value, item.source, prov, "minor"))
+        elif item.what == "stubs-conf":
+            stub_confs.append(LoaderPathEntry(item.value, "ld.so.conf", prov))
     if "CUDA_VERSION" in by_name:
         e = by_name["CUDA_VERSION"]
         evidence.append(CudaVersionEvidence(e.value, "env", e.provenance, "patch"))
@@ -313,7 +322,8 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         disable_requires_plural=by_name.get("NVIDIA_DISABLE_REQUIRES"),
     )
     ld = by_name.get("LD_LIBRARY_PATH")
-    loader = LoaderFacts(ld_library_path=_loader_dirs(ld.value, ld.provenance) if ld else (), defaults=_DEFAULT_LIB_DIRS)
+    loader = LoaderFacts(ld_library_path=_loader_dirs(ld.value, ld.provenance) if ld else (),
+                         ld_so_conf=tuple(stub_confs), defaults=_DEFAULT_LIB_DIRS)
     loader_dirs = set(loader.directories)
     libs: list[DriverLibrary] = []
     for src, dest, prov in state.copies:
@@ -323,6 +333,13 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         libs.append(driverlibs.library_at(dest if driverlibs.is_driver_library(name) else
                                           posixpath.join(posixpath.dirname(dest), posixpath.basename(src)),
                                           prov, loader_dirs))
+    for item, prov in state.installs:
+        if item.what == "driver-package":  # the package ships libcuda.so.<branch>.*: IL201's anti-pattern
+            libs.append(driverlibs.library_at(f"/usr/lib/x86_64-linux-gnu/libcuda.so.{item.value}", prov, loader_dirs))
+        elif item.what == "compat" and matrix is not None:
+            lib = _compat_package(item.value, prov, matrix, loader_dirs)
+            if lib is not None:
+                libs.append(lib)
     entrypoint = state.entrypoint[0] if state.entrypoint else None
     cmd = state.cmd[0] if state.cmd else None
     index_settings: list[GpuIndexSetting] = []

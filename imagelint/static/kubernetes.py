@@ -1,28 +1,29 @@
 """Kubernetes manifests → one ``ImageFacts`` (kind ``manifest``) per container, with line numbers.
 
-Workloads are found wherever a pod spec lives: ``Pod`` (``spec``), the
-controllers with a pod template (``Deployment``, ``StatefulSet``, ``DaemonSet``,
-``ReplicaSet``, ``ReplicationController``, ``Job``: ``spec.template.spec``),
-``CronJob`` (``spec.jobTemplate.spec.template.spec``), ``PodTemplate``
-(``template.spec``), items of a ``List``, and any other kind whose
-``spec.template.spec`` has containers (custom controllers). Documents without
-``apiVersion``/``kind`` are not Kubernetes objects and are skipped.
+Pod specs are found wherever they live (``imagelint.static.podspecs``: Pods, controllers, CronJobs,
+Ray, Kubeflow, JobSet, LeaderWorkerSet, Volcano, KServe, Argo templates, custom controllers, items
+of a ``List``); documents without ``apiVersion``/``kind`` are not Kubernetes objects and are
+skipped, and objects in which no pod spec is found are named in a note unless their kind is
+known to hold none. DRA objects (``imagelint.static.dra``) are returned for the run to resolve
+claims across files.
 
 The container's env, command and args feed the same rules as an image's config
-(IL301, IL302...); the pod's scheduling (GPU resources, nodeSelector, required
-node affinity, tolerations, runtimeClassName) goes into ``WorkloadFacts`` for
-the IL60x rules. The annotation ``imagelint.io/ignore: "IL602: reason"`` on the
-object or its pod template becomes the ``io.imagelint.ignore`` label that the
-engine already honours for images.
+(IL301, IL302...); its ``image:`` is kept for the base-image table; the pod's scheduling (GPU
+resources, DRA claims, CDI annotations, nodeSelector, required node affinity, tolerations,
+runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotation
+``imagelint.io/ignore: "IL602: reason"`` on the object or its pod template becomes the
+``io.imagelint.ignore`` label that the engine already honours for images.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from imagelint.facts.model import (
+    BaseImageFacts,
     CudaFacts,
     EnvSetting,
     GpuFacts,
@@ -31,32 +32,20 @@ from imagelint.facts.model import (
     LoaderFacts,
     LoaderPathEntry,
     NodeSelectorRequirement,
+    PodClaim,
     Provenance,
     ResourceAmount,
     Toleration,
     WorkloadFacts,
 )
+from imagelint.static.podspecs import PodSpecAt, find_pod_specs
 from imagelint.static.yamlsafe import LineDict, LineList, load_documents
 
 IGNORE_ANNOTATION = "imagelint.io/ignore"
 IGNORE_LABEL = "io.imagelint.ignore"  # what the engine reads for in-image suppressions
 GPU_RESOURCE_PREFIX = "nvidia.com/"
-_TEMPLATE_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"})
-MAX_LIST_DEPTH = 4
 
 CommandScanner = Callable[[Sequence[str], Provenance], Sequence[GpuIndexSetting]]
-
-
-@dataclass(frozen=True)
-class PodSpecAt:
-    """A pod spec found in a document: the owning object and where the spec sits."""
-
-    kind: str
-    name: str
-    namespace: str | None
-    spec: LineDict
-    path: str                # JSON-path-like locator of the spec, e.g. ``spec.template.spec``
-    annotations: tuple[str, ...]  # imagelint.io/ignore values (object, then template)
 
 
 def _line(obj: Any, key: Any = None) -> int | None:
@@ -71,43 +60,6 @@ def _get(obj: Any, *keys: str) -> Any:
             return None
         obj = obj.get(key)
     return obj
-
-
-def _ignore_annotation(meta: Any) -> list[str]:
-    value = _get(meta, "annotations", IGNORE_ANNOTATION)
-    return [str(value)] if value else []
-
-
-def find_pod_specs(doc: Any, depth: int = 0) -> Iterator[PodSpecAt]:
-    """Every pod spec in one YAML document (a ``List`` recurses into its items)."""
-    if not isinstance(doc, LineDict) or not doc.get("apiVersion") or not doc.get("kind"):
-        return
-    kind = str(doc["kind"])
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
-    namespace = str(meta["namespace"]) if meta.get("namespace") else None
-    annotations = _ignore_annotation(meta)
-    if kind.endswith("List") and isinstance(doc.get("items"), list):
-        if depth < MAX_LIST_DEPTH:
-            for item in doc["items"]:
-                yield from find_pod_specs(item, depth + 1)
-        return
-    candidates: list[tuple[str, Any, Any]] = []
-    if kind == "Pod":
-        candidates.append(("spec", doc.get("spec"), None))
-    elif kind == "CronJob":
-        tpl = _get(doc, "spec", "jobTemplate", "spec", "template")
-        candidates.append(("spec.jobTemplate.spec.template.spec", _get(tpl, "spec"), _get(tpl, "metadata")))
-    elif kind == "PodTemplate":
-        candidates.append(("template.spec", _get(doc, "template", "spec"), _get(doc, "template", "metadata")))
-    else:
-        tpl = _get(doc, "spec", "template")
-        spec = _get(tpl, "spec")
-        if kind in _TEMPLATE_KINDS or (isinstance(spec, dict) and isinstance(spec.get("containers"), list)):
-            candidates.append(("spec.template.spec", spec, _get(tpl, "metadata")))
-    for path, spec, tpl_meta in candidates:
-        if isinstance(spec, LineDict):
-            yield PodSpecAt(kind, name, namespace, spec, path, tuple(annotations + _ignore_annotation(tpl_meta)))
 
 
 def _resources(container: Any, where: str, source: str) -> tuple[ResourceAmount, ...]:
@@ -163,33 +115,72 @@ def _command_line(container: LineDict, key: str) -> tuple[str, ...] | None:
     return None
 
 
+def _pod_claims(entries: Any, source: str, where: str) -> tuple[PodClaim, ...]:
+    out = []
+    for j, item in enumerate(entries if isinstance(entries, list) else ()):
+        if not isinstance(item, dict) or not item.get("name"):
+            continue
+        src = item.get("source") if isinstance(item.get("source"), dict) else item  # v1alpha2 nested form
+        template = src.get("resourceClaimTemplateName")
+        claim = src.get("resourceClaimName")
+        line = entries.line_of(j) if isinstance(entries, LineList) else None
+        out.append(PodClaim(
+            name=str(item["name"]),
+            template=str(template) if template else None,
+            claim=str(claim) if claim else None,
+            provenance=Provenance(kind="manifest", source=source, line=line, key=f"{where}.resourceClaims[{j}]"),
+        ))
+    return tuple(out)
+
+
+def _container_claims(container: Any) -> tuple[str, ...]:
+    items = _get(container, "resources", "claims")
+    return tuple(str(c["name"]) for c in items or () if isinstance(c, dict) and c.get("name")) if isinstance(items, list) else ()
+
+
+_CDI_ANNOTATION = re.compile(r"(?:^|\.)cdi\.k8s\.io/")
+
+
+def _cdi_devices(annotations: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """Devices requested through CDI annotations (``cdi.k8s.io/<x>: nvidia.com/gpu=all``)."""
+    out: list[str] = []
+    for key, value in annotations:
+        if _CDI_ANNOTATION.search(key):
+            out.extend(v.strip() for v in value.split(",") if "=" in v and v.strip())
+    return tuple(dict.fromkeys(out))
+
+
 def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:
     """One ImageFacts per container (init containers included) of a pod spec."""
     spec = pod.spec
     groups = [("initContainers", True), ("containers", False)]
-    containers: list[tuple[str, int, LineDict, bool]] = []
+    containers: list[tuple[str, LineDict, bool]] = []  # (locator, container, init)
     for group, is_init in groups:
         items = spec.get(group)
         if isinstance(items, LineList):
             for i, c in enumerate(items):
                 if isinstance(c, LineDict):
-                    containers.append((group, i, c, is_init))
-    all_resources = {
-        (group, i): _resources(c, f"{pod.path}.{group}[{i}]", source) for group, i, c, _ in containers
-    }
+                    containers.append((f"{pod.path}.{group}[{i}]" if pod.path else f"{group}[{i}]", c, is_init))
+    containers.extend((where, c, False) for where, c in pod.extra_containers)
+    all_resources = {where: _resources(c, where, source) for where, c, _ in containers}
+    all_claims = {where: _container_claims(c) for where, c, _ in containers}
     pod_resources = tuple(dict.fromkeys(r.name for rs in all_resources.values() for r in rs))
-    primary_key = next((k for k, rs in all_resources.items() if rs), None)
+    primary_key = next((k for k, rs in all_resources.items() if rs), None) or next(
+        (k for k, cl in all_claims.items() if cl), None)
     if primary_key is None and containers:
-        primary_key = next(((g, i) for g, i, _, init in containers if not init), (containers[0][0], containers[0][1]))
+        primary_key = next((w for w, _, init in containers if not init), containers[0][0])
+    claims_at = spec if "resourceClaims" in spec or pod.inherited_claims is None else None
+    pod_claims = _pod_claims(spec.get("resourceClaims") if claims_at is not None else pod.inherited_claims,
+                             source, pod.path if claims_at is not None else "spec")
+    cdi = _cdi_devices(pod.template_annotations)
     node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
     sched_key = next((k for k in ("nodeSelector", "affinity", "tolerations", "runtimeClassName") if k in spec), None)
     sched_prov = Provenance(kind="manifest", source=source, line=_line(spec, sched_key) if sched_key else _line(spec),
-                            key=f"{pod.path}.{sched_key}" if sched_key else pod.path)
+                            key=_join(pod.path, sched_key) if sched_key else pod.path)
     labels = MappingProxyType({IGNORE_LABEL: ",".join(pod.annotations)} if pod.annotations else {})
     out = []
-    for group, i, c, is_init in containers:
-        where = f"{pod.path}.{group}[{i}]"
-        cname = str(c.get("name") or f"{group}[{i}]")
+    for where, c, is_init in containers:
+        cname = str(c.get("name") or where.rsplit(".", 1)[-1])
         env: list[EnvSetting] = []
         env_list = c.get("env")
         if isinstance(env_list, LineList):
@@ -204,7 +195,10 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
         cmd = _command_line(c, "args")
         settings: list[GpuIndexSetting] = []
         needs: list[tuple[str, Provenance]] = []
-        for key, argv in (("command", entrypoint), ("args", cmd)):
+        argvs = [("command", entrypoint), ("args", cmd)]
+        if isinstance(c.get("source"), str):  # Argo script template
+            argvs.append(("source", ("sh", "-c", str(c["source"]))))
+        for key, argv in argvs:
             if not argv:
                 continue
             prov = Provenance(kind="manifest", source=source, line=_line(c, key), key=f"{where}.{key}")
@@ -222,8 +216,8 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
             namespace=pod.namespace,
             container=cname,
             init_container=is_init,
-            primary=(group, i) == primary_key,
-            resources=all_resources[(group, i)],
+            primary=where == primary_key,
+            resources=all_resources[where],
             pod_resources=pod_resources,
             node_selector=MappingProxyType({str(k): str(v) for k, v in node_selector.items()}),
             affinity_terms=_affinity_terms(spec),
@@ -231,7 +225,15 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
             runtime_class_name=str(spec["runtimeClassName"]) if spec.get("runtimeClassName") else None,
             provenance=Provenance(kind="manifest", source=source, line=c.line, key=where),
             scheduling_provenance=sched_prov,
+            shape=pod.shape,
+            pod_path=pod.path,
+            pod_claims=pod_claims,
+            claims=all_claims[where],
+            cdi_devices=cdi,
         )
+        image = c.get("image")
+        base = BaseImageFacts(name=str(image), provenance=(Provenance(
+            kind="manifest", source=source, line=_line(c, "image"), key=f"{where}.image"),)) if image else BaseImageFacts()
         out.append(ImageFacts(
             subject=f"{source}:{c.line} {pod.kind}/{pod.name} container {cname}",
             kind="manifest",
@@ -256,10 +258,15 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
                 index_settings=tuple(settings),
                 needs_capabilities=tuple(needs),
             ),
+            base=base,
             complete=False,
             workload=workload,
         ))
     return out
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
 
 
 def container_images(docs: Sequence[Any]) -> list[str]:
@@ -267,22 +274,80 @@ def container_images(docs: Sequence[Any]) -> list[str]:
     seen: dict[str, None] = {}
     for doc in docs:
         for pod in find_pod_specs(doc):
-            for group in ("initContainers", "containers"):
-                for c in pod.spec.get(group) or ():
-                    if isinstance(c, dict) and c.get("image"):
-                        seen.setdefault(str(c["image"]), None)
+            containers = [c for g in ("initContainers", "containers") for c in (pod.spec.get(g) or ())]
+            containers += [c for _, c in pod.extra_containers]
+            for c in containers:
+                if isinstance(c, dict) and c.get("image"):
+                    seen.setdefault(str(c["image"]), None)
     return list(seen)
+
+
+@dataclass(frozen=True)
+class ManifestRead:
+    """What one manifest file gave: container facts, DRA objects, and notes on what was not read."""
+
+    facts: tuple[ImageFacts, ...]
+    dra_objects: tuple[Any, ...] = ()
+    notes: tuple[str, ...] = ()
+    objects: int = 0  # Kubernetes objects (documents with apiVersion and kind) in the file
+
+
+def read_manifest(text: str, source: str, scan_command: CommandScanner | None = None) -> ManifestRead:
+    """Facts for every container of every workload in a (multi-document) manifest file, the DRA
+    objects it defines, and a note naming objects in which no pod spec imagelint knows was found."""
+    from imagelint.static.dra import dra_object
+    from imagelint.static.podspecs import carries_no_pods
+
+    out: list[ImageFacts] = []
+    dra: list[Any] = []
+    not_understood: list[str] = []
+    managed_dra: list[str] = []
+    classic: list[str] = []
+    objects = 0
+    for doc in load_documents(text, source):
+        if not isinstance(doc, dict) or not doc.get("kind"):
+            continue
+        objects += 1
+        found = False
+        for pod in find_pod_specs(doc):
+            found = True
+            out.extend(pod_facts(pod, source, scan_command))
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
+        if managed:  # KServe "managed DRA": the controller creates the claims, not this file
+            managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
+        obj = dra_object(doc, source)
+        if str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha"):
+            classic.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'}")
+        if obj is not None:
+            dra.append(obj)
+            continue
+        if not found and doc.get("apiVersion"):
+            kind, api = str(doc["kind"]), str(doc["apiVersion"])
+            if not kind.endswith("List") and not carries_no_pods(api, kind):
+                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+                name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+                not_understood.append(f"{kind}/{name} (line {_line(doc)})")
+    notes = ()
+    if not_understood:
+        shown = ", ".join(not_understood[:5]) + (f" and {len(not_understood) - 5} more" if len(not_understood) > 5 else "")
+        notes = (f"{source}: no pod template found in {shown}; these objects were not linted "
+                 "(if they run GPU pods, lint the pods they create, e.g. from `kubectl get pod -o yaml`)",)
+    if classic:
+        notes = notes + (f"{source}: {', '.join(classic[:5])} use resource.k8s.io/v1alpha* (classic DRA, "
+                         "withdrawn: Kubernetes 1.31+ serves resource.k8s.io/v1beta1 and later, v1 from 1.34); "
+                         "applying them fails, rewrite them for structured parameters",)
+    if managed_dra:
+        notes = notes + (f"{source}: {', '.join(managed_dra)} request GPUs through claims the KServe controller "
+                         "creates (managed DRA); those claims are not in this file, so their devices were not "
+                         "checked",)
+    return ManifestRead(tuple(out), tuple(dra), notes, objects)
 
 
 def manifest_facts(text: str, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:
     """Facts for every container of every workload in a (multi-document) manifest file."""
-    out: list[ImageFacts] = []
-    for doc in load_documents(text, source):
-        for pod in find_pod_specs(doc):
-            out.extend(pod_facts(pod, source, scan_command))
-    return out
-
-
+    return list(read_manifest(text, source, scan_command).facts)
 def looks_like_kubernetes(text: str) -> bool:
     """A cheap content test for detection: some document has apiVersion and kind at top level."""
     has_api = has_kind = False

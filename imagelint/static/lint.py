@@ -22,6 +22,7 @@ A file that cannot be read, or is malformed (bad YAML), is a ``ConfigError``
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -47,6 +48,8 @@ class StaticInput:
     facts: tuple[ImageFacts, ...]
     line_ignores: dict[int, Any]  # Dockerfile: physical line → {rule: reason}
     notes: tuple[str, ...] = ()
+    dra_objects: tuple[Any, ...] = ()  # ResourceClaims, templates, DeviceClasses, ComputeDomains
+    unrelated: bool = False  # skipped because it is no kind lint reads (not a template, not unreadable)
 
 
 def _read(path: str) -> bytes:
@@ -58,7 +61,7 @@ def _read(path: str) -> bytes:
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory (pass files; pre-commit does)") from None
+        raise UsageError(f"{path}: is a directory") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc.__class__.__name__}") from None
 
@@ -70,14 +73,43 @@ def _text(data: bytes, path: str) -> str:
         raise ConfigError("not UTF-8 text", path) from None
 
 
+# A Helm / Go template: ``{{`` opening a line or a value, or template syntax (``{{-``, actions,
+# ``.Values``...). Argo's ``{{inputs.parameters.x}}`` and KServe's ``--model_name={{.Name}}``
+# placeholders sit inside values and parse as YAML: those files are read.
+_TEMPLATE_LINE = re.compile(
+    r"(?m)^\s*(?:-\s+)?(?:[^#\s:][^:#]*:\s+)?[\"']?\{\{(?!\s*(?:inputs|outputs|workflow|steps|tasks|item|pod|=)\b)"
+    r"|\{\{-|-\}\}|\{\{\s*(?:if|else|end|range|with|define|template|include|block)\b"
+    r"|\{\{[^}]*\.(?:Values|Release|Chart|Capabilities|Files)\b")
+
+
+def template_reason(text: str) -> str | None:
+    """Why ``text`` is an unrendered template (and how to render it), or None."""
+    if "{{" not in text or not _TEMPLATE_LINE.search(text):
+        return None
+    if re.search(r"\.(?:Values|Release|Chart|Capabilities)\b", text):
+        return "an unrendered Helm template; render it (helm template RELEASE CHART_DIR | imagelint lint -)"
+    return ("an unrendered template ({{ }}); render it with the tool that owns it "
+            "(helm template ... | imagelint lint -, or the operator's own rendering) and lint the output")
+
+
+def _kustomization(text: str) -> bool:
+    return bool(re.search(r"(?m)^kind:\s*Kustomization\s*$", text)) or bool(
+        re.search(r"(?m)^(?:resources|bases|patches|patchesStrategicMerge):\s*$", text)) and "apiVersion" not in text
+
+
+def _skip(path: str, why: str, unrelated: bool = False) -> StaticInput:
+    return StaticInput(path, "skipped", (), {}, (f"{path}: {why}; skipped",), unrelated=unrelated)
+
+
 def read_static(path: str, matrix: Any = None, kind: str | None = None) -> StaticInput:
-    """Detect and parse one file. ``kind`` forces the kind (else detected by name and content)."""
+    """Detect and parse one file (``-`` is standard input, e.g. ``helm template ... | imagelint lint -``).
+    ``kind`` forces the kind (else detected by name and content)."""
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
 
-    data = _read(path)
-    kind = kind or detect.detect_kind(path, data[:_SNIFF_BYTES])
+    data = _read_stdin() if path == "-" else _read(path)
+    kind = kind or (detect.MANIFEST if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
     if kind is None:
-        return StaticInput(path, "skipped", (), {}, (f"{path}: not a Dockerfile, Kubernetes manifest, app config or script; skipped",))
+        return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
     text = _text(data, path)
     if kind == detect.DOCKERFILE:
         from imagelint.static.dockerfile import parse_dockerfile
@@ -87,15 +119,29 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
         facts = dockerfile_facts(df, matrix, scan_command)
         return StaticInput(path, kind, (facts,), suppressed_lines(df), facts.warnings)
     if kind == detect.MANIFEST:
-        from imagelint.static.kubernetes import manifest_facts
+        from imagelint.static.kubernetes import read_manifest
 
-        if "{{" in text and "}}" in text:
-            return StaticInput(path, "skipped", (), {}, (f"{path}: looks like a template ({{{{ }}}}); render it first "
-                                                         "(e.g. helm template) and lint the output; skipped",))
-        return StaticInput(path, kind, tuple(manifest_facts(text, path, scan_command)), {})
+        why = template_reason(text)
+        if why:
+            return _skip(path, f"looks like {why}")
+        if _kustomization(text):
+            return _skip(path, "a kustomization; lint its output (kustomize build DIR | imagelint lint -)")
+        read = read_manifest(text, path, scan_command)
+        if not read.facts and not read.dra_objects and not read.notes and not read.objects:
+            return _skip(path, "YAML with no Kubernetes objects", unrelated=True)
+        return StaticInput(path, kind, read.facts, {}, read.notes, read.dra_objects)
     gpu = scan_file(text, path, language_for(path, kind, data[:128]))
     facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
     return StaticInput(path, kind, (facts,), {})
+
+
+def _read_stdin() -> bytes:
+    import sys
+
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"standard input is larger than {MAX_FILE_BYTES} bytes; not linted", "-")
+    return data
 
 
 def _apply_line_ignores(result: ImageResult, static: StaticInput, config: Config) -> ImageResult:
@@ -129,18 +175,49 @@ def run_lint(
     images: Sequence[str] = (),
     source_options: Any = None,
     inspector: Callable[..., list[ImageFacts]] | None = None,
+    quiet_unrelated: bool = False,
 ) -> CheckRun:
-    """Lint files (and, with ``images``, check those images against the manifests' scheduling)."""
+    """Lint files (and, with ``images``, check those images against the manifests' scheduling).
+
+    A directory is walked (``imagelint.static.discover``). ``quiet_unrelated``: files that are no
+    kind ``lint`` reads are dropped without a note (pre-commit's broad patterns); files found by a
+    directory walk always are. Explicitly named files always get their note."""
     results: list[ImageResult] = []
     from imagelint.core.check import matrix_notices
 
     notices: list[str] = list(getattr(target, "warnings", ()) or ()) + list(matrix_notices(matrix))
-    statics = [read_static(p, matrix) for p in paths]
+    statics: list[StaticInput] = []
+    for p, explicit in _expand(paths, notices):
+        try:
+            static = read_static(p, matrix)
+            if static.kind == "skipped" and static.unrelated and (quiet_unrelated or not explicit):
+                continue
+            if quiet_unrelated and static.kind == detect.SCRIPT and not any(
+                    f.gpu.index_settings or f.gpu.needs_capabilities for f in static.facts):
+                continue  # a script with nothing GPU-related: no "no findings" line on every commit
+            statics.append(static)
+        except ConfigError as exc:  # a malformed file: reported, exit 2, and the other files still linted
+            from imagelint.errors import EXIT_USAGE
+
+            results.append(ImageResult(subject=p, kind="file", error=str(exc), error_exit_code=EXIT_USAGE,
+                                       complete=False, path=p))
+    statics = enrich(statics, matrix)
+    inherited = [s.path for s in statics if s.kind == detect.DOCKERFILE and s.facts and _inherits_all(s.facts[0])]
+    if inherited:
+        notices.append(
+            f"{len(inherited)} Dockerfile(s) inherit NVIDIA_VISIBLE_DEVICES=all from official CUDA base images "
+            f"({', '.join(inherited[:3])}{'...' if len(inherited) > 3 else ''}): a container of such an image that "
+            "requests no GPU sees every GPU where the device plugin uses the envvar strategy and the toolkit "
+            "accepts the variable from unprivileged containers (IL303; the convention is stated once)")
+    from imagelint.static.scheduling import pod_target
+
     for static in statics:
         notices.extend(static.notes)
         for facts in static.facts:
-            result = replace(run_rules(facts, target, matrix, config), path=static.path)
+            # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
+            result = replace(run_rules(facts, pod_target(facts, target), matrix, config), path=static.path)
             results.append(_apply_line_ignores(result, static, config))
+    results = _target_findings_once(results, notices)
     if images:
         from imagelint.static.scheduling import scheduled_target
 
@@ -159,6 +236,72 @@ def run_lint(
         command="lint",
         files_skipped=tuple(s.path for s in statics if s.kind == "skipped"),
     )
+
+
+def _target_findings_once(results: list[ImageResult], notices: list[str]) -> list[ImageResult]:
+    """A finding about the target alone (a rule that needs only the target, with no location in a
+    file: a pool's driver branch past end of life) is the same for every file: kept on the first
+    file and said once, not repeated on each of hundreds of files."""
+    from imagelint.rules import RULES
+
+    target_only = {rid for rid, r in RULES.items() if tuple(r.needs) == ("target",)}
+    seen: set[tuple[str, str | None, str]] = set()
+    dropped = 0
+    out = []
+    for r in results:
+        kept = []
+        for f in r.findings:
+            key = (f.rule, f.pool, f.message)
+            if f.rule in target_only and f.location is None:
+                if key in seen:
+                    dropped += 1
+                    continue
+                seen.add(key)
+            kept.append(f)
+        out.append(replace(r, findings=tuple(kept)) if len(kept) != len(r.findings) else r)
+    if dropped:
+        notices.append(f"{', '.join(sorted({k[0] for k in seen}))}: a finding about the target, reported once "
+                       f"(on the first file) instead of on every file ({dropped} repeats left out)")
+    return out
+
+
+def _inherits_all(facts: ImageFacts) -> bool:
+    from imagelint.rules.visible_devices_all_leak import inherited_from_base
+
+    return inherited_from_base(facts)
+
+
+def _expand(paths: Sequence[str], notices: list[str]) -> list[tuple[str, bool]]:
+    """(path, named explicitly) for every file to read: directories walked."""
+    from imagelint.static.discover import discover
+
+    out: list[tuple[str, bool]] = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            found = discover(p)
+            if found.truncated:
+                notices.append(f"{p}: more than {len(found.files)} candidate files; only the first were linted")
+            out.extend((f, False) for f in found.files)
+        else:
+            out.append((p, True))
+    return out
+
+
+def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:
+    """What one file cannot know alone: pods' ResourceClaims resolved against the DRA objects of
+    every file linted, and the CUDA version of GPU containers' ``image:`` from the base-image table."""
+    from imagelint.static.dra import resolve_claims
+    from imagelint.static.workload_images import with_image_cuda
+
+    objects = [o for s in statics for o in s.dra_objects]
+    out = []
+    for s in statics:
+        if s.kind != detect.MANIFEST or not s.facts:
+            out.append(s)
+            continue
+        facts = resolve_claims(s.facts, objects, matrix)
+        out.append(replace(s, facts=tuple(with_image_cuda(f, matrix) for f in facts)))
+    return out
 
 
 def _check_images(images: Sequence[str], target: Target, matrix: Any, config: Config, source_options: Any,

@@ -17,16 +17,43 @@ from imagelint.rules._kube import match_pool, untolerated_taints
 from imagelint.target import Target
 
 
+def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a pod can land on the pool: taints tolerated, selectors and claim selectors not
+    excluding it (unknown labels or GPU models keep the pool: it may match)."""
+    from imagelint.rules._cel import claim_can_be_allocated
+
+    if untolerated_taints(pool, w.tolerations) or match_pool(w, pool)[0] is False:
+        return False
+    for c in w.gpu_claims:
+        reqs = tuple(r.selectors for r in c.requests)
+        if claim_can_be_allocated(reqs, pool.gpus, pool.driver, pool.cuda_driver_version) is False:
+            return False
+    return True
+
+
+def pod_target(facts: ImageFacts, target: Target) -> Target:
+    """For a GPU pod's container: the target narrowed to the pools the pod can reach, when that is
+    some but not all of them (none reached: every pool, so IL603/IL604 can say why)."""
+    w = facts.workload
+    if w is None or not w.requests_gpu or len(target.pools) < 2:
+        return target
+    reached = tuple(p for p in target.pools if reaches(w, p))
+    if not reached or len(reached) == len(target.pools):
+        return target
+    names = ", ".join(p.name for p in reached)
+    return replace(target, pools=reached, source=f"{target.source} (pools the pod reaches: {names})")
+
+
 def scheduled_target(manifest_facts: Sequence[ImageFacts], target: Target) -> tuple[Target, str | None]:
     """The target narrowed to pools some GPU workload of the manifests reaches, and a note."""
     if not target.known:
         return target, None
-    pods = [f.workload for f in manifest_facts if f.workload is not None and f.workload.primary and f.workload.pod_resources]
+    pods = [f.workload for f in manifest_facts if f.workload is not None and f.workload.primary and f.workload.requests_gpu]
     if not pods:
         return target, "--image: no GPU workload in the manifests; the image is checked against every pool"
     reached = []
     for pool in target.pools:
-        if any(not untolerated_taints(pool, w.tolerations) and match_pool(w, pool)[0] is not False for w in pods):
+        if any(reaches(w, pool) for w in pods):
             reached.append(pool)
     if not reached:
         return target, ("--image: the manifests' GPU workloads reach no target pool (see IL603/IL604); "

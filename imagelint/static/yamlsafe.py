@@ -10,6 +10,8 @@ refused before parsing. Mappings and sequences come back as ``LineDict`` /
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Iterator
 
 import yaml
@@ -101,13 +103,75 @@ def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iter
 _BoundedLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
+_CLoader = getattr(yaml, "CSafeLoader", None)
+if _CLoader is not None:
+    class _FastLoader(_CLoader):  # type: ignore[misc, valid-type]
+        """libyaml's parser with the same constructors: only for text that cannot hold an alias
+        (no anchor) and is too short to hold more than MAX_NODES nodes, so the bounds still hold."""
+
+        def __init__(self, stream: str, path: str) -> None:
+            super().__init__(stream)
+            self._path = path
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+    _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FastLoader = None  # type: ignore[assignment, misc]
+
+# An anchor can only start after a space, a flow indicator or a line start: "&" elsewhere
+# (URLs, shell "&&" inside a plain scalar...) makes this test only more cautious.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:-])&")
+
+
+def _within_bounds(text: str, path: str) -> bool:
+    """libyaml's event stream, counted per document: the alias and node bounds checked at C speed
+    (raising the same errors as the bounded loader), so text with anchors may use libyaml too."""
+    aliases = nodes = 0
+    try:
+        for event in yaml.parse(text, Loader=_CLoader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                aliases = nodes = 0
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise ConfigError(f"more than {MAX_ALIASES} YAML aliases in one document; refusing to expand",
+                                      path, event.start_mark.line + 1)
+            elif isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise ConfigError(f"more than {MAX_NODES} YAML nodes in one document", path)
+    except yaml.YAMLError:
+        return False  # malformed: the bounded loader reports it with its line
+    return True
+
+
+# libyaml's composer recurses in C: nesting deep enough to exhaust the C stack kills the process
+# (the pure-Python loader raises RecursionError instead). Text whose nesting cannot exceed this
+# many levels (fewer flow brackets, shallower indentation) is safe for it.
+_C_SAFE_DEPTH = 1000
+_INDENT = re.compile(r"(?m)^[ \t-]+")
+
+
+def _shallow(text: str) -> bool:
+    if text.count("[") + text.count("{") >= _C_SAFE_DEPTH:
+        return False
+    return max((len(m.group(0)) for m in _INDENT.finditer(text)), default=0) < _C_SAFE_DEPTH
+
+
+def _loader_for(text: str, path: str) -> Any:
+    if _FastLoader is not None and _shallow(text):
+        yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
+        if (len(text) <= 2 * MAX_NODES and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):
+            return _FastLoader(text, path)
+    return _BoundedLoader(text, path)
+
 
 def load_documents(text: str, path: str) -> list[Any]:
     """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ConfigError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes; not read as YAML", path)
     try:
-        loader = _BoundedLoader(text, path)  # the reader refuses control characters up front
+        loader = _loader_for(text, path)  # the reader refuses control characters up front
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
         char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)

@@ -18,6 +18,9 @@ Format, also what :mod:`imagelint.target.toml_writer` writes::
     taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
     labels = { "nvidia.com/gpu.product" = "Tesla-T4" }
     runtime-class = "nvidia"
+    nvidia-runtime-default = false          # is the NVIDIA runtime containerd's/CRI-O's default?
+    shared-resources = { "nvidia.com/gpu" = 4 }   # time-slicing/MPS replicas per resource
+    fail-requests-greater-than-one = true
     node-count = 2
 
 GPU names are resolved through the matrix (``matrix.gpu(name)``) into compute
@@ -70,6 +73,9 @@ _POOL_KEYS = (
     "taints",
     "labels",
     "runtime-class",
+    "nvidia-runtime-default",
+    "shared-resources",
+    "fail-requests-greater-than-one",
     "node-count",
 )
 _GPU_KEYS = ("product", "compute-capability", "brand", "family", "count", "mig-profiles")
@@ -175,6 +181,12 @@ class _TargetFileReader:
                     "device-list-strategy",
                     index,
                 )
+        flags: dict[str, bool | None] = {}
+        for key in ("nvidia-runtime-default", "fail-requests-greater-than-one"):
+            value = raw.get(key)
+            if value is not None and not isinstance(value, bool):
+                raise self.error(f"pool {index + 1}: {key} must be true or false, not {_type_name(value)}", key, index)
+            flags[key] = value
         node_count = raw.get("node-count", 1)
         if isinstance(node_count, bool) or not isinstance(node_count, int) or node_count < 1:
             raise self.error(f"pool {index + 1}: node-count must be a whole number >= 1, not {node_count!r}", "node-count", index)
@@ -194,6 +206,9 @@ class _TargetFileReader:
             taints=self.taints(raw.get("taints", []), index),
             labels=MappingProxyType(self.str_table(raw.get("labels", {}), "labels", index)),
             runtime_class=get_str("runtime-class"),
+            nvidia_runtime_default=flags["nvidia-runtime-default"],
+            shared_resources=MappingProxyType(self.int_table(raw.get("shared-resources", {}), "shared-resources", index)),
+            fail_requests_greater_than_one=flags["fail-requests-greater-than-one"],
             node_count=node_count,
             source=f"file:{self.path}",
         )

@@ -62,6 +62,13 @@ class NodePool:
     taints: tuple[Taint, ...] = ()
     labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     runtime_class: str | None = None
+    # Whether the NVIDIA runtime is the container runtime's default handler (GPU Operator
+    # before 25.10, most hand-built setups): then GPU pods need no RuntimeClass. None = unknown.
+    nvidia_runtime_default: bool | None = None
+    # Device-plugin GPU sharing (time-slicing / MPS): shared resource name → replicas, and
+    # ``failRequestsGreaterThanOne`` (a request > 1 of a shared resource fails admission).
+    shared_resources: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    fail_requests_greater_than_one: bool | None = None
     node_count: int = 1
     source: str = "flags"  # flags | file:PATH | cluster:CONTEXT
 

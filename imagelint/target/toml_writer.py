@@ -79,6 +79,8 @@ def dump_target_toml(target: Target) -> str:
             ("device-list-strategy", list(pool.device_list_strategy) or None),
             ("mig-strategy", pool.mig_strategy),
             ("runtime-class", pool.runtime_class),
+            ("nvidia-runtime-default", pool.nvidia_runtime_default),
+            ("fail-requests-greater-than-one", pool.fail_requests_greater_than_one),
             ("node-count", pool.node_count),
         ]
         for key, value in fields:
@@ -96,6 +98,8 @@ def dump_target_toml(target: Target) -> str:
             out.append("]")
         if pool.resources:
             out.append(f"resources = {_toml_value(dict(sorted(pool.resources.items())))}")
+        if pool.shared_resources:
+            out.append(f"shared-resources = {_toml_value(dict(sorted(pool.shared_resources.items())))}")
         if pool.labels:  # a sub-table: GFD label sets are long for one inline line
             out.append("")
             out.append("[pool.labels]")

@@ -69,3 +69,23 @@ def test_index_never_hides_a_matching_rule() -> None:
     for path in paths:
         expected = next((r for r in rules if compile_glob(r.pattern).fullmatch(path)), None)
         assert matcher.match(path) is expected, path
+
+
+def test_the_capture_spec_index_agrees_with_trying_every_rule() -> None:
+    from imagelint.facts.capture import CAPTURE_SPEC
+
+    rules = CAPTURE_SPEC.rules
+    matcher = RuleMatcher(rules)
+    regexes = [compile_glob(r.pattern) for r in rules]
+    dirs = ["", "usr/local/bin/", "usr/bin/", "opt/x/bin/", "opt/nvidia/", "opt/pytorch/a/b/", "app/", "app/deep/er/",
+            "workspace/ex/", "etc/ld.so.conf.d/", "usr/local/cuda-12.4/", "usr/local/cuda-12.4/targets/x86_64-linux/lib/",
+            "usr/lib/x86_64-linux-gnu/", "srv/", "home/u/", "usr/src/k/", "x/y.dist-info/", "lib/"]
+    bases = ["entrypoint", "run.sh", "x.bash", "CMakeLists.txt", "c.yaml", "c.yml", "c.cfg", "c.conf", "c.ini", "m.py",
+             "libcuda.so", "libcuda.so.1", "libcuda.so.550.54.15", "libfoo.so.1", "libfoo.so", "k.fatbin", "version.json",
+             "version.txt", "METADATA", "nvidia_entrypoint.sh", "nvidia_entrypoint", "a.so.x", "ld.so.conf", "README",
+             ".hidden", "libnvidia-ml.so.1", "libcudart.so.12", "a.json"]
+    for d in dirs:
+        for b in bases:
+            path = d + b
+            expected = next((rules[i] for i, r in enumerate(regexes) if r.fullmatch(path)), None)
+            assert matcher.match(path) is expected, path

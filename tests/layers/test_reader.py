@@ -440,3 +440,16 @@ def test_layer_stream_is_closed_on_success_and_on_error(compression: str) -> Non
     with pytest.raises(ImageFormatError):
         extract_layer(replace(layer, opener=opener(good[: min(700, len(good) // 2)])), CUDA_SPEC, ReadLimits())
     assert len(opened) == 2 and all(s.closed for s in opened)
+
+
+def test_a_cache_entry_that_inflates_past_what_it_declares_is_corrupt_not_allocated() -> None:
+    import struct
+    import zlib
+
+    from imagelint.layers.model import EXTRACTOR_VERSION
+
+    bomb = zlib.compress(b"\0" * (64 << 20), 9)  # 64 MiB of zeros in ~64 KB
+    for declared in (100, 1 << 40):
+        entry = struct.pack(">4sIIQ", b"ILXE", EXTRACTOR_VERSION, 10, declared) + bomb
+        with pytest.raises(ImageFormatError, match="corrupt"):
+            extract_from_bytes(entry)

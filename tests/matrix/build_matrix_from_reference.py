@@ -6,7 +6,8 @@ Judgement calls (what is uncertain, what stays out) are written here, next to th
 The shipped file has since been edited by hand where the reference data was behind (sources
 re-checked): issue 12 added driver_gpu_support, driver_lifecycle through R620 with eol_date,
 branch R620, the toolkit compat rows (cuda-compat-hook since 1.17.5, compat-libs-from-container-off
-1.17.4) and CVE notes on toolkit releases. Re-running this script drops those rows: merge them back.
+1.17.4) and CVE notes on toolkit releases. Issue 13 added, at the end of the file, ngc_releases,
+DeepStream ngc_images rows, image_cuda_tags, dra_device_classes and dra_driver_releases. Re-running this script drops those rows: merge them back.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ DS = b"[application]\nenable-perf-measurement=1\n[primary-gie]\ngpu-id=1\n"
         ("bin/start", b"#!/usr/bin/env bash\nexec app\n", "script"),
         ("build/Makefile", b"all:\n\ttrue\n", None),
         ("weird-name", b"# comment\nFROM ubuntu\nRUN true\n", "dockerfile"),
+        ("Dockerfile_preprocessing", b"ARG X=1\nFROM a\n", "dockerfile"),
+        ("train.py", b"import torch\ntorch.cuda.set_device(1)\n", "script"),
+        ("cfg/config_infer_inferserver.txt", b"infer_config {\n  unique_id: 1\n  gpu_ids: [0]\n}\n", "appconfig"),
+        ("model_repo/bert/config.pbtxt", b'name: "bert"\nplatform: "onnxruntime_onnx"\n', None),
     ],
 )
 def test_detect_kind(path: str, head: bytes, kind: str | None) -> None:
@@ -38,7 +42,10 @@ def test_detect_kind(path: str, head: bytes, kind: str | None) -> None:
         ("Dockerfile", True), ("a/b/Dockerfile.cuda", True), ("x.Dockerfile", True), ("Containerfile", True),
         ("k8s/deploy.yaml", True), ("k8s/deploy.yml", True), ("run.sh", True),
         ("configs/deepstream_app_config.txt", True), ("models/config_infer_primary.txt", True),
-        ("README.md", False), ("src/main.py", False), ("requirements.txt", False),
+        ("README.md", False), ("src/main.py", True), ("requirements.txt", False),
+        ("PyTorch/DLRM/Dockerfile_preprocessing", True), ("TFT/Dockerfile-triton", True),
+        ("apps/dstest1_pgie_config.yml", True), ("trafficcamnet/config_trafficcamnet_inferserver.txt", True),
+        ("cross/ubuntu-cross-aarch64.dockerfile", True), ("docs/index.md", False),
     ],
 )
 def test_pre_commit_regex_covers_the_kinds(path: str, matches: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
@@ -61,10 +62,14 @@ def test_il601(resources: str, fires: bool, registry) -> None:
 
 
 def test_il602_mig_under_none_strategy_and_shared(registry) -> None:
-    none_pool = NodePool(name="t4", gpus=(GpuSpec(product="Tesla-T4"),))
+    none_pool = NodePool(name="t4", gpus=(GpuSpec(product="Tesla-T4"),), mig_strategy="none", source="file:t.toml")
     text = pod("containers:\n- name: c\n  image: x\n  resources:\n    limits: {nvidia.com/mig-1g.5gb: 1}\n")
     [f], _ = findings(text, Target(pools=(none_pool,)), registry, "IL602")
-    assert "mixed MIG strategy" in f.message and "nvidia.com/gpu" in f.message
+    assert f.severity == "error" and "mixed MIG strategy" in f.message and "nvidia.com/gpu" in f.message
+    # flags only (--gpu T4): the strategy is unknown, an info note and not an error
+    flags_pool = NodePool(name="t4", gpus=(GpuSpec(product="Tesla-T4"),))
+    [f], _ = findings(text, Target(pools=(flags_pool,)), registry, "IL602")
+    assert f.severity == "info" and "strategy is unknown" in f.message
     # the mixed-strategy pool with that profile advertises it
     assert findings(text, Target(pools=(A100_MIG,)), registry, "IL602")[0] == []
     shared = pod("containers:\n- name: c\n  image: x\n  resources:\n    limits: {nvidia.com/gpu.shared: 1}\n")
@@ -108,9 +113,17 @@ def test_il604_selectors(registry) -> None:
 
 
 def test_il605_runtime_class_and_annotation_suppression(registry) -> None:
-    target = Target(pools=(A100_MIG,), runtime_classes=("nvidia",))
+    not_default = replace(A100_MIG, nvidia_runtime_default=False, device_list_strategy=("envvar",))
+    target = Target(pools=(not_default,), runtime_classes=("nvidia",))
     [f], _ = findings(pod(GPU_CONTAINER), target, registry, "IL605")
     assert f.severity == "warning" and "'nvidia'" in f.message
+    # the NVIDIA runtime is the default, or the plugin injects through CDI in the CRI: none needed
+    for pool in (replace(not_default, nvidia_runtime_default=True),
+                 replace(not_default, device_list_strategy=("cdi-annotations", "cdi-cri"))):
+        assert findings(pod(GPU_CONTAINER), Target(pools=(pool,), runtime_classes=("nvidia",)), registry, "IL605")[0] == []
+    # whether the runtime is the default is unknown: info, not a warning
+    [f], _ = findings(pod(GPU_CONTAINER), Target(pools=(A100_MIG,), runtime_classes=("nvidia",)), registry, "IL605")
+    assert f.severity == "info"
     named = pod("runtimeClassName: nvidia\n" + GPU_CONTAINER)
     assert findings(named, target, registry, "IL605")[0] == []
     wrong = pod("runtimeClassName: nvidia-cdi\n" + GPU_CONTAINER)

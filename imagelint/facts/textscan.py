@@ -1,0 +1,343 @@
+"""What the script and config facts keep of a candidate text file, decided while it streams past.
+
+The layer reader runs ``TextFactsScanner`` over every file the script rules match (shell
+scripts, entrypoints, files under the application roots). Instead of the whole file it keeps
+only what ``imagelint.facts.scripts`` uses, as a small JSON value (the layer cache stores it):
+
+  ``{"text": 0}``                      binary (a NUL in the first 4 KiB): never followed
+  ``{"text": 1, "lang": ..., ...}``    text, with only the keys that have something:
+      ``s``   GPU-index settings in the file's language: ``[kind, value, text, line]``
+      ``n``   uses that need a driver capability: ``[capability, line]``
+      ``r``   ``config-file=``-style references (INI/YAML), in line order
+      ``u``   present when the file could be an unreferenced DeepStream config (an INI-like
+              extension, a ``[group]`` line and ``gpu-id`` somewhere): its gpu-id settings,
+              ``[value, text, line]``
+      ``sh``  a shell script's text (scripts only: a shebang, ``.sh``/``.bash``, no extension),
+              which the entrypoint walk tokenises; at most ``MAX_SCRIPT_TEXT`` characters
+      ``notes``  what was not read (a visible note when a fact uses the file)
+      ``partial``  True when the settings above do not cover the whole file
+  ``{"text": 1, "unread_from": N}``  neither a script nor a config by its first N bytes: not
+      read on (one shared value for the usual N = 4096, so thousands of data files cost little)
+
+Files are read as a stream of line batches (the patterns are line-based), so a setting at
+line 10,000 of a padded entrypoint is found; memory is one batch plus what is kept. Which
+files are read to the end is decided by their first ``SNIFF_BYTES``: scripts always; files
+with a config extension (``.txt``, ``.ini``, ``.cfg``, ``.conf``, ``.yml``, ``.yaml``) when
+the first line that is not blank or a comment is an INI ``[group]`` header (a GKeyFile, as
+DeepStream reads them, cannot hold a key outside a group), when a YAML file has a top-level
+DeepStream key in its head, or when the file is no longer than the sniff. Any other file
+(``CMakeLists.txt``, a 40 KB data file) is "partial": if the entrypoint follows it, that is
+a note and the image facts are not complete.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from imagelint.facts import gpuindex
+
+TEXT_SCANNER = "text-facts"
+SNIFF_BYTES = 4096
+MAX_SCAN_BYTES = 64 << 20  # a script or config larger than this is not read further (a note)
+MAX_SCRIPT_TEXT = 1 << 20
+MAX_LINE = 1 << 20  # one line longer than this is read in pieces (a note: a match may span a cut)
+MAX_ITEMS = 1024  # settings, needs or references kept per file
+
+BINARY: dict[str, Any] = {"text": 0}
+NOT_A_CONFIG: dict[str, Any] = {"text": 1, "unread_from": SNIFF_BYTES}
+# Text with nothing in it these facts use: one shared value per language (results are never mutated).
+_PLAIN = {lang: {"text": 1, "lang": lang} for lang in (gpuindex.SHELL, gpuindex.PYTHON, gpuindex.INI, gpuindex.YAML)}
+
+_CONFIG_EXTS = ("txt", "ini", "cfg", "conf", "yml", "yaml")
+_INI_EXTS = ("txt", "ini", "cfg", "conf")  # where unreferenced DeepStream configs are looked for
+_SCRIPT_EXTS = ("sh", "bash", "py", "")
+# DeepStream config keys that name another config file (relative to the config's directory).
+DEEPSTREAM_FILE_KEYS = re.compile(r"^\s*(config-file|ll-config-file|config-file-path)\s*[=:]\s*(\S+)")
+INI_GROUP = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+_MAYBE_GROUP = re.compile(r"\[[^\]]+\]")  # every INI group line holds one: a cheap superset test
+# Top-level keys of DeepStream app and plugin YAML configs (deepstream-app, nvinfer, nvtracker,
+# nvdspreprocess, nvdsanalytics, nvmsgconv): one at column 0 in a YAML file's head makes it a config.
+_DEEPSTREAM_YAML_KEY = re.compile(
+    r"^(?:application|tiled-display|source\d*|source-list|source-attr-all|sink\d*|osd|streammux|"
+    r"primary-gie\d*|secondary-gie\d*|tracker|property|class-attrs-[\w-]+|pre-process|preprocess|"
+    r"nvds-analytics|message-converter|message-consumer\d*|img-save|tests|group-\d+|"
+    r"BaseConfig|TargetManagement|TrajectoryManagement|DataAssociator|StateEstimator|"
+    r"ObjectModelProjection|VisualTracker|ReID)\s*:",
+    re.MULTILINE,
+)
+
+
+def _other_breaks(text: str) -> bool:
+    """Does ``text`` hold a line break str.splitlines() knows besides "\\n"? (Then lines are counted its way.)
+
+    ``in`` per character is ~25x faster than one character-class regex; ``isascii`` is O(1) on str.
+    """
+    for c in "\r\x0b\x0c\x1c\x1d\x1e":
+        if c in text:
+            return True
+    return not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text)
+
+
+def _extension(path: str) -> str:
+    base = posixpath.basename(path)
+    return base.rpartition(".")[2].lower() if "." in base.lstrip(".") else ""
+
+
+def _is_comment_or_blank(line: str) -> bool:
+    s = line.strip()
+    return not s or s.startswith(("#", ";"))
+
+
+def _config_verdict(text: str, ext: str) -> bool | None:
+    """Is this the start of a DeepStream/GKeyFile config? None while there are only blank or comment lines."""
+    yaml = ext in ("yml", "yaml")
+    for line in text.splitlines():
+        if _is_comment_or_blank(line) or yaml and line.startswith(("---", "%")):
+            continue
+        if INI_GROUP.match(line):
+            return True
+        return yaml and _DEEPSTREAM_YAML_KEY.search(text) is not None
+    return None
+
+
+class TextFactsScanner:
+    """Streams one member; ``result()`` is the JSON value described in the module docstring."""
+
+    reads_at_most = MAX_SCAN_BYTES + SNIFF_BYTES
+    first_read = SNIFF_BYTES  # the reader's first chunk: a data file is decided, and dropped unread, after it
+
+    def __init__(self) -> None:
+        self.path = ""
+        self.size = -1
+        self._head = b""
+        self._decided = False
+        self._full = False  # read to the end
+        self._pending = False  # a config-extension file with only blank/comment lines so far
+        self._ext = ""
+        self._binary = False
+        self._carry = b""
+        self._line = 0  # lines completed so far
+        self._fed = 0  # bytes handed to the line scanner
+        self._skip = 0
+        self._skipped = 0
+        self._lang = gpuindex.SHELL
+        self._keep_text = False
+        self._text: list[str] = []
+        self._text_len = 0
+        self._settings: list[list[Any]] = []
+        self._needs: list[list[Any]] = []
+        self._refs: list[str] = []
+        self._ini_gpu_ids: list[list[Any]] = []
+        self._has_gpu_id = False
+        self._has_group = False
+        self._notes: list[str] = []
+        self._incomplete = False  # something a fact may use was not read or not kept
+        self._uncounted: str | None = None  # the last batch, its lines not yet counted
+        self._uncounted_final = False
+        self._group_matters = False  # an INI-like extension: look for [group] lines
+
+    # -- the reader's interface ------------------------------------------------------
+
+    def begin(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+
+    def feed(self, chunk: bytes) -> None:
+        if not self._decided:
+            self._head += chunk
+            if len(self._head) < SNIFF_BYTES:
+                return
+            chunk, self._head = self._head, b""
+            self._decide(chunk)  # streams ``chunk`` when the file is to be read to the end
+            if not self._full:
+                self._skipped += len(chunk)
+            return
+        if self._full:
+            self._stream(chunk)
+        else:
+            self._skipped += len(chunk)
+
+    def skippable(self) -> int:
+        if self._decided and not self._full:
+            return 1 << 62  # the reader caps it at what the member has left
+        if self._full and self._fed >= MAX_SCAN_BYTES:
+            return 1 << 62
+        return 0
+
+    def skipped(self, n: int) -> None:
+        self._skipped += n
+
+    def held_bytes(self) -> int:
+        """What this result keeps in memory, roughly (the reader counts it against its per-layer bound)."""
+        return self._text_len + 64 * (len(self._settings) + len(self._needs) + len(self._refs))
+
+    def result(self) -> dict[str, Any]:
+        if not self._decided:
+            head, self._head = self._head, b""
+            self._decide(head)
+            if not self._full:
+                self._skipped += len(head)
+        if self._binary:
+            return BINARY
+        if not self._full:
+            n = max(self._fed, min(self.size, SNIFF_BYTES))
+            return NOT_A_CONFIG if n == SNIFF_BYTES else {"text": 1, "unread_from": n}
+        if self._full:
+            if self._carry:
+                self._lines(self._carry, final=True)
+                self._carry = b""
+            if self._skipped:
+                self._notes.append(f"not read past byte {self._fed} (over the {MAX_SCAN_BYTES >> 20} MiB scan limit)")
+        out: dict[str, Any] = {"text": 1, "lang": self._lang}
+        if self._settings:
+            out["s"] = self._settings
+        if self._needs:
+            out["n"] = self._needs
+        if self._refs:
+            out["r"] = self._refs
+        if self._has_gpu_id and self._has_group:
+            out["u"] = ([[s[1], s[2], s[3]] for s in self._settings if s[0] == "gpu-id"]
+                        if self._lang == gpuindex.INI else self._ini_gpu_ids)
+        if self._keep_text:
+            out["sh"] = "".join(self._text)
+        if self._skipped or self._incomplete:
+            out["partial"] = True
+        if self._notes:
+            out["notes"] = self._notes
+        return _PLAIN.get(self._lang, out) if len(out) == 2 else out
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def _decide(self, head: bytes) -> None:
+        self._decided = True
+        if b"\x00" in head[:SNIFF_BYTES]:
+            self._binary = True
+            return
+        first = head[:128].split(b"\n", 1)[0]
+        ext = self._ext = _extension(self.path)
+        self._group_matters = ext in _INI_EXTS
+        shebang = first.startswith(b"#!")
+        self._lang = gpuindex.language_of(self.path, head[:128])
+        self._keep_text = self._lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS)
+        if shebang or ext not in _CONFIG_EXTS or self.size <= SNIFF_BYTES and self.size >= 0:
+            self._full = True
+        else:
+            verdict = _config_verdict(head[:SNIFF_BYTES].decode("utf-8", "replace"), ext)
+            self._full = verdict is not False
+            self._pending = verdict is None  # only comments so far: the first real line decides
+        if self._full:
+            self._stream(head)
+
+    # -- streaming -------------------------------------------------------------------------
+
+    def _stream(self, chunk: bytes) -> None:
+        room = MAX_SCAN_BYTES - self._fed
+        if room <= 0:
+            self._skipped += len(chunk)
+            return
+        if len(chunk) > room:
+            self._skipped += len(chunk) - room
+            chunk = chunk[:room]
+        self._fed += len(chunk)
+        data = self._carry + chunk if self._carry else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._carry = data
+        else:
+            self._carry = data[cut + 1 :]
+            self._lines(data[: cut + 1], final=False)
+            if not self._full:  # the first real line said: not a config
+                self._carry = b""
+                return
+        if len(self._carry) > MAX_LINE:  # one enormous line: read it in pieces, at one line number
+            piece, self._carry = self._carry[:MAX_LINE], self._carry[MAX_LINE:]
+            self._count()
+            self._incomplete = True
+            if not any("longer than" in n for n in self._notes):
+                self._notes.append(f"a line longer than {MAX_LINE >> 20} MiB is read in pieces near line {self._line + 1}")
+            self._lines(piece, final=False, whole_line=False)
+
+    def _lines(self, raw: bytes, final: bool, whole_line: bool = True) -> None:
+        """One batch of whole lines (ending in '\\n', or the file's last line when ``final``)."""
+        text = raw.decode("utf-8", "replace")  # a cut after '\n' never splits a UTF-8 sequence
+        self._count()
+        first = self._line + 1
+        if self._pending:
+            verdict = _config_verdict(text, self._ext)
+            if verdict is False:
+                self._pending = self._full = False
+                return
+            self._pending = verdict is None
+        if self._keep_text:
+            if self._text_len + len(text) <= MAX_SCRIPT_TEXT:
+                self._text.append(text)
+                self._text_len += len(text)
+            elif self._text_len < MAX_SCRIPT_TEXT:
+                self._text_len = MAX_SCRIPT_TEXT
+                self._incomplete = True
+                self._notes.append(f"script text kept only up to line {self._line} ({MAX_SCRIPT_TEXT >> 20} MiB): "
+                                   "commands after it are not followed")
+        if gpuindex.may_match(text):
+            self._match(text, first)
+        if self._group_matters and not self._has_group and "[" in text and _MAYBE_GROUP.search(text):
+            self._has_group = any(INI_GROUP.match(line) for line in text.splitlines())
+        if whole_line:
+            self._uncounted = text  # counted when a later batch needs line numbers (most files have one batch)
+            self._uncounted_final = final
+
+    def _count(self) -> None:
+        text, self._uncounted = self._uncounted, None
+        if text is None:
+            return
+        if self._uncounted_final or _other_breaks(text):
+            self._line += len(text.splitlines())
+        else:
+            self._line += text.count("\n")
+
+    def _match(self, text: str, first: int) -> None:
+        lang = self._lang
+        if len(self._settings) < MAX_ITEMS:
+            for m in gpuindex.find_gpu_settings(text, lang, first):
+                self._settings.append([m.kind, m.value, m.text, m.line])
+        if len(self._needs) < MAX_ITEMS:
+            for capability, line in gpuindex.find_capability_needs(text, lang, first):
+                self._needs.append([capability, line])
+        if "gpu-id" in text:
+            self._has_gpu_id = True
+        if lang != gpuindex.INI and ("gpu-id" in text or "gpu_id" in text) and len(self._ini_gpu_ids) < MAX_ITEMS:
+            for m in gpuindex.find_gpu_settings(text, gpuindex.INI, first):
+                if m.kind == "gpu-id":
+                    self._ini_gpu_ids.append([m.value, m.text, m.line])
+        if (lang == gpuindex.INI or lang == gpuindex.YAML) and "config-file" in text and len(self._refs) < MAX_ITEMS:
+            for line in text.splitlines():
+                m = DEEPSTREAM_FILE_KEYS.match(gpuindex.strip_comment(line, gpuindex.INI))
+                if m:
+                    self._refs.append(m.group(2))
+
+
+def scan_bytes(path: str, data: bytes) -> dict[str, Any]:
+    """The scanner's result for a file captured whole by another rule (the walk may follow any file)."""
+    scanner = TextFactsScanner()
+    scanner.begin(path, len(data))
+    for i in range(0, len(data), 1 << 16):
+        scanner.feed(data[i : i + (1 << 16)])
+    return scanner.result()
+
+
+def is_text_facts(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("text") in (0, 1)
+
+
+SCANNERS = {TEXT_SCANNER: TextFactsScanner}
+
+
+def unread_note(info: dict[str, Any]) -> str | None:
+    """The note for a result that does not cover its whole file, or None."""
+    notes = list(info.get("notes", ()))
+    if "unread_from" in info:
+        notes.insert(0, f"not read past byte {info['unread_from']}: not a script or DeepStream config by its first lines")
+    elif not info.get("partial"):
+        return None
+    return "; ".join(notes) or "not read to the end"

@@ -1,0 +1,72 @@
+"""What a Dockerfile's ``RUN`` lines install that matters to CUDA: evidence, driver libraries, stubs.
+
+Package syntax, not NVIDIA facts (so code, like ``imagelint.facts.gpuindex``):
+
+* pip: ``torch==2.3.1+cu121`` (a local version), ``--index-url``/``--extra-index-url
+  …/whl/cu121`` (PyTorch's wheel indexes), ``nvidia-cuda-runtime-cu12==12.4.127`` (a pinned CUDA
+  runtime wheel), ``cupy-cuda118`` (CuPy's per-release wheels; ``cupy-cuda12x`` names a major only
+  and is not evidence) → CUDA evidence of source ``pip-wheel``;
+* conda: ``pytorch-cuda=12.1``, ``cudatoolkit=11.8``, ``cuda-toolkit=12.4`` → ``package``;
+* apt/dnf: ``cuda-toolkit-12-4``, ``cuda-runtime-12-4``, ``cuda-cudart-12-4``,
+  ``cuda-libraries-12-4`` → ``package``; ``cuda-compat-12-4`` is the forward-compat package and
+  is reported for what it is; ``libnvidia-compute-535`` / ``nvidia-driver-535`` bake the driver's
+  user-space libraries into the image (IL201's anti-pattern);
+* a stubs directory written into ``/etc/ld.so.conf.d`` (``echo …/stubs > /etc/ld.so.conf.d/x.conf``)
+  puts the link-time ``libcuda.so`` stub on the loader path (IL202).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TORCH_LOCAL = re.compile(r"(?<![\w-])torch(?:vision|audio)?==\d[\w.]*\+cu(\d{2,3})\b")
+_WHL_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu(\d{2,3})\b")
+_NV_WHEEL = re.compile(r"(?<![\w-])nvidia-cuda-runtime-cu1\d==(\d+\.\d+)(?:\.\d+)*")
+_CUPY = re.compile(r"(?<![\w-])cupy-cuda(1\d)(\d)(?![\dx])")
+_CONDA = re.compile(r"(?<![\w-])(?:pytorch-cuda|cudatoolkit|cuda-toolkit|cuda-version)\s*=+\s*(\d+\.\d+)")
+_APT_CUDA = re.compile(r"(?<![\w-])cuda-(?:toolkit|runtime|cudart|libraries|minimal-build)-(1\d)-(\d)(?![\w-])")
+_APT_COMPAT = re.compile(r"(?<![\w-])cuda-compat-(1\d)-(\d)(?![\w-])")
+_DRIVER_PKG = re.compile(r"(?<![\w-])(libnvidia-compute|libnvidia-gl|nvidia-driver|nvidia-utils|libnvidia-decode|"
+                         r"libnvidia-encode|nvidia-compute-utils)-(\d{3})(?:-server)?(?![\w-])")
+_STUBS_CONF = re.compile(r"(/[\w./-]*/stubs)/?[\"']?\s*>>?\s*/etc/ld\.so\.conf\.d/[\w.-]+")
+_INSTALLERS = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba|apt-get|apt|dnf|yum|microdnf)\b")
+
+
+@dataclass(frozen=True)
+class RunInstall:
+    """One thing a RUN line installs or writes: ``what`` is cuda / compat / driver-package / stubs-conf."""
+
+    what: str
+    value: str     # a CUDA major.minor, a driver branch, or a directory
+    source: str    # evidence source: pip-wheel, package
+    text: str      # the matched words
+
+
+def _cu(digits: str) -> str:
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def scan_run(text: str) -> list[RunInstall]:
+    """Everything of interest in one RUN instruction's text (heredoc bodies included)."""
+    out: list[RunInstall] = []
+    if _INSTALLERS.search(text):
+        for m in _TORCH_LOCAL.finditer(text):
+            out.append(RunInstall("cuda", _cu(m.group(1)), "pip-wheel", m.group(0)))
+        for m in _WHL_INDEX.finditer(text):
+            out.append(RunInstall("cuda", _cu(m.group(1)), "pip-wheel", m.group(0)))
+        for m in _NV_WHEEL.finditer(text):
+            out.append(RunInstall("cuda", m.group(1), "pip-wheel", m.group(0)))
+        for m in _CUPY.finditer(text):
+            out.append(RunInstall("cuda", f"{m.group(1)}.{m.group(2)}", "pip-wheel", m.group(0)))
+        for m in _CONDA.finditer(text):
+            out.append(RunInstall("cuda", m.group(1), "package", m.group(0)))
+        for m in _APT_CUDA.finditer(text):
+            out.append(RunInstall("cuda", f"{m.group(1)}.{m.group(2)}", "package", m.group(0)))
+        for m in _APT_COMPAT.finditer(text):
+            out.append(RunInstall("compat", f"{m.group(1)}.{m.group(2)}", "package", m.group(0)))
+        for m in _DRIVER_PKG.finditer(text):
+            out.append(RunInstall("driver-package", m.group(2), "package", m.group(0)))
+    for m in _STUBS_CONF.finditer(text):
+        out.append(RunInstall("stubs-conf", m.group(1), "package", m.group(0)))
+    return out

@@ -1,0 +1,107 @@
+"""The text-facts scanner: the same result however the stream is cut, and what the whole-text functions find."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from imagelint.facts import gpuindex, textscan
+from imagelint.facts.textscan import TextFactsScanner, scan_bytes
+
+SAMPLES = {
+    "app/run.sh": b"#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=1\r\n# CUDA_VISIBLE_DEVICES=9\nexec deepstream-app -c x.txt\n",
+    "app/cr.sh": b"a=1\rexport CUDA_VISIBLE_DEVICES=2\r\x0bexport NVIDIA_VISIBLE_DEVICES=3\x0c\n",
+    "app/u.sh": "x\u2028export CUDA_VISIBLE_DEVICES=4\u0085--gpus 2\n".encode() + b"\xff\xfe\xc3\nCUDA_VISIBLE_DEVICES=5\n",
+    "opt/ds/config.txt": b"# comment\n\n[primary-gie]\ngpu-id=1\nconfig-file=pgie.txt\n;gpu-id=7\n" + b"k=v\n" * 3000
+                         + b"[sink0]\ngpu_id=2\nll-config-file = \"t.yml\" # x\n",
+    "opt/ds/app.yml": b"application:\n  x: 1\n" + b"  k: v\n" * 2000 + b"primary-gie:\n  gpu-id: 3\n  config-file: p.yml\n",
+    "workspace/t.py": b"import torch\n" + b"x = 1\n" * 5000 + b"torch.cuda.set_device(1)\nimport pyds\nx.to('cuda:2')\n",
+    "app/notes": b"plain text " * 1000 + b"\nCUDA_VISIBLE_DEVICES=6\n",
+    "app/noeol.cfg": b"[g]\ngpu-id=4",
+}
+
+
+def _fed(path: str, data: bytes, cuts: list[int]) -> dict:
+    scanner = TextFactsScanner()
+    scanner.begin(path, len(data))
+    pos = 0
+    for cut in cuts + [len(data)]:
+        if scanner.skippable():
+            break
+        scanner.feed(data[pos:cut])
+        pos = cut
+    return scanner.result()
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES))
+def test_any_cutting_of_the_stream_gives_the_same_result(path: str) -> None:
+    data = SAMPLES[path]
+    whole = scan_bytes(path, data)
+    rng = random.Random(path)
+    for step in (1, 3, 511, 4095, 4096, 4097, 65536):
+        assert _fed(path, data, list(range(step, len(data), step))) == whole, step
+    for _ in range(5):
+        cuts = sorted(rng.sample(range(1, len(data)), min(40, len(data) - 1)))
+        assert _fed(path, data, cuts) == whole
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES))
+def test_the_result_is_what_the_whole_text_functions_find(path: str) -> None:
+    data = SAMPLES[path]
+    text = data.decode("utf-8", "replace")
+    lang = gpuindex.language_of(path, data)
+    got = scan_bytes(path, data)
+    assert got["text"] == 1 and got["lang"] == lang and "partial" not in got
+    assert got.get("s", []) == [[m.kind, m.value, m.text, m.line] for m in gpuindex.find_gpu_settings(text, lang)]
+    assert got.get("n", []) == [list(n) for n in gpuindex.find_capability_needs(text, lang)]
+    if got.get("sh") is not None:
+        assert got["sh"] == text
+
+
+def test_every_pattern_example_holds_a_keyword() -> None:
+    lines = ["export CUDA_VISIBLE_DEVICES=1", "NVIDIA_VISIBLE_DEVICES=2", "os.environ['CUDA_VISIBLE_DEVICES'] = '1'",
+             "gpu-id=1", "gpu_id: 2", "--gpu-id 1", "--gpus 2", "--cuda-device 1", "--device-id 3", "--device cuda:1",
+             "torch.cuda.set_device(1)", "cuda.set_device(2)", "torch.device('cuda', 1)", "'cuda:3'", "config-file=x",
+             "ll-config-file=y", "config-file-path: z", "deepstream-app -c a", "nvv4l2decoder", "h264_nvenc",
+             "h264_cuvid", "-hwaccel nvdec", "import PyNvVideoCodec", "import pyds", "__GLX_VENDOR_LIBRARY_NAME=nvidia"]
+    for line in lines:
+        hit = any(p.regex.search(line) for p in gpuindex.INDEX_PATTERNS) or any(
+            r.search(line) for _, r in gpuindex.CAPABILITY_PATTERNS) or textscan.DEEPSTREAM_FILE_KEYS.match(line)
+        assert hit, line
+        assert gpuindex.may_match(line), line
+    assert not gpuindex.may_match("import numpy as np\nx = [1, 2]\n")
+
+
+def test_binary_partial_and_config_decisions() -> None:
+    assert scan_bytes("app/model.bin", b"\x7fELF\x00\x01" + b"gpu-id=1\n" * 10) == {"text": 0}
+    cmake = b"cmake_minimum_required(VERSION 3.18)\n" * 200 + b"[x]\ngpu-id=1\n"
+    got = scan_bytes("opt/src/CMakeLists.txt", cmake)
+    assert got is textscan.NOT_A_CONFIG  # one shared value: thousands of data files cost next to nothing
+    assert textscan.unread_note(got).startswith("not read past byte 4096: not a script or DeepStream config")
+    padded = b"# c\n" * 3000 + b"; semicolon comment\n\n[property]\n" + b"x=1\n" * 2000 + b"gpu-id=2\n"
+    got = scan_bytes("opt/ds/pgie.txt", padded)
+    assert "partial" not in got and got["u"] == [["2", "gpu-id=2", padded.count(b"\n")]]
+    small = b"key=1\n[g]\ngpu-id=3\n"  # no group first, but the whole file is within the sniff
+    assert scan_bytes("opt/x.conf", small)["u"] == [["3", "gpu-id=3", 3]]
+    yml = b"foo: 1\n" * 10 + b"property:\n" + b"  k: v\n" * 1000 + b"  gpu-id: 1\n"
+    assert scan_bytes("opt/x.yml", yml)["s"][0][:2] == ["gpu-id", "1"]
+    assert scan_bytes("opt/y.yml", b"foo: 1\n" * 1000) is textscan.NOT_A_CONFIG
+    assert textscan.unread_note(scan_bytes("opt/x.yml", yml)) is None
+
+
+def test_caps_are_notes_not_silence(monkeypatch) -> None:
+    monkeypatch.setattr(textscan, "MAX_SCRIPT_TEXT", 1000)
+    monkeypatch.setattr(textscan, "MAX_LINE", 5000)
+    script = b"#!/bin/sh\n" + b"echo hi\n" * 200 + b"export CUDA_VISIBLE_DEVICES=1\n"
+    got = scan_bytes("app/s.sh", script)
+    assert got["partial"] is True and len(got["sh"]) <= 1000 and "commands after it are not followed" in got["notes"][0]
+    assert got["s"] == [["cuda-visible-devices", "1", "CUDA_VISIBLE_DEVICES=1", 202]]
+    monkeypatch.setattr(textscan, "MAX_SCRIPT_TEXT", 1 << 20)
+    long_line = b"#!/bin/sh\nx=" + b"y" * 12000 + b" CUDA_VISIBLE_DEVICES=2\nCUDA_VISIBLE_DEVICES=3\n"
+    got = _fed("app/l.sh", long_line, list(range(4096, len(long_line), 1000)))
+    assert got["partial"] is True and [n for n in got["notes"] if "longer than" in n] == got["notes"]
+    assert [s[1:] for s in got["s"]] == [["2", "CUDA_VISIBLE_DEVICES=2", 2], ["3", "CUDA_VISIBLE_DEVICES=3", 3]]
+    monkeypatch.setattr(textscan, "MAX_SCAN_BYTES", 3000)
+    got = _fed("app/big.sh", b"#!/bin/sh\n" + b"#\n" * 4000 + b"CUDA_VISIBLE_DEVICES=1\n", [4096, 8192])
+    assert got["partial"] is True and "scan limit" in got["notes"][-1]

@@ -10,8 +10,9 @@
   ``resources.GPU_WORKLOAD_KINDS``), so a workload scaled to zero or a CronJob between runs is
   audited too. These are optional: 403 becomes a warning, 404 (the CRD is not installed) nothing.
 
-Pod specs are found with ``imagelint.static.kubernetes.find_pod_specs`` and read with
-``pod_facts``: the same code that reads manifests for ``lint``, so scheduling (nodeSelector,
+Pod specs are found with ``imagelint.static.podspecs.find_pod_specs`` (wherever they sit: Ray
+head and worker groups, Kubeflow replica specs, JobSet, LWS, Volcano tasks, KServe) and read with
+``imagelint.static.kubernetes.pod_facts``: the same code that reads manifests for ``lint``, so scheduling (nodeSelector,
 required affinity, tolerations, GPU requests) means the same in both. A template container that
 a pod of the same owner already runs with the same image is left out (the pod says more: its
 node and digest).
@@ -104,7 +105,7 @@ def to_line_tree(value: Any, depth: int = 0) -> Any:
 
 
 def _pod_specs(obj: Mapping[str, Any], resource: Resource) -> list[Any]:
-    from imagelint.static.kubernetes import find_pod_specs
+    from imagelint.static.podspecs import find_pod_specs
 
     # List items carry no apiVersion/kind; find_pod_specs needs the object's real kind ("Pod").
     # Only what it reads is converted: the spec and the object's name and annotations, not the

@@ -126,3 +126,26 @@ def test_a_gpu_template_that_can_land_nowhere_is_said_not_passed(hostile) -> Non
     assert out.returncode == 0
     assert "nothing was checked" in out.stdout
     assert "ns/Deployment/stranded container main: asks for a GPU but its scheduling matches no GPU pool" in out.stdout
+
+
+def test_gpu_workload_kinds_are_enumerated_through_the_manifest_reader(hostile) -> None:
+    """A RayCluster scaled to zero: its GPU worker group is found by static.podspecs (the generic
+    pod-spec discovery lint uses) and placed on the pools it can land on; its CPU head is not."""
+    kube, kubeconfig, _ = hostile
+    kube.state.pods = []
+    kube.state.objects["apis/apps/v1/deployments"] = []
+    worker = {"spec": {"containers": [{"name": "ray-worker", "image": "127.0.0.1:1/ray:2.9-gpu",
+                                       "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+    head = {"spec": {"containers": [{"name": "ray-head", "image": "127.0.0.1:1/ray:2.9"}]}}
+    kube.state.objects["apis/ray.io/v1/rayclusters"] = [{
+        "metadata": {"name": "rc", "namespace": "ml"},
+        "spec": {"headGroupSpec": {"template": head},
+                 "workerGroupSpecs": [{"groupName": "gpu", "replicas": 0, "template": worker}]},
+    }]
+    out = imagelint("audit", "enumerate", "--cluster", "--kubeconfig", str(kubeconfig))
+    assert out.returncode == 0, out.stderr
+    inventory = json.loads(out.stdout)
+    found = {(w["owner"]["kind"], w["owner"]["name"], w["container"]): (w["pools"], w["placement"]) for w in inventory["workloads"]}
+    assert found[("RayCluster", "rc", "ray-worker")] == (["t4-pool"], "scheduling")
+    assert found[("RayCluster", "rc", "ray-head")] == ([], "requests no GPU")
+    assert [i["references"] for i in inventory["images"]] == [["127.0.0.1:1/ray:2.9-gpu"]]

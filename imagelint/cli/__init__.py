@@ -50,6 +50,7 @@ COMMANDS = {
     "matrix": "matrix_cmd",
     "target": "target_cmd",
     "cache": "cache_cmd",
+    "audit": "audit_cmd",
     "gpus": "catalog_cmd",
     "drivers": "catalog_cmd",
     "doctor": "doctor_cmd",

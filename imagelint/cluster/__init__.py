@@ -1,4 +1,5 @@
-"""Reading a live Kubernetes cluster, read-only, with the official ``kubernetes`` client.
+"""Reading a live Kubernetes cluster with the official ``kubernetes`` client (read-only, except
+``policy_reports.py`` when ``audit --write-reports`` asks for it).
 
 Layout — one connection, small readers on top of it:
 
@@ -14,6 +15,10 @@ Layout — one connection, small readers on top of it:
   matrix_configmap.py  ``--matrix cluster[:NS/NAME]``: the published matrix
   nvidia_names.py      GFD / NFD label names and component image names, from the matrix
   read_target.py       ``target_from_cluster``: all of the above → a Target
+  workloads.py         pods and workload templates → the containers a cluster runs (audit)
+  fleet.py             ``read_fleet``: target + node → pool + workload containers, one connection
+  pull_secrets.py      ``audit --use-pull-secrets``: registry credentials, in memory only
+  policy_reports.py    ``audit --write-reports``: the one writer (create / replace PolicyReports)
 
   For ``imagelint doctor`` (each read optional, frozen rows out, ``objects.py`` type-checks JSON):
   node_status.py       every node as it is: labels, taints, allocatable, Ready, runtime handlers

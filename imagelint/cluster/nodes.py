@@ -235,7 +235,21 @@ def pools_from_nodes(
     would repeat every finding: the pool keeps the labels all its nodes share, and a warning
     names the ones left out (a selector on them would match only some nodes).
     """
+    return pools_and_members(nodes, workloads, runtime_classes, matrix, source, warnings)[0]
+
+
+def pools_and_members(
+    nodes: Sequence[Mapping[str, Any]],
+    workloads: Sequence[OperatorComponent],
+    runtime_classes: Sequence[Mapping[str, Any]],
+    matrix: TargetMatrix | None,
+    source: str,
+    warnings: list[str],
+) -> tuple[tuple[NodePool, ...], dict[str, str]]:
+    """``pools_from_nodes``, and which pool each GPU node is in (node name → pool name):
+    ``audit`` checks a running pod's images against its own node's pool."""
     groups: dict[tuple[Any, ...], tuple[NodePool, int, set[str]]] = {}
+    members: dict[tuple[Any, ...], list[str]] = {}
     for node in nodes:
         try:
             pool = _pool_for_node(node, workloads, runtime_classes, matrix, source, warnings)
@@ -255,14 +269,19 @@ def pools_from_nodes(
             first = _common_labels(first, pool, group, warnings)
         names.add(group or "")
         groups[key] = (first, count + 1, names)
+        node_name = (node.get("metadata") or {}).get("name")
+        if isinstance(node_name, str):
+            members.setdefault(key, []).append(node_name)
     named = [
         # A node without a node-group label makes the group label no name for the pool.
-        dataclasses.replace(first, node_count=count, name=_pool_name(first, set() if "" in names else names))
-        for first, count, names in groups.values()
+        (dataclasses.replace(first, node_count=count, name=_pool_name(first, set() if "" in names else names)), key)
+        for key, (first, count, names) in groups.items()
     ]
-    named.sort(key=lambda p: (p.name, p.driver or "", str(p.gpus)))
-    # merge_targets gives repeated names a -2, -3 suffix.
-    return merge_targets(Target(pools=(p,), source=source) for p in named).pools
+    named.sort(key=lambda pk: (pk[0].name, pk[0].driver or "", str(pk[0].gpus)))
+    # merge_targets gives repeated names a -2, -3 suffix (in order: pool i stays pool i).
+    pools = merge_targets(Target(pools=(p,), source=source) for p, _ in named).pools
+    node_pool = {node: pool.name for pool, (_, key) in zip(pools, named) for node in members.get(key, ())}
+    return pools, node_pool
 
 
 def read_nodes(conn: Connection) -> list[Mapping[str, Any]]:
@@ -270,4 +289,4 @@ def read_nodes(conn: Connection) -> list[Mapping[str, Any]]:
     return list(conn.list_objects(NODES).items)
 
 
-__all__ = ["LABEL_ARCH", "pools_from_nodes", "read_nodes"]
+__all__ = ["LABEL_ARCH", "pools_and_members", "pools_from_nodes", "read_nodes"]

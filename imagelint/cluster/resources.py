@@ -79,17 +79,52 @@ DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")
 RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", "ResourceClaims", namespaced=True)
 
+# Workload controllers whose pod templates ``imagelint audit`` reads (imagelint.cluster.workloads).
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", "Deployments", namespaced=True)
+STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet", "StatefulSets", namespaced=True)
+JOBS = Resource("batch", "v1", "jobs", "Job", "Jobs", namespaced=True)
+CRON_JOBS = Resource("batch", "v1", "cronjobs", "CronJob", "CronJobs", namespaced=True)
+# The GPU workload kinds ``lint`` understands (their CRDs may not be installed: 404 = none here).
+GPU_WORKLOAD_KINDS = (
+    Resource("ray.io", "v1", "rayclusters", "RayCluster", "RayClusters", namespaced=True),
+    Resource("ray.io", "v1", "rayjobs", "RayJob", "RayJobs", namespaced=True),
+    Resource("ray.io", "v1", "rayservices", "RayService", "RayServices", namespaced=True),
+    Resource("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", "PyTorchJobs", namespaced=True),
+    Resource("kubeflow.org", "v1", "tfjobs", "TFJob", "TFJobs", namespaced=True),
+    Resource("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", "MPIJobs", namespaced=True),
+    Resource("kubeflow.org", "v1", "xgboostjobs", "XGBoostJob", "XGBoostJobs", namespaced=True),
+    Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", "JobSets", namespaced=True),
+    Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet", "LeaderWorkerSets", namespaced=True),
+    Resource("batch.volcano.sh", "v1alpha1", "jobs", "Job", "Volcano Jobs", namespaced=True),
+    Resource("serving.kserve.io", "v1beta1", "inferenceservices", "InferenceService", "InferenceServices", namespaced=True),
+)
+# Image pull secrets (``audit --use-pull-secrets`` only; read one by name, never listed).
+SECRETS = Resource("", "v1", "secrets", "Secret", "Secrets", namespaced=True, core_name="secret")
+# Policy reports (wgpolicyk8s.io/v1alpha2): ``audit --write-reports`` creates or replaces them.
+POLICY_REPORTS = Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport", "PolicyReports", namespaced=True)
+CLUSTER_POLICY_REPORTS = Resource(
+    "wgpolicyk8s.io", "v1alpha2", "clusterpolicyreports", "ClusterPolicyReport", "ClusterPolicyReports"
+)
+
 __all__ = [
     "CLUSTER_POLICIES",
+    "CLUSTER_POLICY_REPORTS",
     "CONFIG_MAPS",
+    "CRON_JOBS",
     "DAEMON_SETS",
+    "DEPLOYMENTS",
     "DEVICE_CLASSES",
     "EVENTS",
+    "GPU_WORKLOAD_KINDS",
+    "JOBS",
     "MALFORMED",
     "NODES",
     "PODS",
+    "POLICY_REPORTS",
     "RESOURCE_CLAIMS",
     "RESOURCE_SLICES",
     "RUNTIME_CLASSES",
+    "SECRETS",
+    "STATEFUL_SETS",
     "Resource",
 ]

@@ -6,7 +6,9 @@ can import it without importing the dispatching package ``imagelint.sources``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from imagelint.image import DEFAULT_PLATFORM, Platform
 from imagelint.layers.limits import ReadLimits
@@ -42,6 +44,12 @@ class SourceOptions:
     cache_dir: str | None = None
     no_cache: bool = False
     limits: ReadLimits | None = None
+    # Registry name → ``registry_auth.Credentials`` held in memory only (``audit --use-pull-secrets``:
+    # the cluster's image pull secrets, never written anywhere). They win over the Docker config for
+    # their own registry and are sent to no other. Not part of equality or repr.
+    registry_credentials: Mapping[str, Any] = field(
+        default_factory=lambda: MappingProxyType({}), repr=False, compare=False, hash=False
+    )
 
 
 __all__ = ["SourceOptions"]

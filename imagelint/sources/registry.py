@@ -104,7 +104,9 @@ class RegistryClient:
         self.transport = HttpTransport(
             self._verify_for, options.timeout, options.retries, options.backoff, session, on_request
         )
-        credentials = load_credentials(name.registry, options.docker_config, options.timeout)
+        credentials = options.registry_credentials.get(name.registry) or load_credentials(
+            name.registry, options.docker_config, options.timeout
+        )
         self.auth = Authenticator(name.registry, name.repository, credentials, self.transport, self.redact, self.where)
         self._base: str | None = None
 

@@ -5,8 +5,9 @@ tool directories (``.git``, ``node_modules``, virtualenvs, caches, ``vendor``/``
 files over the lint size limit. Names are matched by ``detect.FILES_REGEX`` (the pre-commit
 hook's pattern), and content decides later, as for files given one by one; files found by the
 walk that turn out to be no kind ``lint`` reads are dropped without a note (a directory holds many
-unrelated YAML files), unlike files named on the command line. ``.gitignore`` handling belongs
-to the CLI's directory walking.
+unrelated YAML files), unlike files named on the command line. What git ignores
+(``.gitignore`` files, ``.git/info/exclude``, the global excludes) is left out too, by asking git
+(:mod:`imagelint.static.gitignore`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from imagelint.static.detect import FILES_REGEX
+from imagelint.static.gitignore import not_ignored
 
 EXCLUDED_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache",
@@ -47,5 +49,5 @@ def discover(root: str, max_files: int = MAX_FILES) -> Discovered:
             if rx.search(path.replace(os.sep, "/")) and not os.path.islink(path):
                 out.append(path)
                 if len(out) >= max_files:
-                    return Discovered(tuple(out), truncated=True)
-    return Discovered(tuple(out))
+                    return Discovered(not_ignored(root, out), truncated=True)
+    return Discovered(not_ignored(root, out))

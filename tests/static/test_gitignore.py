@@ -29,3 +29,25 @@ def test_outside_a_work_tree_nothing_is_filtered(tmp_path: Path) -> None:
     paths = [str(tmp_path / "build" / "Dockerfile")]
     assert not_ignored(str(tmp_path), paths) == tuple(paths)
     assert not_ignored(str(tmp_path), []) == ()
+
+
+def test_lint_dir_leaves_out_what_git_ignores(tmp_path: Path, monkeypatch) -> None:
+    """`imagelint lint DIR` walks the directory and drops what .gitignore names (nested ones too)."""
+    import os
+    import sys
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    bad = "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=3\n"
+    for rel in ("Dockerfile", "generated/Dockerfile"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(bad)
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "imagelint", "lint", ".", "--format", "json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    import json
+
+    linted = {r["image"]["ref"] for r in json.loads(proc.stdout)["results"]}
+    assert any(name.endswith("Dockerfile") and "generated" not in name for name in linted), linted
+    assert not any("generated" in name for name in linted), linted

@@ -25,6 +25,13 @@ Also served, for ``imagelint doctor``: pods (``/api/v1/pods``, per namespace, on
 DaemonSet object), and DRA's ``resource.k8s.io/v1`` DeviceClasses, ResourceSlices and
 ResourceClaims (``None`` = the API is not served: 404). ``methods`` records each request's
 (method, path), so a test can compare what was called with what a ClusterRole grants.
+
+Any kind not served above is served generically from ``ClusterState.objects``
+(``"apis/apps/v1/deployments"`` → items; for ``imagelint audit``): lists cluster-wide and per
+namespace, and one object by name. These lists and pods honour a ``labelSelector`` of ``key=value`` terms.
+Collections named in ``ClusterState.writable`` also accept POST (create: 409 if the name exists)
+and PUT (replace: 404 if missing, 409 on a stale ``resourceVersion``), as the API server does;
+``writes`` records them (method, path).
 Every request needs ``Authorization: Bearer <token>``, else 401.
 """
 
@@ -110,6 +117,8 @@ class ClusterState:
     runtimeclasses: list[dict[str, Any]] = field(default_factory=list)
     clusterpolicies: list[dict[str, Any]] | None = None  # None = CRD not installed (404)
     configmaps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # "apis/apps/v1/deployments" → items
+    writable: set[str] = field(default_factory=set)  # collections accepting POST/PUT
     pods: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     # (namespace, pod, container, previous) -> the container's log text
@@ -134,6 +143,8 @@ class FakeKube:
         self.requests: list[str] = []
         self.methods: list[tuple[str, str]] = []  # (HTTP method, path) of each request
         self.queries: list[str] = []  # the query string of each request, in order
+        self.writes: list[tuple[str, str]] = []  # (method, path) of each accepted POST/PUT
+        self._lock = threading.Lock()
         self._release = threading.Event()
         self.ca = make_ca()
         self._server: ThreadingHTTPServer | None = None
@@ -159,6 +170,12 @@ class FakeKube:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server API)
                 fake._handle(self)
+
+            def do_POST(self) -> None:  # noqa: N802
+                fake._write(self, "POST")
+
+            def do_PUT(self) -> None:  # noqa: N802
+                fake._write(self, "PUT")
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
@@ -242,10 +259,97 @@ class FakeKube:
             return self._send_text(request, text)
         body = self._route(path)
         if body is None:
+            body = self._generic(path, query)
+        if body is None:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
         if "items" in body and "fieldSelector" in query:
             body = {**body, "items": [i for i in body["items"] if _field_selected(i, query["fieldSelector"][0])]}
+        # Pods and the generic kinds honour a labelSelector (the other lists keep answering everything:
+        # tests/target check that the client passes it, not that this server filters).
+        if body.get("kind") in ("PodList", "List") and query.get("labelSelector", [""])[0]:
+            body = {**body, "items": [i for i in body["items"] if _label_selected(i, query["labelSelector"][0])]}
         self._send(request, 200, self._page(body, query))
+
+
+    # --- generic kinds (ClusterState.objects) ---
+    @staticmethod
+    def _split(path: str) -> tuple[str, list[str]] | None:
+        """``/apis/G/V/namespaces/NS/PLURAL/NAME`` → ("apis/G/V", [namespaces, NS, PLURAL, NAME])."""
+        parts = path.strip("/").split("/")
+        if parts[:2] == ["api", "v1"]:
+            return "api/v1", parts[2:]
+        if parts[0] == "apis" and len(parts) >= 3:
+            return "/".join(parts[:3]), parts[3:]
+        return None
+
+    def _locate(self, path: str) -> tuple[str, str | None, str | None] | None:
+        """(collection key, namespace, name) for a generic path, or None."""
+        split = self._split(path)
+        if split is None:
+            return None
+        prefix, rest = split
+        if len(rest) in (3, 4) and rest[0] == "namespaces":
+            return f"{prefix}/{rest[2]}", rest[1], rest[3] if len(rest) == 4 else None
+        if len(rest) in (1, 2):
+            return f"{prefix}/{rest[0]}", None, rest[1] if len(rest) == 2 else None
+        return None
+
+    def _generic(self, path: str, query: dict[str, list[str]]) -> dict[str, Any] | None:
+        where = self._locate(path)
+        if where is None or where[0] not in self.state.objects:
+            return None
+        key, namespace, name = where
+        with self._lock:
+            items = [o for o in self.state.objects[key] if namespace is None or o["metadata"].get("namespace") == namespace]
+            if name is not None:
+                found = next((o for o in items if o["metadata"].get("name") == name), None)
+                return copy.deepcopy(found) if found is not None else None
+            return _list("List", "v1", copy.deepcopy(items))
+
+    def _write(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        path = urlsplit(request.path).path
+        self.requests.append(f"{method} {path}")
+        length = int(request.headers.get("Content-Length") or 0)
+        data = request.rfile.read(min(length, 8 * 2**20))
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return self._send(request, 401, _status(401, "Unauthorized"))
+        if any(path.startswith(p) for p in self.forbidden):
+            return self._send(request, 403, _status(403, "Forbidden", f'cannot {method} "{path}"'))
+        where = self._locate(path)
+        if where is None or where[0] not in self.state.writable:
+            return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
+        key, namespace, name = where
+        try:
+            body = json.loads(data)
+        except ValueError:
+            return self._send(request, 400, _status(400, "BadRequest", "not JSON"))
+        meta = body.setdefault("metadata", {})
+        if namespace:
+            meta["namespace"] = namespace
+        with self._lock:
+            items = self.state.objects.setdefault(key, [])
+            same = [i for i, o in enumerate(items) if o["metadata"].get("name") == (name or meta.get("name"))
+                    and o["metadata"].get("namespace") == namespace]
+            if method == "POST":
+                if name is not None:
+                    return self._send(request, 405, _status(405, "MethodNotAllowed"))
+                if same:
+                    return self._send(request, 409, _status(409, "AlreadyExists", f"{meta.get('name')} already exists"))
+                meta.update(resourceVersion="1", uid=f"uid-{len(self.writes)}")
+                items.append(body)
+            else:
+                if name is None or meta.get("name") != name:
+                    return self._send(request, 400, _status(400, "BadRequest", "name mismatch"))
+                if not same:
+                    return self._send(request, 404, _status(404, "NotFound", f"{name} not found"))
+                current = items[same[0]]
+                if meta.get("resourceVersion") != current["metadata"].get("resourceVersion"):
+                    return self._send(request, 409, _status(409, "Conflict", "the object has been modified"))
+                meta.update(resourceVersion=str(int(current["metadata"]["resourceVersion"]) + 1),
+                            uid=current["metadata"].get("uid"))
+                items[same[0]] = body
+            self.writes.append((method, path))
+        self._send(request, 201 if method == "POST" else 200, body)
 
     def _log(self, path: str, query: dict[str, list[str]]) -> bytes | None:
         parts = path.strip("/").split("/")
@@ -404,6 +508,15 @@ def _field_selected(obj: dict[str, Any], selector: str) -> bool:
         if (str(current if current is not None else "") == value.lstrip("=")) == negate:
             return False
     return True
+
+
+def _label_selected(obj: Any, selector: str) -> bool:
+    """``key=value`` terms, comma = AND (the subset of label selectors the tests use)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    labels = labels if isinstance(labels, dict) else {}
+    terms = [t.partition("=") for t in selector.split(",") if t]
+    return all(labels.get(k) == v for k, _, v in terms)
 
 
 def _status(code: int, reason: str, message: str = "") -> dict[str, Any]:

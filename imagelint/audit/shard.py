@@ -1,0 +1,90 @@
+"""Shards: the deduplicated image set split deterministically by digest, and merged back.
+
+``--shard I/N`` (0-based, as Kubernetes' ``JOB_COMPLETION_INDEX``) keeps the images whose key
+hashes to I modulo N, and the workloads that run them: every shard of one inventory sees the
+same split whatever machine runs it, and each image is checked by exactly one shard. In an
+Indexed Job the index and count come from ``JOB_COMPLETION_INDEX`` and ``IMAGELINT_SHARDS``
+(Kubernetes does not put the completions count in the environment; the manifest sets it).
+
+``merge_reports`` combines the parts (each shard's JSON) into the report one unsharded run
+writes: the parts must come from the same inventory and target, and cover every index once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+from typing import Mapping, Sequence
+
+from imagelint.audit.model import AuditReport
+from imagelint.errors import UsageError
+
+MAX_SHARDS = 10_000
+INDEX_ENV = "JOB_COMPLETION_INDEX"
+COUNT_ENV = "IMAGELINT_SHARDS"
+
+
+def shard_of(key: str, count: int) -> int:
+    """The shard an image key belongs to (sha256 of the key, so digests spread evenly)."""
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:16], 16) % count
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` → (I, N), 0 <= I < N."""
+    index, sep, count = text.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        raise UsageError(f"--shard {text!r}: write INDEX/COUNT, e.g. 0/4 (the index counts from 0)")
+    i, n = int(index), int(count)
+    if not 1 <= n <= MAX_SHARDS or not 0 <= i < n:
+        raise UsageError(f"--shard {text!r}: the index must be 0..COUNT-1 and COUNT 1..{MAX_SHARDS}")
+    return i, n
+
+
+def shard_from(option: str | None, environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+    """``--shard`` if given, else the Indexed Job's environment, else None (the whole set)."""
+    if option:
+        return parse_shard(option)
+    env = os.environ if environ is None else environ
+    index = env.get(INDEX_ENV)
+    if index is None:
+        return None
+    count = env.get(COUNT_ENV)
+    if not count:
+        raise UsageError(f"{INDEX_ENV} is set but {COUNT_ENV} is not: set it to the Job's completions")
+    return parse_shard(f"{index}/{count}")
+
+
+def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditReport:
+    """The parts of one sharded audit → the report an unsharded run writes."""
+    if not parts:
+        raise UsageError("audit merge: no parts given")
+    first = parts[0]
+    counts = {p.shard[1] if p.shard else None for p in parts}
+    if None in counts or len(counts) != 1:
+        raise UsageError("audit merge: every part must be a shard of the same count (--shard I/N)")
+    count = counts.pop()
+    seen: dict[int, str] = {}
+    for part, name in zip(parts, names):
+        assert part.shard is not None
+        index = part.shard[0]
+        if index in seen:
+            raise UsageError(f"audit merge: shard {index}/{count} given twice ({seen[index]}, {name})")
+        seen[index] = name
+        for field in ("target_source", "pools", "matrix_version", "fail_on", "tool_version", "source"):
+            if getattr(part, field) != getattr(first, field):
+                raise UsageError(f"audit merge: {name} differs from {names[0]} in {field}; parts of one audit only")
+    missing = sorted(set(range(count)) - set(seen))
+    if missing:
+        raise UsageError(f"audit merge: shards {', '.join(f'{i}/{count}' for i in missing)} are missing")
+    return replace(
+        first,
+        workloads=tuple(sorted((w for p in parts for w in p.workloads), key=lambda w: w.sort_key)),
+        images=tuple(sorted((i for p in parts for i in p.images), key=lambda i: i.key)),
+        checks=tuple(sorted((c for p in parts for c in p.checks), key=lambda c: (c.image_key, c.pool))),
+        shard=None,
+        warnings=tuple(sorted({w for p in parts for w in p.warnings})),
+    )
+
+
+__all__ = ["COUNT_ENV", "INDEX_ENV", "merge_reports", "parse_shard", "shard_from", "shard_of"]

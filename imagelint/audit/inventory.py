@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.audit.model import AuditImage, Inventory, Workload
 from imagelint.errors import UsageError
+from imagelint.localfile import read_regular_file
 from imagelint.target.model import Target
 
 INVENTORY_SCHEMA = "imagelint-audit-inventory/1"
@@ -232,13 +233,10 @@ def _list(data: dict[str, Any], key: str) -> list[Any]:
 
 def read_images_file(path: str, target: Target) -> Inventory:
     """An inventory JSON, or a text list of references (one a line)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_IMAGES_FILE_BYTES + 1)
+    try:  # a regular file only (a FIFO never blocks the run), and no larger than the cap
+        data = read_regular_file(path, MAX_IMAGES_FILE_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_IMAGES_FILE_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_IMAGES_FILE_BYTES // 2**20} MiB")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,6 +13,7 @@ from typing import Any
 from imagelint.audit.inventory import image_from_json, workload_from_json, workload_json
 from imagelint.audit.model import VERDICTS, AuditReport, FindingLine, PoolCheck
 from imagelint.errors import UsageError
+from imagelint.localfile import read_regular_file
 
 AUDIT_SCHEMA = "imagelint-audit/1"
 MAX_PART_BYTES = 256 * 2**20
@@ -121,13 +122,10 @@ def report_from_json(data: Any, name: str) -> AuditReport:
 
 
 def read_report(path: str) -> AuditReport:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_PART_BYTES + 1)
+    try:  # a regular file only (a FIFO never blocks the run), and no larger than the cap
+        data = read_regular_file(path, MAX_PART_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_PART_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_PART_BYTES // 2**20} MiB")
     try:
         parsed = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):

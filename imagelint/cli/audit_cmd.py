@@ -20,6 +20,7 @@ from imagelint.cli.common import with_source_options
 from imagelint.cli.run_options import ConfigOpt, FailOnOpt, IgnoreOpt, MatrixOpt, MatrixOverlayOpt, SelectOpt, write_output
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError, UsageError
+from imagelint.localfile import read_regular_file
 from imagelint.sources import SourceOptions
 from imagelint.target.options import TargetOptions
 
@@ -282,13 +283,10 @@ def merge_command(
 
 
 def _read_json(path: str, limit: int) -> Any:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+    try:  # a regular file only (a FIFO never blocks the run), and no larger than the cap
+        data = read_regular_file(path, limit)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise UsageError(f"{path}: larger than {limit // 2**20} MiB")
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):

@@ -149,3 +149,19 @@ def test_gpu_workload_kinds_are_enumerated_through_the_manifest_reader(hostile) 
     assert found[("RayCluster", "rc", "ray-worker")] == (["t4-pool"], "scheduling")
     assert found[("RayCluster", "rc", "ray-head")] == ([], "requests no GPU")
     assert [i["references"] for i in inventory["images"]] == [["127.0.0.1:1/ray:2.9-gpu"]]
+
+
+def test_an_images_file_or_part_that_is_a_fifo_is_refused_at_once(tmp_path):
+    """`--images`, `audit merge` parts: local inputs are read as regular files only (a FIFO used to block forever)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "images.txt"
+    os.mkfifo(fifo)
+    now = tmp_path / "now.toml"
+    now.write_text('[[pool]]\nname = "t4"\ndriver = "535.104.05"\ngpus = ["T4"]\n')
+    for args in (["audit", "--images", str(fifo), "--target-file", str(now)], ["audit", "merge", str(fifo)]):
+        proc = subprocess.run([sys.executable, "-m", "imagelint", *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert "not a regular file" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr

@@ -109,16 +109,22 @@ def describe(chosen: list[Scenario], every: list[Scenario], short: bool = False)
         if len(mine) == len(total):
             parts.append(where or "with any toolkit")
             continue
-        eras: list[list[str | None]] = []
-        for sc in sorted(mine, key=lambda s: _key(s.era[0]) if s.era else ()):
-            lo, hi = sc.era if sc.era else ("0", None)
-            if eras and eras[-1][1] == lo:
-                eras[-1][1] = hi
-            else:
-                eras.append([lo, hi])
+        eras = _merged_eras(mine)
         text = " or ".join(_era(lo or "0", hi) for lo, hi in eras)
         parts.append(f"{where} with toolkit {text}".strip())
     return "; ".join(parts)
+
+
+def _merged_eras(scenarios: list[Scenario]) -> list[list[str | None]]:
+    """The toolkit eras of ``scenarios`` as [low, high) ranges, adjacent eras joined."""
+    eras: list[list[str | None]] = []
+    for sc in sorted(scenarios, key=lambda s: _key(s.era[0]) if s.era else ()):
+        lo, hi = sc.era if sc.era else ("0", None)
+        if eras and eras[-1][1] == lo:
+            eras[-1][1] = hi
+        else:
+            eras.append([lo, hi])
+    return eras
 
 
 def _describe_short(chosen: list[Scenario], every: list[Scenario]) -> str:
@@ -133,13 +139,7 @@ def _describe_short(chosen: list[Scenario], every: list[Scenario]) -> str:
             parts.append(name or "any toolkit")
             continue
         first = min((sc.era[0] for sc in total if sc.era), key=_key, default="0")
-        eras: list[list[str | None]] = []
-        for sc in sorted(mine, key=lambda s: _key(s.era[0]) if s.era else ()):
-            lo, hi = sc.era if sc.era else ("0", None)
-            if eras and eras[-1][1] == lo:
-                eras[-1][1] = hi
-            else:
-                eras.append([lo, hi])
+        eras = _merged_eras(mine)
         text = " or ".join(_era_short("0" if lo == first else (lo or "0"), hi) for lo, hi in eras)
         parts.append(f"{name or 'toolkit'} {text}")
     return "; ".join(parts)

@@ -90,10 +90,26 @@ def _is_comment_or_blank(line: str) -> bool:
     return not s or s.startswith(("#", ";"))
 
 
+def _lines_lazily(text: str):
+    """``text.splitlines()`` one line at a time: a verdict is usually reached at the first line,
+    and splitting a whole 4 KiB head into ~100 strings was most of a data file's cost."""
+    if _other_breaks(text):
+        yield from text.splitlines()
+        return
+    start, end = 0, len(text)
+    while start < end:
+        nl = text.find("\n", start)
+        if nl < 0:
+            yield text[start:]
+            return
+        yield text[start:nl]
+        start = nl + 1
+
+
 def _config_verdict(text: str, ext: str) -> bool | None:
     """Is this the start of a DeepStream/GKeyFile config? None while there are only blank or comment lines."""
     yaml = ext in ("yml", "yaml")
-    for line in text.splitlines():
+    for line in _lines_lazily(text):
         if _is_comment_or_blank(line) or yaml and line.startswith(("---", "%")):
             continue
         if INI_GROUP.match(line):
@@ -109,21 +125,26 @@ class TextFactsScanner:
     first_read = SNIFF_BYTES  # the reader's first chunk: a data file is decided, and dropped unread, after it
 
     def __init__(self) -> None:
+        # Only what deciding needs: most candidates (data files, sources) are decided by their
+        # first 4 KiB and never read on, so the streaming state is built only for those that are.
         self.path = ""
         self.size = -1
         self._head = b""
         self._decided = False
         self._full = False  # read to the end
-        self._pending = False  # a config-extension file with only blank/comment lines so far
-        self._ext = ""
         self._binary = False
-        self._carry = b""
-        self._line = 0  # lines completed so far
         self._fed = 0  # bytes handed to the line scanner
-        self._skip = 0
         self._skipped = 0
         self._lang = gpuindex.SHELL
-        self._keep_text = False
+
+    def _start_streaming(self, ext: str, keep_text: bool, pending: bool) -> None:
+        self._full = True
+        self._ext = ext
+        self._group_matters = ext in _INI_EXTS  # an INI-like extension: look for [group] lines
+        self._keep_text = keep_text
+        self._pending = pending  # a config-extension file with only blank/comment lines so far
+        self._carry = b""
+        self._line = 0  # lines completed so far
         self._text: list[str] = []
         self._text_len = 0
         self._settings: list[list[Any]] = []
@@ -136,7 +157,6 @@ class TextFactsScanner:
         self._incomplete = False  # something a fact may use was not read or not kept
         self._uncounted: str | None = None  # the last batch, its lines not yet counted
         self._uncounted_final = False
-        self._group_matters = False  # an INI-like extension: look for [group] lines
 
     # -- the reader's interface ------------------------------------------------------
 
@@ -171,6 +191,8 @@ class TextFactsScanner:
 
     def held_bytes(self) -> int:
         """What this result keeps in memory, roughly (the reader counts it against its per-layer bound)."""
+        if not self._full:
+            return 0
         return self._text_len + 64 * (len(self._settings) + len(self._needs) + len(self._refs))
 
     def result(self) -> dict[str, Any]:
@@ -216,19 +238,18 @@ class TextFactsScanner:
             self._binary = True
             return
         first = head[:128].split(b"\n", 1)[0]
-        ext = self._ext = _extension(self.path)
-        self._group_matters = ext in _INI_EXTS
+        ext = _extension(self.path)
         shebang = first.startswith(b"#!")
         self._lang = gpuindex.language_of(self.path, head[:128])
-        self._keep_text = self._lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS)
-        if shebang or ext not in _CONFIG_EXTS or self.size <= SNIFF_BYTES and self.size >= 0:
-            self._full = True
-        else:
+        keep_text = self._lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS)
+        pending = False
+        if not (shebang or ext not in _CONFIG_EXTS or self.size <= SNIFF_BYTES and self.size >= 0):
             verdict = _config_verdict(head[:SNIFF_BYTES].decode("utf-8", "replace"), ext)
-            self._full = verdict is not False
-            self._pending = verdict is None  # only comments so far: the first real line decides
-        if self._full:
-            self._stream(head)
+            if verdict is False:
+                return  # not a config by its first real line: not read on
+            pending = verdict is None  # only comments so far: the first real line decides
+        self._start_streaming(ext, keep_text, pending)
+        self._stream(head)
 
     # -- streaming -------------------------------------------------------------------------
 

@@ -92,8 +92,9 @@ class RuleMatcher:
         self._regexes = [compile_glob(r.pattern) for r in self.rules]
         # Every match starts with the pattern's literal lead ("app/" for "app/**/*.py").
         self._leads = [_literal_run(r.pattern.lstrip("/")) for r in self.rules]
-        # First character of a literal basename prefix -> [(prefix, rule index)]: one dict
-        # lookup and a few startswith() per path. Suffixes (".txt", ".py") go by their
+        # The first ``_prefix_key`` characters of a literal basename prefix -> [(prefix, rule index)]:
+        # one dict lookup and a few startswith() per path (keyed by one character, the 33 "lib…"
+        # rules were 33 startswith() for every "lib*" name). Suffixes (".txt", ".py") go by their
         # extension (the suffix from its last '.') -> [(suffix, rule index)]: one lookup per path.
         self._by_prefix: dict[str, list[tuple[str, int]]] = {}
         # Keyed by (extension, first directory of the rule's lead, "" for none): a ".py" path
@@ -107,6 +108,7 @@ class RuleMatcher:
         self._by_top: dict[str, list[int]] = {}
         self._top_level: list[int] = []
         self._anywhere: list[int] = []
+        prefixed: list[tuple[str, int]] = []
         for i, rule in enumerate(self.rules):
             pattern = rule.pattern.lstrip("/")
             last = _last_component(rule.pattern)
@@ -116,7 +118,7 @@ class RuleMatcher:
                 suffix = _literal_run(last[::-1], "*?]")[::-1]
                 infix = max(_literal_runs(last), key=len, default="")
             if prefix and len(prefix) >= len(suffix):
-                self._by_prefix.setdefault(prefix[0], []).append((prefix, i))
+                prefixed.append((prefix, i))
             elif suffix and "." in suffix:
                 top = self._leads[i].split("/", 1)[0] if "/" in self._leads[i] else ""
                 self._by_ext.setdefault((suffix[suffix.rfind("."):], top), []).append((suffix, i))
@@ -130,6 +132,11 @@ class RuleMatcher:
                 self._by_infix.append((infix, i))
             else:
                 self._anywhere.append(i)
+        # Every prefix is at least this long, so a name's first characters pick its bucket (a
+        # shorter name cannot start with any of them).
+        self._prefix_key = min((len(prefix) for prefix, _ in prefixed), default=1)
+        for prefix, i in prefixed:
+            self._by_prefix.setdefault(prefix[: self._prefix_key], []).append((prefix, i))
 
     def candidates(self, path: str) -> list[int]:
         """Indices of the rules that may match ``path``, in rule order."""
@@ -145,7 +152,7 @@ class RuleMatcher:
         if by_top:
             found += by_top
         if base:
-            by_prefix = self._by_prefix.get(base[0])
+            by_prefix = self._by_prefix.get(base[: self._prefix_key])
             if by_prefix:
                 for prefix, i in by_prefix:
                     if base.startswith(prefix):

@@ -31,6 +31,7 @@ from imagelint.layers.decompress import InflatedBudget, LayerCancelled, open_dec
 from imagelint.layers.filesystem import ImageFilesystem
 from imagelint.layers.limits import DEFAULT_LIMITS, ReadLimits
 from imagelint.layers.match import RuleMatcher
+from imagelint.layers.prefetch import prefetched
 from imagelint.layers.model import (
     DIRECTORY,
     EXTRACTOR_VERSION,
@@ -313,6 +314,7 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
         raise
     except (OSError, ValueError) as exc:
         raise SourceError(f"{label}: cannot open layer ({type(exc).__name__}: {exc})") from None
+    raw = prefetched(raw, layer.size, label)  # receive + hash on a thread of its own, while this one inflates
     try:
         stream = open_decompressed(
             raw, layer.compression, label, limits.max_layer_inflated_bytes, _IMAGE_BUDGET.get(), layer.index

@@ -138,6 +138,32 @@ class RuleMatcher:
         for prefix, i in prefixed:
             self._by_prefix.setdefault(prefix[: self._prefix_key], []).append((prefix, i))
 
+    def prefilter(self) -> tuple:
+        """The index's buckets for the native tar scanner (``_tarscan.c``): it hands back a member
+        only when some bucket may hold a rule for its path, so every member it drops is one
+        ``candidates`` returns nothing for. (return_all, {top directory: one regex of the rules
+        indexed by it}, prefix length, prefixes, extensions, {"top\\0extension": the leads of its rules},
+        suffixes, infixes.)"""
+        exts = frozenset(ext for ext, top in self._by_ext if not top)
+        ext_tops: dict[str, tuple[str, ...]] = {}  # "top\0.ext" -> the leads of its rules
+        for (ext, top), rules in self._by_ext.items():
+            if top:
+                ext_tops[f"{top}\0{ext}"] = tuple(sorted({self._leads[i] for _, i in rules}))
+        tops = {
+            top: re.compile("|".join(f"(?:{glob_to_regex(self.rules[i].pattern)})" for i in rules), re.DOTALL)
+            for top, rules in self._by_top.items()
+        }
+        return (
+            bool(self._anywhere),
+            tops,
+            self._prefix_key,
+            frozenset(self._by_prefix),
+            exts,
+            ext_tops,
+            tuple(suffix for suffix, _ in self._by_suffix),
+            tuple(infix for infix, _ in self._by_infix),
+        )
+
     def candidates(self, path: str) -> list[int]:
         """Indices of the rules that may match ``path``, in rule order."""
         slash = path.rfind("/")

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO, Callable
 from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededError, SourceError
 from imagelint.image import Image, Layer
 from imagelint.layers import tarwalk
+from imagelint.layers.tarwalk import normalize_member_path
 from imagelint.layers.decompress import InflatedBudget, LayerCancelled, open_decompressed
 from imagelint.layers.filesystem import ImageFilesystem
 from imagelint.layers.limits import DEFAULT_LIMITS, ReadLimits
@@ -83,29 +84,6 @@ def layer_label(layer: Layer) -> str:
     return f"layer {layer.index} ({short})"
 
 
-def normalize_member_path(name: str) -> str | None:
-    """The normalised member path, or None when the name climbs above the root.
-
-    ``./usr//lib/./x`` -> ``usr/lib/x``; ``/etc/passwd`` -> ``etc/passwd``;
-    ``a/../b`` -> ``b``; ``../etc/passwd`` -> None; ``./`` -> ``""`` (the root).
-    """
-    if name.startswith("./"):
-        name = name[2:]  # how most layer tars spell every name
-    if "/." not in name and "//" not in name and not name.startswith(("/", ".")):
-        return name.rstrip("/")  # fast path: nothing to resolve
-    parts: list[str] = []
-    for part in name.split("/"):
-        if part == "" or part == ".":
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-            continue
-        parts.append(part)
-    return "/".join(parts)
-
-
 @lru_cache(maxsize=32)
 def _matcher(rules: tuple[CaptureRule, ...]) -> RuleMatcher:
     return RuleMatcher(rules)
@@ -157,7 +135,7 @@ class _LayerCapture:
     def add(self, member: tarwalk.TarMember, walker: tarwalk.TarWalker) -> None:
         if member.name_invalid:
             self.warn(f"member name is not UTF-8: {member.name!r}")
-        path = normalize_member_path(member.name)
+        path = member.path if member.path is not None else normalize_member_path(member.name)
         if path is None:
             self.warn(f"skipped member {member.name!r}: path escapes the root")
             return
@@ -324,7 +302,8 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
         raise
     try:
         capture = _LayerCapture(layer, spec, limits, label)
-        walker = tarwalk.TarWalker(stream, label, limits.max_members_per_layer, limits.max_extension_header_bytes)
+        walker = tarwalk.TarWalker(stream, label, limits.max_members_per_layer, limits.max_extension_header_bytes,
+                                   capture.matcher.prefilter())
         for member in walker:
             capture.add(member, walker)
         if not walker.ended_cleanly:

@@ -51,6 +51,17 @@ PAX_GLOBAL = "g"
 _HEADER_ONLY = frozenset({HARDLINK, SYMLINK, CHAR_DEVICE, BLOCK_DEVICE, DIRECTORY, FIFO})
 _EXTENSIONS = frozenset({GNU_LONGNAME, GNU_LONGLINK, PAX_LOCAL, PAX_GLOBAL})
 _POSIX_MAGIC = b"ustar\x00"
+WINDOW = 1 << 20  # bytes read from the stream at a time for headers and small members
+_ST_MORE = 0  # the native scanner's statuses (_tarscan.c)
+
+try:
+    from imagelint.layers._tarscan import scan as _native_scan
+except ImportError:  # not built (no compiler at install time): the Python parser does it all
+    _native_scan = None
+
+NATIVE = _native_scan is not None
+# A prefilter that keeps every member (the walker's default).
+RETURN_ALL: tuple = (True, {}, 1, frozenset(), frozenset(), {}, (), ())
 _USUAL_CHECKSUM_ENDS = (b"\x00 ", b" \x00", b"\x00\x00", b"  ")
 
 
@@ -69,6 +80,31 @@ class TarMember:
     linkname: str
     offset: int
     name_invalid: bool = False
+    path: str | None = None  # the normalised path, when the native scanner already made it
+
+
+def normalize_member_path(name: str) -> str | None:
+    """The normalised member path, or None when the name climbs above the root.
+
+    ``./usr//lib/./x`` -> ``usr/lib/x``; ``/etc/passwd`` -> ``etc/passwd``;
+    ``a/../b`` -> ``b``; ``../etc/passwd`` -> None; ``./`` -> ``""`` (the root).
+    (``_tarscan.c`` hands back only names the fast path below takes.)
+    """
+    if name.startswith("./"):
+        name = name[2:]  # how most layer tars spell every name
+    if "/." not in name and "//" not in name and not name.startswith(("/", ".")):
+        return name.rstrip("/")  # fast path: nothing to resolve
+    parts: list[str] = []
+    for part in name.split("/"):
+        if part == "" or part == ".":
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts)
 
 
 def _decode(raw: bytes) -> tuple[str, bool]:
@@ -85,6 +121,21 @@ def _byte_sum(block: bytes) -> int:
     most 65280 < 65521, so each half's value is exact.
     """
     return (adler32(block[:256]) & 0xFFFF) + (adler32(block[256:]) & 0xFFFF) - 2
+
+
+def _plain_raw_name(block: bytes) -> bytes:
+    """A header's own name field (ustar prefix joined), no extension headers applied."""
+    raw = block[0:100]
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raw = raw[:nul]
+    if block[257:263] == _POSIX_MAGIC and block[345] != 0:
+        raw = _cstring(block[345:500]) + b"/" + raw
+    return raw
+
+
+def _plain_name(block: bytes) -> str:
+    return _plain_raw_name(block).decode("utf-8", "replace")
 
 
 def _cstring(field: bytes) -> bytes:
@@ -104,6 +155,14 @@ class TarWalker:
             # whatever is not read is skipped when the loop advances
 
     ``ended_cleanly`` tells, after iteration, whether an end-of-archive block was seen.
+
+    The stream is read in windows of ``WINDOW`` bytes. When the native scanner
+    (``imagelint.layers._tarscan``, built from ``_tarscan.c``) is present, the plain headers of a
+    window are parsed there in one call and, given a ``prefilter`` (``RuleMatcher.prefilter()``),
+    only members some capture rule may want come back (plus every link, whiteout and path seen
+    before, so a later member that replaces an earlier one is never missed). Every other
+    header (extensions, odd numbers, non-UTF-8 names, errors) goes through the Python parser
+    below, which is also the whole walk when the native scanner is not built.
     """
 
     def __init__(
@@ -112,6 +171,7 @@ class TarWalker:
         layer_name: str = "layer",
         max_members: int = 5_000_000,
         max_extension_bytes: int = 1 << 20,
+        prefilter: tuple | None = None,
     ) -> None:
         self._stream = stream
         self._readinto: Callable[[memoryview], int] = stream.readinto  # type: ignore[attr-defined]
@@ -120,18 +180,37 @@ class TarWalker:
         self._max_members = max_members
         self._max_extension_bytes = max_extension_bytes
         self._skip_buffer = memoryview(bytearray(_SKIP_BUFFER))
+        # The window: one reused buffer whose first _wlen bytes are stream bytes [_wbase, _wbase +
+        # _wlen); the stream itself is always at _wbase + _wlen; _cur is the walk's position.
+        self._win = bytearray(WINDOW)
+        self._view = memoryview(self._win)
+        self._wlen = 0
+        self._wbase = 0
+        self._cur = 0
         self._remaining = 0  # unread data bytes of the current member
-        self._padding = 0  # padding after the current member's data
+        self._next_header = 0  # stream offset of the header after the current member
         self._current: TarMember | None = None
         self._globals: dict[str, str] = {}
-        self.offset = 0  # bytes consumed from the stream
+        self._scan = _native_scan
+        self._filter = prefilter if prefilter is not None else RETURN_ALL
+        self._seen: set[str] = set()
+        self._batch: list[tuple] = []
+        self._bi = 0
+        self._batch_end = 0
+        self._batch_last = -1
+        self._batch_status = _ST_MORE
         self.headers = 0  # headers seen, extension headers included
         self.ended_cleanly = False
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the stream the walk has consumed."""
+        return self._cur
 
     # -- low-level stream access -------------------------------------------------------
 
     def _fill(self, view: memoryview) -> int:
-        """Read into ``view`` until full or EOF; return bytes read."""
+        """Read into ``view`` from the stream until full or EOF; return bytes read."""
         got = 0
         total = len(view)
         while got < total:
@@ -139,27 +218,15 @@ class TarWalker:
             if not n:
                 break
             got += n
-        self.offset += got
         return got
 
     def _truncated(self, what: str) -> ImageFormatError:
-        return ImageFormatError(f"{self._layer_name}: truncated layer ({what} at byte {self.offset})")
+        return ImageFormatError(f"{self._layer_name}: truncated layer ({what} at byte {self._cur})")
 
-    def _discard(self, n: int) -> None:
-        buf = self._skip_buffer
-        while n > 0:
-            step = n if n < _SKIP_BUFFER else _SKIP_BUFFER
-            got = self._fill(buf[:step])
-            if got < step:
-                name = self._current.name if self._current else "member"
-                raise self._truncated(f"{name!r} claims more data than the stream holds")
-            n -= step
-
-    def _read_exact(self, n: int, what: str) -> bytes:
-        # read(n) on the buffered stream fills a new bytes object straight from the
-        # decompressor: one copy, where bytearray + readinto + bytes() made two.
+    def _stream_read(self, n: int) -> bytes:
+        """Up to ``n`` bytes straight from the stream (fewer only at EOF)."""
         data = self._read(n)
-        if len(data) < n:  # a raw stream may return short reads
+        if 0 < len(data) < n:  # a raw stream may return short reads
             parts = [data]
             got = len(data)
             while got < n:
@@ -169,7 +236,57 @@ class TarWalker:
                 parts.append(more)
                 got += len(more)
             data = b"".join(parts)
-        self.offset += len(data)
+        return data
+
+    def _ensure(self, n: int) -> int:
+        """Make the window hold at least ``n`` (<= WINDOW) bytes from the cursor (fewer at EOF); return how many it holds."""
+        have = self._wbase + self._wlen - self._cur
+        if have >= n:
+            return have
+        pos = self._cur - self._wbase
+        if have > 0:
+            self._win[:have] = bytes(self._view[pos : self._wlen])  # the unread tail (< 512 bytes) to the front
+        have = max(have, 0)
+        got = self._fill(self._view[have:])
+        self._wlen = have + got
+        self._wbase = self._cur
+        return self._wlen
+
+    def _skip_to(self, target: int, name: str | None = None) -> None:
+        """Move the cursor forward to stream offset ``target``, dropping what lies between unread
+        (``name``: the member whose data that is, for the error if the stream ends first)."""
+        end = self._wbase + self._wlen
+        if target <= end:
+            self._cur = target
+            return
+        self._cur = end
+        self._wlen = 0
+        self._wbase = end
+        n = target - end
+        buf = self._skip_buffer
+        while n > 0:
+            step = n if n < _SKIP_BUFFER else _SKIP_BUFFER
+            got = self._fill(buf[:step])
+            self._cur += got
+            self._wbase = self._cur
+            if got < step:
+                name = name or (self._current.name if self._current else "member")
+                raise self._truncated(f"{name!r} claims more data than the stream holds")
+            n -= step
+
+    def _read_exact(self, n: int, what: str) -> bytes:
+        """The next ``n`` bytes at the cursor: from the window, then straight from the stream."""
+        pos = self._cur - self._wbase
+        avail = self._wlen - pos
+        if n <= avail:
+            self._cur += n
+            return bytes(self._view[pos : pos + n])
+        head = bytes(self._view[pos : self._wlen]) if avail > 0 else b""
+        rest = self._stream_read(n - len(head))
+        data = head + rest if head else rest
+        self._cur += len(data)
+        self._wlen = 0
+        self._wbase = self._cur
         if len(data) < n:
             raise self._truncated(what)
         return data
@@ -202,14 +319,13 @@ class TarWalker:
         n = min(n, self._remaining)
         if n > 0:
             self._remaining -= n
-            self._discard(n)
+            self._skip_to(self._cur + n)
 
     def skip_data(self) -> None:
         """Skip the rest of the current member's data and its padding."""
-        n = self._remaining + self._padding
-        self._remaining = self._padding = 0
-        if n:
-            self._discard(n)
+        self._remaining = 0
+        if self._current is not None:
+            self._skip_to(self._next_header)
 
     # -- headers -----------------------------------------------------------------------
 
@@ -263,7 +379,7 @@ class TarWalker:
                 f"{self._layer_name}: {kind} header of {size} bytes exceeds {self._max_extension_bytes} bytes"
             )
         data = self._read_exact(size, f"{kind} header")
-        self._discard((-size) % BLOCK)
+        self._skip_to(self._cur + (-size) % BLOCK)
         return data
 
     def _pax_records(self, data: bytes) -> dict[str, str]:
@@ -289,19 +405,67 @@ class TarWalker:
         return self
 
     def _read_header(self) -> bytes:
-        block = self._read(BLOCK)
-        while 0 < len(block) < BLOCK:  # a raw stream may return short reads
-            more = self._read(BLOCK - len(block))
-            if not more:
-                break
-            block += more
-        self.offset += len(block)
+        have = min(self._ensure(BLOCK), BLOCK)
+        pos = self._cur - self._wbase
+        block = bytes(self._view[pos : pos + have])
+        self._cur += len(block)
         return block
 
     def __next__(self) -> TarMember:
-        if self._remaining or self._padding:
+        if self._current is not None:
             self.skip_data()
-        self._current = None
+            self._current = None
+        scan = self._scan
+        while True:
+            if self._bi < len(self._batch):
+                item = self._batch[self._bi]
+                self._bi += 1
+                return self._scanned_member(item)
+            if self._batch:
+                self._batch = []
+                self._bi = 0
+                self._skip_past_scanned(self._batch_end, self._batch_last)
+                if self._batch_status != _ST_MORE:
+                    return self._parsed_member()
+            if scan is None or self._globals:
+                return self._parsed_member()
+            if self._ensure(BLOCK) < BLOCK:
+                return self._parsed_member()  # the end of the stream: the parser says how it ended
+            members, pos, headers, status, last = scan(
+                self._view[: self._wlen], self._cur - self._wbase, self._wbase, self._max_members - self.headers, self._filter, self._seen
+            )
+            self.headers += headers
+            if members:
+                self._batch = members
+                self._batch_end = self._wbase + pos
+                self._batch_last = self._wbase + last
+                self._batch_status = status
+                continue
+            self._skip_past_scanned(self._wbase + pos, self._wbase + last if last >= 0 else -1)
+            if status != _ST_MORE:
+                return self._parsed_member()
+
+    def _skip_past_scanned(self, target: int, last: int) -> None:
+        """To the header after a scan; the scan's last member (maybe one not handed back) names a truncation."""
+        name = None
+        if target > self._wbase + self._wlen and self._wbase <= last <= self._wbase + self._wlen - BLOCK:
+            self._current = None
+            pos = last - self._wbase
+            name = _plain_name(bytes(self._view[pos : pos + BLOCK]))
+        self._skip_to(target, name)
+
+    def _scanned_member(self, item: tuple) -> TarMember:
+        name, path, type_flag, size, mode, linkname, offset = item
+        member = TarMember(name, type_flag, size, mode, linkname, offset, False, path)
+        start = offset + BLOCK
+        self._skip_to(start)
+        self._current = member
+        self._remaining = size
+        self._next_header = start + size + (-size) % BLOCK
+        return member
+
+    def _parsed_member(self) -> TarMember:
+        """One member through the Python parser (extension headers applied)."""
         long_name: bytes | None = None
         long_link: bytes | None = None
         pax: dict[str, str] | None = None
@@ -317,6 +481,8 @@ class TarWalker:
                 if self.headers == 0:
                     self.headers = 1
                 self.ended_cleanly = True
+                self._batch = []
+                self._scan = None  # nothing after the end is read as members
                 raise StopIteration
             self.headers += 1
             if self.headers > self._max_members:
@@ -341,7 +507,11 @@ class TarWalker:
                         else:
                             self._globals.pop(key, None)
                 continue
-            return self._member(block, type_flag, size, long_name, long_link, pax)
+            member = self._member(block, type_flag, size, long_name, long_link, pax)
+            path = normalize_member_path(member.name)
+            if path:
+                self._seen.add(path)  # a later plain member at this path must come back too
+            return member
 
     def _member(
         self,
@@ -360,12 +530,7 @@ class TarWalker:
         elif long_name is not None:
             name, invalid = _decode(long_name)
         else:
-            raw = block[0:100]
-            nul = raw.find(b"\x00")
-            if nul >= 0:
-                raw = raw[:nul]
-            if block[257:263] == _POSIX_MAGIC and block[345] != 0:
-                raw = _cstring(block[345:500]) + b"/" + raw
+            raw = _plain_raw_name(block)
             try:
                 name = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -386,8 +551,8 @@ class TarWalker:
         mode = self._number(block[100:108], "mode") & 0o7777
         if type_flag in _HEADER_ONLY:
             size = 0
-        member = TarMember(name, type_flag, size, mode, linkname, self.offset - BLOCK, invalid or bad)
+        member = TarMember(name, type_flag, size, mode, linkname, self._cur - BLOCK, invalid or bad)
         self._current = member
         self._remaining = size
-        self._padding = (-size) % BLOCK
+        self._next_header = self._cur + size + (-size) % BLOCK
         return member

@@ -1,0 +1,351 @@
+/* The tar walk's inner loop in C: parse the plain headers in a window of a layer's tar stream
+ * and hand back only the members the capture rules might want.
+ *
+ * imagelint/layers/tarwalk.py is the reference: this loop accepts only the usual spellings
+ * (ustar/GNU headers with octal fields, checksum over unsigned bytes, UTF-8 names that need no
+ * normalisation beyond a leading "./" and a trailing "/", type flags '0'-'7' and NUL) and stops
+ * at anything else, so Python's parser decides every unusual header, error and message itself.
+ * Every read is bounds-checked against the window; nothing is written outside the objects it
+ * creates. tests/layers/test_tarscan.py compares it with the Python walk on generated and
+ * hostile archives.
+ *
+ * scan(window, pos, base, budget, filter, seen) -> (members, pos, headers, status, last)
+ *   window  a bytes-like object; pos: offset in it of the next header; base: the stream offset
+ *           of window[0]; budget: at most this many headers.
+ *   filter  (return_all, tops, prefix_len, prefixes, exts, ext_tops, suffixes, infixes): the
+ *           rule index's buckets (imagelint.layers.match.RuleMatcher.prefilter()); tops maps a
+ *           top directory to one regex of its rules that have no literal to index.
+ *   seen    a set of the paths handed back so far in this layer; extended here.
+ *   members [(name, path, type, size, mode, linkname, header_offset), ...] for symlinks,
+ *           hardlinks, whiteouts, paths already seen, and paths some rule's bucket holds.
+ *   pos     where the next header starts (past the window when the last member's data is).
+ *   status  0: no whole header at pos in the window; 1: an all-zero block at pos; 2: the header
+ *           at pos is for the Python parser (or the budget is spent).
+ *   last    where in the window the last header scanned starts (-1: none), so a truncated
+ *           member is named in the error even when it was not handed back.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#define BLOCK 512
+#define ST_MORE 0
+#define ST_ZERO 1
+#define ST_PYTHON 2
+
+/* Octal digits with optional leading spaces and trailing spaces/NULs, at least one digit:
+ * exactly the fields Python's int(field.rstrip(b"\0 "), 8) reads the same way. */
+static int parse_octal(const unsigned char *f, Py_ssize_t len, long long *out) {
+    Py_ssize_t i = 0;
+    long long v = 0;
+    int digits = 0;
+    while (i < len && f[i] == ' ') i++;
+    while (i < len && f[i] >= '0' && f[i] <= '7') {
+        if (digits >= 21) return 0; /* would not fit: Python decides */
+        v = (v << 3) | (f[i] - '0');
+        digits++;
+        i++;
+    }
+    if (!digits) return 0;
+    while (i < len) {
+        if (f[i] != ' ' && f[i] != 0) return 0;
+        i++;
+    }
+    *out = v;
+    return 1;
+}
+
+static Py_ssize_t cstr_len(const unsigned char *f, Py_ssize_t max) {
+    const unsigned char *nul = memchr(f, 0, (size_t)max);
+    return nul ? (Py_ssize_t)(nul - f) : max;
+}
+
+static int contains(const char *s, Py_ssize_t n, const char *needle, Py_ssize_t m) {
+    for (Py_ssize_t i = 0; i + m <= n; i++) {
+        if (memcmp(s + i, needle, (size_t)m) == 0) return 1;
+    }
+    return 0;
+}
+
+/* 1: in the set; 0: not; -1: error. */
+static int in_set(PyObject *set, PyObject *key) {
+    if (key == NULL) return -1;
+    return PySet_Contains(set, key);
+}
+
+static int interesting(const char *path, Py_ssize_t plen, PyObject *upath, char type, PyObject *filter,
+                       PyObject *seen) {
+    int r;
+    if (type == '1' || type == '2') return 1;
+    Py_ssize_t slash = -1, first_slash = -1;
+    for (Py_ssize_t i = 0; i < plen; i++) {
+        if (path[i] == '/') {
+            if (first_slash < 0) first_slash = i;
+            slash = i;
+        }
+    }
+    const char *base = path + slash + 1;
+    Py_ssize_t blen = plen - slash - 1;
+    if (blen >= 4 && memcmp(base, ".wh.", 4) == 0) return 1;
+    r = PySet_Contains(seen, upath);
+    if (r != 0) return r;
+    if (slash < 0) return 1; /* top-level names: few, and "*" rules want them */
+    if (PyObject_IsTrue(PyTuple_GET_ITEM(filter, 0))) return 1;
+
+    PyObject *tops = PyTuple_GET_ITEM(filter, 1);
+    Py_ssize_t prefix_len = PyLong_AsSsize_t(PyTuple_GET_ITEM(filter, 2));
+    PyObject *prefixes = PyTuple_GET_ITEM(filter, 3);
+    PyObject *exts = PyTuple_GET_ITEM(filter, 4);
+    PyObject *ext_tops = PyTuple_GET_ITEM(filter, 5);
+    PyObject *suffixes = PyTuple_GET_ITEM(filter, 6);
+    PyObject *infixes = PyTuple_GET_ITEM(filter, 7);
+    if (prefix_len < 0 && PyErr_Occurred()) return -1;
+
+    PyObject *key = PyUnicode_DecodeUTF8(path, first_slash, "strict");
+    if (key == NULL) return -1;
+    PyObject *rx = PyDict_GetItemWithError(tops, key); /* borrowed */
+    Py_DECREF(key);
+    if (rx == NULL && PyErr_Occurred()) return -1;
+    if (rx != NULL) { /* the rules of this top directory with no literal to index: their regex decides */
+        static PyObject *fullmatch = NULL;
+        if (fullmatch == NULL && (fullmatch = PyUnicode_InternFromString("fullmatch")) == NULL) return -1;
+        PyObject *m = PyObject_CallMethodOneArg(rx, fullmatch, upath);
+        if (m == NULL) return -1;
+        r = m != Py_None;
+        Py_DECREF(m);
+        if (r) return 1;
+    }
+
+    if (PySet_GET_SIZE(prefixes) && prefix_len > 0 && blen >= prefix_len) {
+        /* prefix_len counts characters: take that many UTF-8 characters of the base. */
+        PyObject *ubase = PyUnicode_DecodeUTF8(base, blen, "strict");
+        if (ubase == NULL) return -1;
+        PyObject *head = PyUnicode_Substring(ubase, 0, prefix_len);
+        Py_DECREF(ubase);
+        if (head == NULL) return -1;
+        r = PyUnicode_GET_LENGTH(head) == prefix_len ? PySet_Contains(prefixes, head) : 0;
+        Py_DECREF(head);
+        if (r != 0) return r;
+    }
+    const char *dot = NULL;
+    for (Py_ssize_t i = blen - 1; i >= 0; i--) {
+        if (base[i] == '.') {
+            dot = base + i;
+            break;
+        }
+    }
+    if (dot != NULL) {
+        Py_ssize_t elen = blen - (dot - base);
+        key = PyUnicode_DecodeUTF8(dot, elen, "strict");
+        r = in_set(exts, key);
+        Py_XDECREF(key);
+        if (r != 0) return r;
+        if (PyDict_GET_SIZE(ext_tops)) {
+            /* "top\0.ext" */
+            char *buf = PyMem_Malloc((size_t)(first_slash + 1 + elen));
+            if (buf == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            memcpy(buf, path, (size_t)first_slash);
+            buf[first_slash] = 0;
+            memcpy(buf + first_slash + 1, dot, (size_t)elen);
+            key = PyUnicode_DecodeUTF8(buf, first_slash + 1 + elen, "strict");
+            PyMem_Free(buf);
+            if (key == NULL) return -1;
+            PyObject *leads = PyDict_GetItemWithError(ext_tops, key); /* borrowed */
+            Py_DECREF(key);
+            if (leads == NULL && PyErr_Occurred()) return -1;
+            if (leads != NULL) { /* a rule's match starts with its literal lead ("usr/src/") */
+                if (!PyTuple_Check(leads)) {
+                    PyErr_SetString(PyExc_TypeError, "scan: bad filter");
+                    return -1;
+                }
+                for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(leads); i++) {
+                    Py_ssize_t m;
+                    const char *l = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(leads, i), &m);
+                    if (l == NULL) return -1;
+                    if (m <= plen && memcmp(path, l, (size_t)m) == 0) return 1;
+                }
+            }
+        }
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(suffixes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t m;
+        const char *s = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(suffixes, i), &m);
+        if (s == NULL) return -1;
+        if (m <= blen && memcmp(base + blen - m, s, (size_t)m) == 0) return 1;
+    }
+    n = PyTuple_GET_SIZE(infixes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t m;
+        const char *s = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(infixes, i), &m);
+        if (s == NULL) return -1;
+        if (contains(base, blen, s, m)) return 1;
+    }
+    return 0;
+}
+
+static PyObject *scan(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, budget;
+    long long base;
+    PyObject *filter, *seen;
+    if (!PyArg_ParseTuple(args, "y*nLnO!O!", &view, &pos, &base, &budget, &PyTuple_Type, &filter, &PySet_Type, &seen))
+        return NULL;
+    if (PyTuple_GET_SIZE(filter) != 8 || !PyDict_Check(PyTuple_GET_ITEM(filter, 1)) ||
+        !PyLong_Check(PyTuple_GET_ITEM(filter, 2)) || !PyAnySet_Check(PyTuple_GET_ITEM(filter, 3)) ||
+        !PyAnySet_Check(PyTuple_GET_ITEM(filter, 4)) || !PyDict_Check(PyTuple_GET_ITEM(filter, 5)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(filter, 6)) || !PyTuple_Check(PyTuple_GET_ITEM(filter, 7))) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "scan: bad filter");
+        return NULL;
+    }
+    const unsigned char *buf = view.buf;
+    Py_ssize_t len = view.len;
+    Py_ssize_t headers = 0, last = -1;
+    int status = ST_MORE;
+    PyObject *members = PyList_New(0);
+    if (members == NULL) goto fail;
+    if (pos < 0) pos = len; /* nonsense from the caller: scan nothing */
+
+    while (1) {
+        if (pos > len - BLOCK) { /* no whole header left in the window (also pos past the end) */
+            status = ST_MORE;
+            break;
+        }
+        if (headers >= budget) {
+            status = ST_PYTHON;
+            break;
+        }
+        const unsigned char *h = buf + pos;
+        int zero = 1;
+        for (int i = 0; i < BLOCK; i++) {
+            if (h[i]) {
+                zero = 0;
+                break;
+            }
+        }
+        if (zero) {
+            status = ST_ZERO;
+            break;
+        }
+        /* checksum over unsigned bytes, the field counted as spaces */
+        long long sum = 0, stored;
+        for (int i = 0; i < BLOCK; i++) sum += (i >= 148 && i < 156) ? ' ' : h[i];
+        if (!parse_octal(h + 148, 8, &stored) || stored != sum) {
+            status = ST_PYTHON;
+            break;
+        }
+        char type = h[156] ? (char)h[156] : '0';
+        if (type < '0' || type > '7') {
+            status = ST_PYTHON;
+            break;
+        }
+        long long size, mode;
+        if (h[124] & 0x80 || !parse_octal(h + 124, 12, &size) || h[100] & 0x80 || !parse_octal(h + 100, 8, &mode)) {
+            status = ST_PYTHON;
+            break;
+        }
+        if (type >= '1' && type <= '6') size = 0;
+        /* name: ustar prefix "/" name */
+        char name[256 + 2];
+        Py_ssize_t nlen = cstr_len(h, 100);
+        Py_ssize_t plen = 0;
+        if (memcmp(h + 257, "ustar\0", 6) == 0 && h[345] != 0) plen = cstr_len(h + 345, 155);
+        if (plen) {
+            memcpy(name, h + 345, (size_t)plen);
+            name[plen] = '/';
+            memcpy(name + plen + 1, h, (size_t)nlen);
+            nlen += plen + 1;
+        } else {
+            memcpy(name, h, (size_t)nlen);
+        }
+        /* the Python walker's fast normalisation: "./" dropped, one trailing "/" dropped */
+        const char *p = name;
+        Py_ssize_t pl = nlen;
+        if (pl >= 2 && p[0] == '.' && p[1] == '/') {
+            p += 2;
+            pl -= 2;
+        }
+        if (pl == 0 || p[0] == '/' || p[0] == '.' || contains(p, pl, "/.", 2) || contains(p, pl, "//", 2)) {
+            status = ST_PYTHON;
+            break;
+        }
+        if (p[pl - 1] == '/') pl--;
+        if (pl == 0) {
+            status = ST_PYTHON;
+            break;
+        }
+        PyObject *upath = PyUnicode_DecodeUTF8(p, pl, "strict");
+        if (upath == NULL) {
+            PyErr_Clear(); /* not UTF-8: Python decodes it with replacements and warns */
+            status = ST_PYTHON;
+            break;
+        }
+        Py_ssize_t llen = h[157] ? cstr_len(h + 157, 100) : 0;
+        PyObject *ulink = PyUnicode_DecodeUTF8((const char *)h + 157, llen, "strict");
+        if (ulink == NULL) {
+            PyErr_Clear();
+            Py_DECREF(upath);
+            status = ST_PYTHON;
+            break;
+        }
+        long long next = (long long)pos + BLOCK + ((size + BLOCK - 1) / BLOCK) * BLOCK;
+        int want = interesting(p, pl, upath, type, filter, seen);
+        if (want < 0) {
+            Py_DECREF(upath);
+            Py_DECREF(ulink);
+            goto fail;
+        }
+        headers++;
+        last = pos;
+        if (want) {
+            PyObject *uname = PyUnicode_DecodeUTF8(name, nlen, "strict");
+            if (uname == NULL) {
+                PyErr_Clear(); /* cannot happen (the path decoded), but Python would decide */
+                Py_DECREF(upath);
+                Py_DECREF(ulink);
+                headers--;
+                last = -1; /* (unreachable) the parser takes this header again */
+                status = ST_PYTHON;
+                break;
+            }
+            PyObject *item = Py_BuildValue("(NOC LLNL)", uname, upath, (int)type, size, mode & 07777, ulink,
+                                           base + (long long)pos);
+            if (item == NULL) {
+                Py_DECREF(upath);
+                goto fail;
+            }
+            int bad = PySet_Add(seen, upath) < 0 || PyList_Append(members, item) < 0;
+            Py_DECREF(item);
+            Py_DECREF(upath);
+            if (bad) goto fail;
+        } else {
+            Py_DECREF(upath);
+            Py_DECREF(ulink);
+        }
+        if (next > PY_SSIZE_T_MAX) { /* absurd size: Python reports it */
+            pos = PY_SSIZE_T_MAX;
+            status = ST_MORE;
+            break;
+        }
+        pos = (Py_ssize_t)next;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(Nnnin)", members, pos, headers, status, last);
+fail:
+    PyBuffer_Release(&view);
+    Py_XDECREF(members);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, "Parse the plain tar headers in a window; return the members rules may want."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tarscan", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__tarscan(void) { return PyModule_Create(&module); }

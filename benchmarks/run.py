@@ -126,6 +126,18 @@ def run_child(argv: list[str], env: dict[str, str] | None, cwd: Path) -> tuple[f
     return wall, rss_kb, cpu, code, " | ".join(tail)
 
 
+@dataclass
+class Plan:
+    """One row to measure: its command, how many runs, and what to do before each."""
+
+    measure: Measure
+    argv: list[str]
+    runs: int
+    env: dict[str, str] | None = None
+    before: Callable[[], None] | None = None
+    ok_codes: tuple[int, ...] = (0, 1)
+
+
 @dataclass(frozen=True)
 class Runner:
     """Where and how children run: a cwd that holds no importable package, and one environment."""
@@ -135,18 +147,29 @@ class Runner:
 
     def measure(self, m: Measure, runs: int, argv: list[str], env: dict[str, str] | None = None,
                 before: Callable[[], None] | None = None, ok_codes: tuple[int, ...] = (0, 1)) -> Measure:
-        m.command = " ".join(argv)
-        for _ in range(runs):
-            if before:
-                before()
-            wall, rss, cpu, code, tail = run_child(argv, env or self.env, self.cwd)
-            if code not in ok_codes:
-                m.failed = f"exit {code}: {tail}"
-                break
-            m.walls.append(wall)
-            m.rss_kb.append(rss)
-            m.cpu.append(cpu)
-        return m
+        return self.interleaved([Plan(m, argv, runs, env, before, ok_codes)])[0]
+
+    def interleaved(self, plans: list["Plan"]) -> list[Measure]:
+        """Run the plans in rounds (each plan once per round, in order) instead of one after the
+        other: a ratio between two rows then compares runs made minutes apart at most, whatever
+        the shared machine's load does over the benchmark's half hour."""
+        for plan in plans:
+            plan.measure.command = " ".join(plan.argv)
+        for r in range(max((p.runs for p in plans), default=0)):
+            for plan in plans:
+                m = plan.measure
+                if r >= plan.runs or m.failed:
+                    continue
+                if plan.before:
+                    plan.before()
+                wall, rss, cpu, code, tail = run_child(plan.argv, plan.env or self.env, self.cwd)
+                if code not in plan.ok_codes:
+                    m.failed = f"exit {code}: {tail}"
+                    continue
+                m.walls.append(wall)
+                m.rss_kb.append(rss)
+                m.cpu.append(cpu)
+        return [p.measure for p in plans]
 
     def quiet(self, argv: list[str]) -> None:
         subprocess.run(argv, env=self.env, cwd=self.cwd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -404,17 +427,21 @@ def measure_all(args: argparse.Namespace, work: Path, venv: Venv, server, summar
 
     cache_flags = ["--cache-dir", str(cache)]
     runs = args.runs
-    measures: list[Measure] = []
-    measures.append(runner.measure(Measure("isal floor (local blob files)", note=f"{WORKERS} threads"), runs,
-                                   [py, "-c", FLOOR_SCRIPT, json.dumps(layer_paths), str(WORKERS)], ok_codes=(0,)))
-    measures.append(runner.measure(Measure("fetch + sha256 + isal floor", note=f"{WORKERS} threads, from the registry"), runs,
-                                   [py, "-c", FETCH_FLOOR_SCRIPT, server.url, REPO_NAME, json.dumps(layer_digests), str(WORKERS)],
-                                   ok_codes=(0,)))
-    print("floors done", flush=True)
-    cold = runner.measure(Measure(f"imagelint {cmd} cold", note="empty cache"), runs,
-                          il + [cmd, ref_base, *flags, *cache_flags, *out_flags], before=empty_cache)
+    # The rows the ratio targets compare (floors, cold, the peers) are measured in rounds.
+    interleaved = runner.interleaved([
+        Plan(Measure("isal floor (local blob files)", note=f"{WORKERS} threads"), [py, "-c", FLOOR_SCRIPT,
+             json.dumps(layer_paths), str(WORKERS)], runs, ok_codes=(0,)),
+        Plan(Measure("fetch + sha256 + isal floor", note=f"{WORKERS} threads, from the registry"),
+             [py, "-c", FETCH_FLOOR_SCRIPT, server.url, REPO_NAME, json.dumps(layer_digests), str(WORKERS)], runs,
+             ok_codes=(0,)),
+        Plan(Measure(f"imagelint {cmd} cold", note="empty cache"), il + [cmd, ref_base, *flags, *cache_flags, *out_flags],
+             runs, before=empty_cache),
+        *([] if args.skip_peers else peer_plans(work, host, runs, REPO_NAME)),
+    ])
     CACHE_SIZES[""] = cache_bytes(cache)
-    measures.append(cold)
+    measures: list[Measure] = [m for m in interleaved if "syft" not in m.name and "trivy" not in m.name]
+    peers = [m for m in interleaved if m not in measures]
+    print("floors, cold and peers done", flush=True)
     measures.append(runner.measure(Measure(f"imagelint {cmd} --no-cache", note="cache off"), 1,
                                    il + [cmd, ref_base, *flags, "--no-cache", *out_flags]))
     base_only_cache()
@@ -436,10 +463,8 @@ def measure_all(args: argparse.Namespace, work: Path, venv: Venv, server, summar
                     note=f"empty cache; {image['uncompressed_bytes'] / 1e9:.2f} GB uncompressed, one run"), 1,
             il + [cmd, f"registry:{host}/{LARGE_REPO_NAME}:base", *flags, *cache_flags, *out_flags], before=empty_cache))
     empty_cache()
+    measures += peers
     print("imagelint done", flush=True)
-    if not args.skip_peers:
-        measures += measure_peers(runner, work, host, runs, REPO_NAME)
-        print("peers done", flush=True)
     dockerfile = work / "Dockerfile"
     dockerfile.write_text('FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENV NVIDIA_VISIBLE_DEVICES=all\n'
                           'COPY app /app\nCMD ["python3", "/app/main.py"]\n')
@@ -451,20 +476,19 @@ def measure_all(args: argparse.Namespace, work: Path, venv: Venv, server, summar
     return measures
 
 
-def measure_peers(runner: Runner, work: Path, host: str, runs: int, repo: str, prefix: str = "") -> list[Measure]:
-    measures: list[Measure] = []
+def peer_plans(work: Path, host: str, runs: int, repo: str, prefix: str = "") -> list[Plan]:
+    plans: list[Plan] = []
     if tool("syft"):
         senv = {**os.environ, "SYFT_CHECK_FOR_APP_UPDATE": "false", "SYFT_REGISTRY_INSECURE_USE_HTTP": "true"}
-        measures.append(runner.measure(Measure(f"{prefix}syft scan -o json", note="no cache"), runs,
-                                       [tool("syft"), "scan", f"registry:{host}/{repo}:base", "-o", "json", "-q"], senv))
+        plans.append(Plan(Measure(f"{prefix}syft scan -o json", note="no cache"),
+                          [tool("syft"), "scan", f"registry:{host}/{repo}:base", "-o", "json", "-q"], runs, senv))
     if tool("trivy"):
         tcache = work / "trivy-cache"
-        measures.append(runner.measure(Measure(f"{prefix}trivy image (SBOM)", note="empty cache each run"), runs,
-                                       [tool("trivy"), "image", "--image-src", "remote", "--insecure", "--cache-dir", str(tcache),
-                                        "--format", "cyclonedx", "--offline-scan", "--skip-db-update", "-q", f"{host}/{repo}:base"],
-                                       before=lambda: shutil.rmtree(tcache, ignore_errors=True), ok_codes=(0,)))
-        shutil.rmtree(tcache, ignore_errors=True)
-    return measures
+        plans.append(Plan(Measure(f"{prefix}trivy image (SBOM)", note="empty cache each run"),
+                          [tool("trivy"), "image", "--image-src", "remote", "--insecure", "--cache-dir", str(tcache),
+                           "--format", "cyclonedx", "--offline-scan", "--skip-db-update", "-q", f"{host}/{repo}:base"],
+                          runs, before=lambda: shutil.rmtree(tcache, ignore_errors=True), ok_codes=(0,)))
+    return plans
 
 
 CACHE_SIZES: dict[str, int] = {}  # prefix ("" for the main image) -> bytes in the cache after a cold run
@@ -497,15 +521,18 @@ def measure_shape(args: argparse.Namespace, work: Path, venv: Venv, server, shap
         empty_cache()
         runner.quiet(il + [cmd, ref, *flags, *cache_flags])
 
-    out = [
-        runner.measure(Measure(f"{prefix}isal floor (local blob files)", note=f"{WORKERS} threads"), runs,
-                       [py, "-c", FLOOR_SCRIPT, json.dumps(layer_paths), str(WORKERS)], ok_codes=(0,)),
-        runner.measure(Measure(f"{prefix}fetch + sha256 + isal floor", note=f"{WORKERS} threads, from the registry"), runs,
-                       [py, "-c", FETCH_FLOOR_SCRIPT, server.url, repo, json.dumps(layer_digests), str(WORKERS)], ok_codes=(0,)),
-        runner.measure(Measure(f"{prefix}imagelint {cmd} cold", note="empty cache"), runs,
-                       il + [cmd, ref, *flags, *cache_flags], before=empty_cache),
-    ]
+    interleaved = runner.interleaved([  # the rows the ratio targets compare, in rounds
+        Plan(Measure(f"{prefix}isal floor (local blob files)", note=f"{WORKERS} threads"),
+             [py, "-c", FLOOR_SCRIPT, json.dumps(layer_paths), str(WORKERS)], runs, ok_codes=(0,)),
+        Plan(Measure(f"{prefix}fetch + sha256 + isal floor", note=f"{WORKERS} threads, from the registry"),
+             [py, "-c", FETCH_FLOOR_SCRIPT, server.url, repo, json.dumps(layer_digests), str(WORKERS)], runs, ok_codes=(0,)),
+        Plan(Measure(f"{prefix}imagelint {cmd} cold", note="empty cache"), il + [cmd, ref, *flags, *cache_flags], runs,
+             before=empty_cache),
+        *([] if args.skip_peers else peer_plans(work, host, runs, repo, prefix)),
+    ])
     CACHE_SIZES[prefix] = cache_bytes(cache)
+    out = [m for m in interleaved if "syft" not in m.name and "trivy" not in m.name]
+    peers = [m for m in interleaved if m not in out]
     out.append(runner.measure(Measure(f"{prefix}imagelint {cmd} --no-cache", note="cache off"), 1,
                               il + [cmd, ref, *flags, "--no-cache"]))
     base_only_cache()
@@ -514,8 +541,7 @@ def measure_shape(args: argparse.Namespace, work: Path, venv: Venv, server, shap
     out.append(runner.measure(Measure(f"{prefix}imagelint {cmd} second image", note="cache holds the base image's layers"),
                               runs, il + [cmd, ref_second, *flags, *cache_flags], before=base_only_cache))
     empty_cache()
-    if not args.skip_peers:
-        out += measure_peers(runner, work, host, runs, repo, prefix)
+    out += peers
     print(f"{shape} done", flush=True)
     return out
 

@@ -64,6 +64,8 @@ class _Node:
 
 def _parts(path: str) -> list[str]:
     """Lexically normalised components: '' and '.' dropped, '..' clamped at the root."""
+    if "/." not in path and "//" not in path and not path.startswith((".", "/")) and not path.endswith("/") and path:
+        return path.split("/")  # already normalised (what the layer reader records): nothing to drop
     out: list[str] = []
     for part in path.split("/"):
         if part == "" or part == ".":

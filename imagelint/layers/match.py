@@ -89,7 +89,8 @@ class RuleMatcher:
 
     def __init__(self, rules: Sequence[CaptureRule]) -> None:
         self.rules = tuple(rules)
-        self._regexes = [compile_glob(r.pattern) for r in self.rules]
+        # Compiled on first use: with the native scanner most rules never see a path.
+        self._regexes: list[re.Pattern[str] | None] = [None] * len(self.rules)
         # Every match starts with the pattern's literal lead ("app/" for "app/**/*.py").
         self._leads = [_literal_run(r.pattern.lstrip("/")) for r in self.rules]
         # The first ``_prefix_key`` characters of a literal basename prefix -> [(prefix, rule index)]:
@@ -108,6 +109,7 @@ class RuleMatcher:
         self._by_top: dict[str, list[int]] = {}
         self._top_level: list[int] = []
         self._anywhere: list[int] = []
+        self._prefilter: tuple | None = None
         prefixed: list[tuple[str, int]] = []
         for i, rule in enumerate(self.rules):
             pattern = rule.pattern.lstrip("/")
@@ -144,6 +146,8 @@ class RuleMatcher:
         ``candidates`` returns nothing for. (return_all, {top directory: one regex of the rules
         indexed by it}, prefix length, prefixes, extensions, {"top\\0extension": the leads of its rules},
         suffixes, infixes.)"""
+        if self._prefilter is not None:
+            return self._prefilter
         exts = frozenset(ext for ext, top in self._by_ext if not top)
         ext_tops: dict[str, tuple[str, ...]] = {}  # "top\0.ext" -> the leads of its rules
         for (ext, top), rules in self._by_ext.items():
@@ -153,7 +157,7 @@ class RuleMatcher:
             top: re.compile("|".join(f"(?:{glob_to_regex(self.rules[i].pattern)})" for i in rules), re.DOTALL)
             for top, rules in self._by_top.items()
         }
-        return (
+        self._prefilter = (
             bool(self._anywhere),
             tops,
             self._prefix_key,
@@ -163,6 +167,7 @@ class RuleMatcher:
             tuple(suffix for suffix, _ in self._by_suffix),
             tuple(infix for infix, _ in self._by_infix),
         )
+        return self._prefilter
 
     def candidates(self, path: str) -> list[int]:
         """Indices of the rules that may match ``path``, in rule order."""
@@ -206,8 +211,12 @@ class RuleMatcher:
         return [i for i in found if path.startswith(leads[i])]
 
     def match(self, path: str) -> CaptureRule | None:
+        regexes = self._regexes
         for i in self.candidates(path):
-            if self._regexes[i].fullmatch(path):
+            regex = regexes[i]
+            if regex is None:
+                regex = regexes[i] = compile_glob(self.rules[i].pattern)
+            if regex.fullmatch(path):
                 return self.rules[i]
         return None
 

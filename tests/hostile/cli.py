@@ -1,12 +1,13 @@
 """Run the installed ``imagelint`` console script in a child process and measure it.
 
-Peak memory comes from ``os.wait4`` (the child's own ``ru_maxrss``), so a test asserts
-what the process really used; ``rlimit_as`` also caps the child's address space, so
+Peak memory comes from ``os.wait4`` (the child's own ``ru_maxrss``, measured by a bare launcher
+so that pytest's own size does not leak into it), so a test asserts what the process really used; ``rlimit_as`` also caps the child's address space, so
 an unbounded allocation fails the run instead of swapping the machine.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -67,30 +68,50 @@ def run_command(command: list[str], env: dict[str, str] | None = None, cwd: str 
         if rlimit_as is not None:
             resource.setrlimit(resource.RLIMIT_AS, (rlimit_as, rlimit_as))
 
+    read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
         if stdin is not None:
             inp.write(stdin)
             inp.seek(0)
         started = time.monotonic()
-        proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=inp,
-                                env=full_env, cwd=cwd, preexec_fn=limit)
+        # Through a bare launcher: a child forked straight from pytest (hundreds of MB by the end of
+        # the suite) would report pytest's peak as its own ru_maxrss (Linux keeps the forking
+        # process's high-water mark across exec), not what imagelint used.
+        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _LAUNCHER, str(write_end), *command], stdout=out,
+                                stderr=err, stdin=inp, env=full_env, cwd=cwd, preexec_fn=limit, pass_fds=(write_end,),
+                                start_new_session=True)
+        os.close(write_end)
         deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                proc.returncode = -9
-                raise AssertionError(f"imagelint {' '.join(args)} ran longer than {timeout} s")
-            time.sleep(0.005)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # the child is reaped: tell Popen
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise AssertionError(f"imagelint {' '.join(args)} ran longer than {timeout} s") from None
+        finally:
+            with os.fdopen(read_end, "rb") as pipe:
+                report = pipe.read()
         seconds = time.monotonic() - started
+        peak_kb, code = json.loads(report) if report else (0, proc.returncode)
         out.seek(0)
         err.seek(0)
-        return CliRun(tuple(args), proc.returncode, out.read().decode(errors="replace"),
-                      err.read().decode(errors="replace"), usage.ru_maxrss * 1024, seconds)
+        return CliRun(tuple(args), code, out.read().decode(errors="replace"),
+                      err.read().decode(errors="replace"), peak_kb * 1024, seconds)
+
+
+_LAUNCHER = r"""
+import json, os, sys
+out, argv = int(sys.argv[1]), sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.close(out)
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(out, json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status)]).encode())
+"""
 
 
 def assert_exit(run: CliRun, code: int, *fragments: str) -> str:

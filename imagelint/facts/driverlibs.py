@@ -64,12 +64,19 @@ def parse_driver_library_table(text: str, where: str = MATRIX_FILE) -> DriverLib
     tomllib = toml_parser()
     try:
         doc = toml_loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid driver library table: {exc}", where) from None
+    return _table_from_document(doc, where)
+
+
+def _table_from_document(doc: Any, where: str) -> DriverLibraryTable:
+    try:
         rows = doc["library"]
         roles = doc["roles"]
         libs = tuple(DriverLibraryPattern(str(r["pattern"]), str(r["capability"]), str(r["source"])) for r in rows)
         table = DriverLibraryTable(libs, str(roles["stub_dir"]), str(roles["compat_dir"]),
                                    str(roles["fwd_compat_note_section"]), str(roles["fwd_compat_note_owner"]))
-    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         raise ConfigError(f"invalid driver library table: {exc}", where) from None
     if not libs or any(not (p.pattern and p.source) for p in libs):
         raise ConfigError("every driver library row needs a pattern and a source", where)
@@ -78,8 +85,10 @@ def parse_driver_library_table(text: str, where: str = MATRIX_FILE) -> DriverLib
 
 @lru_cache(maxsize=1)
 def driver_library_table() -> DriverLibraryTable:
+    from imagelint.matrix.loader import parse_text_cached  # the parsed-TOML cache lint uses too: no tomllib when warm
+
     text = resources.files("imagelint.matrices").joinpath(MATRIX_FILE).read_text(encoding="utf-8")
-    return parse_driver_library_table(text)
+    return _table_from_document(parse_text_cached(text, f"matrices/{MATRIX_FILE}"), MATRIX_FILE)
 
 
 def capture_rules() -> tuple[CaptureRule, ...]:

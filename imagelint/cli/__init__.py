@@ -29,7 +29,11 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"imagelint {__version__}")
+        from imagelint.layers.tarwalk import NATIVE
+
+        # Which tar walk this install has: the native scanner (built with a C compiler) or the
+        # Python parser alone (same results, slower on images of many small files).
+        typer.echo(f"imagelint {__version__} (tar scanner: {'native' if NATIVE else 'python'})")
         raise typer.Exit(0)
 
 

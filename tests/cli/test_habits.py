@@ -30,7 +30,10 @@ def test_short_and_long_help(args):
 @pytest.mark.parametrize("flag", ["-V", "--version"])
 def test_version(flag):
     r = cli(flag)
-    assert r.returncode == 0 and r.stdout.strip() == f"imagelint {imagelint.__version__}"
+    from imagelint.layers.tarwalk import NATIVE
+
+    expected = f"imagelint {imagelint.__version__} (tar scanner: {'native' if NATIVE else 'python'})"
+    assert r.returncode == 0 and r.stdout.strip() == expected
 
 
 def test_shell_completion_is_offered_and_completes():

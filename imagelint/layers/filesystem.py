@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from imagelint.layers.match import compile_glob
 from imagelint.layers.model import DIRECTORY, HARDLINK, SYMLINK, Entry, LayerExtract
@@ -147,25 +147,29 @@ class ImageFilesystem:
                 node = _find(root, _parts(path))
                 if node is not None:
                     node.children.clear()
-            for e in x.entries:
+            entry_parts = [_parts(e.path) for e in x.entries]
+            for e, parts in zip(x.entries, entry_parts):
                 if e.kind != DIRECTORY:
-                    node = _find(root, _parts(e.path))
+                    node = _find(root, parts)
                     if node is not None:
                         node.children.clear()
             # Whatever this layer has entries, whiteouts or opaque markers below is a
             # directory in this layer (image builders write the parent directory entries),
             # so a lower layer's symlink or file at that path is replaced, not followed.
-            implied_dirs = [_parts(p)[:-1] for p in (*x.whiteouts, *(e.path for e in x.entries))]
-            implied_dirs += [_parts(p) for p in x.opaque_dirs]
-            for parts in implied_dirs:
-                _demote_non_directories(root, parts)
-            for e in x.entries:
+            # (Each directory once: demoting is idempotent, and thousands of entries share a parent.)
+            implied_dirs = {tuple(_parts(p)[:-1]) for p in x.whiteouts}
+            implied_dirs.update(tuple(parts[:-1]) for parts in entry_parts)
+            implied_dirs.update(tuple(_parts(p)) for p in x.opaque_dirs)
+            for implied in implied_dirs:
+                _demote_non_directories(root, implied)
+            truncated = set(x.truncated)
+            for e, parts in zip(x.entries, entry_parts):
                 record = _Record(
                     e,
                     x.contents.get(e.path),
                     x.heads.get(e.path),
                     x.scans.get(e.path),
-                    e.path in x.truncated,
+                    e.path in truncated,
                 )
                 if e.kind == HARDLINK:
                     target = _find(root, _parts(e.linkname or ""))
@@ -175,7 +179,7 @@ class ImageFilesystem:
                     if record.link_target is None:
                         unbound.append(f"{e.path!r} -> {e.linkname!r}")
                 node = root
-                for part in _parts(e.path):
+                for part in parts:
                     child = node.children.get(part)
                     if child is None:
                         child = node.children[part] = _Node()
@@ -361,7 +365,7 @@ class ImageFilesystem:
         return self._symlinks_by_target
 
 
-def _demote_non_directories(root: _Node, parts: list[str]) -> None:
+def _demote_non_directories(root: _Node, parts: Sequence[str]) -> None:
     """Drop lower-layer non-directory records on ``parts`` and its ancestors (they are directories now)."""
     node = root
     for part in parts:

@@ -296,9 +296,6 @@ def gpu_facts(
     )
 
 
-_INI_CONFIG_EXTS = ("txt", "ini", "cfg", "conf")
-
-
 def _unreferenced_configs(fs: FilesystemView, seen: set[str]) -> list[GpuIndexSetting]:
     """gpu-id keys in INI-style app configs (a ``[group]`` line) that nothing references."""
     out: list[GpuIndexSetting] = []
@@ -306,13 +303,13 @@ def _unreferenced_configs(fs: FilesystemView, seen: set[str]) -> list[GpuIndexSe
     for root in _APP_ROOTS:
         # One pass over the root, then extension by extension in path order: what globbing
         # ``{root}/**/*.{ext}`` for each extension gave, for a quarter of the regex runs.
-        by_ext: dict[str, list] = {ext: [] for ext in _INI_CONFIG_EXTS}
+        by_ext: dict[str, list] = {ext: [] for ext in textscan.INI_EXTS}
         for entry in fs.glob(f"{root}/**/*"):
             base = entry.path.rpartition("/")[2]
             ext = base.rpartition(".")[2] if "." in base else None
             if ext in by_ext:
                 by_ext[ext].append(entry)
-        for ext in _INI_CONFIG_EXTS:
+        for ext in textscan.INI_EXTS:
             for entry in by_ext[ext]:
                 if entry.path in seen or configs >= MAX_UNREFERENCED_CONFIGS:
                     continue

@@ -13,7 +13,7 @@
  *   window  a bytes-like object; pos: offset in it of the next header; base: the stream offset
  *           of window[0]; budget: at most this many headers.
  *   filter  (return_all, tops, prefix_len, prefixes, exts, ext_tops, suffixes, infixes): the
- *           rule index's buckets (imagelint.layers.match.RuleMatcher.prefilter()); tops maps a
+ *           rule index's buckets (imagelint.layers.match.RuleMatcher.prefilter); tops maps a
  *           top directory to one regex of its rules that have no literal to index.
  *   seen    a set of the paths handed back so far in this layer; extended here.
  *   members [(name, path, type, size, mode, linkname, header_offset), ...] for symlinks,
@@ -73,7 +73,14 @@ static int in_set(PyObject *set, PyObject *key) {
     return PySet_Contains(set, key);
 }
 
-static int interesting(const char *path, Py_ssize_t plen, PyObject *upath, char type, PyObject *filter,
+/* The prefilter tuple, unpacked once per scan() call (borrowed references). */
+typedef struct {
+    int return_all;
+    PyObject *tops, *prefixes, *exts, *ext_tops, *suffixes, *infixes;
+    Py_ssize_t prefix_len;
+} Filter;
+
+static int interesting(const char *path, Py_ssize_t plen, PyObject *upath, char type, const Filter *f,
                        PyObject *seen) {
     int r;
     if (type == '1' || type == '2') return 1;
@@ -90,16 +97,11 @@ static int interesting(const char *path, Py_ssize_t plen, PyObject *upath, char 
     r = PySet_Contains(seen, upath);
     if (r != 0) return r;
     if (slash < 0) return 1; /* top-level names: few, and "*" rules want them */
-    if (PyObject_IsTrue(PyTuple_GET_ITEM(filter, 0))) return 1;
+    if (f->return_all) return 1;
 
-    PyObject *tops = PyTuple_GET_ITEM(filter, 1);
-    Py_ssize_t prefix_len = PyLong_AsSsize_t(PyTuple_GET_ITEM(filter, 2));
-    PyObject *prefixes = PyTuple_GET_ITEM(filter, 3);
-    PyObject *exts = PyTuple_GET_ITEM(filter, 4);
-    PyObject *ext_tops = PyTuple_GET_ITEM(filter, 5);
-    PyObject *suffixes = PyTuple_GET_ITEM(filter, 6);
-    PyObject *infixes = PyTuple_GET_ITEM(filter, 7);
-    if (prefix_len < 0 && PyErr_Occurred()) return -1;
+    PyObject *tops = f->tops, *prefixes = f->prefixes, *exts = f->exts, *ext_tops = f->ext_tops;
+    PyObject *suffixes = f->suffixes, *infixes = f->infixes;
+    Py_ssize_t prefix_len = f->prefix_len;
 
     PyObject *key = PyUnicode_DecodeUTF8(path, first_slash, "strict");
     if (key == NULL) return -1;
@@ -202,6 +204,19 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "scan: bad filter");
         return NULL;
     }
+    Filter f;
+    f.return_all = PyObject_IsTrue(PyTuple_GET_ITEM(filter, 0));
+    f.tops = PyTuple_GET_ITEM(filter, 1);
+    f.prefix_len = PyLong_AsSsize_t(PyTuple_GET_ITEM(filter, 2));
+    f.prefixes = PyTuple_GET_ITEM(filter, 3);
+    f.exts = PyTuple_GET_ITEM(filter, 4);
+    f.ext_tops = PyTuple_GET_ITEM(filter, 5);
+    f.suffixes = PyTuple_GET_ITEM(filter, 6);
+    f.infixes = PyTuple_GET_ITEM(filter, 7);
+    if (f.return_all < 0 || (f.prefix_len < 0 && PyErr_Occurred())) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     const unsigned char *buf = view.buf;
     Py_ssize_t len = view.len;
     Py_ssize_t headers = 0, last = -1;
@@ -293,7 +308,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             break;
         }
         long long next = (long long)pos + BLOCK + ((size + BLOCK - 1) / BLOCK) * BLOCK;
-        int want = interesting(p, pl, upath, type, filter, seen);
+        int want = interesting(p, pl, upath, type, &f, seen);
         if (want < 0) {
             Py_DECREF(upath);
             Py_DECREF(ulink);

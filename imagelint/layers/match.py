@@ -18,6 +18,7 @@ runs the few regexes that can match it.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Sequence
 
 from imagelint.layers.model import CaptureRule
@@ -109,7 +110,6 @@ class RuleMatcher:
         self._by_top: dict[str, list[int]] = {}
         self._top_level: list[int] = []
         self._anywhere: list[int] = []
-        self._prefilter: tuple | None = None
         prefixed: list[tuple[str, int]] = []
         for i, rule in enumerate(self.rules):
             pattern = rule.pattern.lstrip("/")
@@ -140,14 +140,13 @@ class RuleMatcher:
         for prefix, i in prefixed:
             self._by_prefix.setdefault(prefix[: self._prefix_key], []).append((prefix, i))
 
+    @cached_property
     def prefilter(self) -> tuple:
         """The index's buckets for the native tar scanner (``_tarscan.c``): it hands back a member
         only when some bucket may hold a rule for its path, so every member it drops is one
         ``candidates`` returns nothing for. (return_all, {top directory: one regex of the rules
         indexed by it}, prefix length, prefixes, extensions, {"top\\0extension": the leads of its rules},
         suffixes, infixes.)"""
-        if self._prefilter is not None:
-            return self._prefilter
         exts = frozenset(ext for ext, top in self._by_ext if not top)
         ext_tops: dict[str, tuple[str, ...]] = {}  # "top\0.ext" -> the leads of its rules
         for (ext, top), rules in self._by_ext.items():
@@ -157,7 +156,7 @@ class RuleMatcher:
             top: re.compile("|".join(f"(?:{glob_to_regex(self.rules[i].pattern)})" for i in rules), re.DOTALL)
             for top, rules in self._by_top.items()
         }
-        self._prefilter = (
+        return (
             bool(self._anywhere),
             tops,
             self._prefix_key,
@@ -167,7 +166,6 @@ class RuleMatcher:
             tuple(suffix for suffix, _ in self._by_suffix),
             tuple(infix for infix, _ in self._by_infix),
         )
-        return self._prefilter
 
     def candidates(self, path: str) -> list[int]:
         """Indices of the rules that may match ``path``, in rule order."""

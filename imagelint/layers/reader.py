@@ -303,7 +303,7 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
     try:
         capture = _LayerCapture(layer, spec, limits, label)
         walker = tarwalk.TarWalker(stream, label, limits.max_members_per_layer, limits.max_extension_header_bytes,
-                                   capture.matcher.prefilter())
+                                   capture.matcher.prefilter)
         for member in walker:
             capture.add(member, walker)
         if not walker.ended_cleanly:

@@ -62,7 +62,6 @@ except ImportError:  # not built (no compiler at install time): the Python parse
 NATIVE = _native_scan is not None
 # A prefilter that keeps every member (the walker's default).
 RETURN_ALL: tuple = (True, {}, 1, frozenset(), frozenset(), {}, (), ())
-_USUAL_CHECKSUM_ENDS = (b"\x00 ", b" \x00", b"\x00\x00", b"  ")
 
 
 @dataclass(slots=True)
@@ -158,7 +157,7 @@ class TarWalker:
 
     The stream is read in windows of ``WINDOW`` bytes. When the native scanner
     (``imagelint.layers._tarscan``, built from ``_tarscan.c``) is present, the plain headers of a
-    window are parsed there in one call and, given a ``prefilter`` (``RuleMatcher.prefilter()``),
+    window are parsed there in one call and, given a ``prefilter`` (``RuleMatcher.prefilter``),
     only members some capture rule may want come back (plus every link, whiteout and path seen
     before, so a later member that replaces an earlier one is never missed). Every other
     header (extensions, odd numbers, non-UTF-8 names, errors) goes through the Python parser
@@ -355,13 +354,6 @@ class TarWalker:
 
     def _check_checksum(self, block: bytes) -> None:
         stored_field = block[148:156]
-        try:  # the usual spelling (six octal digits, NUL, space), in C; anything else below
-            if (adler32(block[:256]) & 0xFFFF) + (adler32(block[256:]) & 0xFFFF) - sum(stored_field) + 254 == int(
-                stored_field[:6], 8
-            ) and stored_field[6:] in _USUAL_CHECKSUM_ENDS:
-                return
-        except ValueError:
-            pass
         if not stored_field.strip(b" \x00"):
             raise self._corrupt("no header checksum")
         stored = self._number(stored_field, "checksum")
@@ -508,9 +500,10 @@ class TarWalker:
                             self._globals.pop(key, None)
                 continue
             member = self._member(block, type_flag, size, long_name, long_link, pax)
-            path = normalize_member_path(member.name)
-            if path:
-                self._seen.add(path)  # a later plain member at this path must come back too
+            if self._scan is not None:
+                member.path = normalize_member_path(member.name)
+                if member.path:
+                    self._seen.add(member.path)  # a later plain member at this path must come back too
             return member
 
     def _member(

@@ -163,7 +163,7 @@ def _random_path(rng: random.Random) -> str:
 @needs_native
 def test_the_filter_drops_only_paths_no_rule_wants() -> None:
     matcher = reader._matcher(CAPTURE_SPEC.rules)
-    prefilter = matcher.prefilter()
+    prefilter = matcher.prefilter
     rng = random.Random(7)
     dropped = kept = 0
     for _ in range(3000):

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import BinaryIO, Callable, Mapping
 
 from imagelint.errors import UsageError
+from imagelint.frozen import frozen
 
 # Media types (OCI image spec and Docker distribution).
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -97,7 +98,7 @@ DEFAULT_ARCH = "amd64"
 DEFAULT_PLATFORM = Platform("linux", DEFAULT_ARCH)
 
 
-@dataclass(frozen=True)
+@frozen
 class HistoryEntry:
     created_by: str = ""
     created: str | None = None
@@ -105,7 +106,7 @@ class HistoryEntry:
     empty_layer: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageConfig:
     """What the image config says. ``env`` keeps the config's order and duplicates."""
 
@@ -134,7 +135,7 @@ class ImageConfig:
 LayerOpener = Callable[[], BinaryIO]
 
 
-@dataclass(frozen=True)
+@frozen
 class Layer:
     """One layer blob. ``open()`` returns the *compressed* stream, digest-verified at EOF.
 
@@ -160,7 +161,7 @@ class Layer:
         return self.opener()
 
 
-@dataclass(frozen=True)
+@frozen
 class Image:
     """One platform-specific image, whatever it came from.
 

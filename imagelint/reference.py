@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from imagelint.errors import SourceError, UsageError
+from imagelint.frozen import frozen
 
 SCHEMES = ("registry", "docker", "docker-archive", "oci-dir", "oci-archive")
 
@@ -41,7 +41,7 @@ def looks_like_path(text: str) -> bool:
     return text.startswith(_PATH_PREFIXES) or text.lower().endswith(_ARCHIVE_SUFFIXES) or text in (".", "..")
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageReference:
     """A parsed reference: its kind and what it points at.
 
@@ -59,7 +59,7 @@ class ImageReference:
         return self.text or f"{self.kind}:{self.value}"
 
 
-@dataclass(frozen=True)
+@frozen
 class RegistryName:
     """A normalised registry reference (``ubuntu`` → ``docker.io/library/ubuntu:latest``)."""
 

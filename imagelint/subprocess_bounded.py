@@ -13,14 +13,15 @@ import os
 import selectors
 import subprocess
 import time
-from dataclasses import dataclass
 from typing import Mapping, Sequence
+
+from imagelint.frozen import frozen
 
 MAX_HELPER_OUTPUT = 1 << 20  # a credential is a small JSON document
 _STDERR_CAP = 4096
 
 
-@dataclass(frozen=True)
+@frozen
 class HelperResult:
     returncode: int
     stdout: bytes

@@ -10,16 +10,16 @@ renames pools says nothing about them).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.audit.model import FAIL, AuditReport, Workload
+from imagelint.frozen import frozen
 
 BREAKS, FIXED, UNCHANGED = "breaks", "fixed", "unchanged"
 PLAN_SCHEMA = "imagelint-audit-plan/1"
 
 
-@dataclass(frozen=True)
+@frozen
 class Change:
     workload: Workload
     pool: str
@@ -29,7 +29,7 @@ class Change:
     reasons: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanReport:
     current: AuditReport
     proposed: AuditReport

@@ -9,7 +9,6 @@ default 512 MiB).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -17,6 +16,7 @@ import typer
 
 from imagelint.cli import app, fail
 from imagelint.errors import ImagelintError
+from imagelint.frozen import frozen
 
 cache_app = typer.Typer(
     help="The cache: what was read from each layer (keyed by layer digest), each image's facts, parsed matrices.",
@@ -27,7 +27,7 @@ app.add_typer(cache_app, name="cache")
 CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
 
 
-@dataclass(frozen=True)
+@frozen
 class CacheCounts:
     directory: str
     entries: int        # layer extracts and image facts

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, List, Optional
 
@@ -15,6 +14,7 @@ import typer
 
 from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
+from imagelint.frozen import frozen
 from imagelint.target.options import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -169,7 +169,7 @@ def write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-@dataclass(frozen=True)
+@frozen
 class RunSetup:
     """What check and lint both need before they run: config, output plan, matrix and target."""
 

@@ -8,16 +8,16 @@ that finds those pods. 403/404 → ``refused``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, string_map, text
 from imagelint.cluster.operator import OperatorComponent, workloads_from_daemonsets
 from imagelint.cluster.resources import DAEMON_SETS
+from imagelint.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class DaemonSetStatus:
     namespace: str
     name: str
@@ -35,7 +35,7 @@ class DaemonSetStatus:
         return bool(self.selector) and all(labels.get(k) == v for k, v in self.selector.items())
 
 
-@dataclass(frozen=True)
+@frozen
 class DaemonSetListing:
     daemonsets: tuple[DaemonSetStatus, ...] = ()
     refused: int | None = None

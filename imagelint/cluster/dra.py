@@ -8,22 +8,22 @@ are allocated and which pods reserve them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, text
 from imagelint.cluster.resources import DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_SLICES
+from imagelint.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeDevices:
     node: str
     driver: str  # gpu.nvidia.com, compute-domain.nvidia.com...
     devices: int
 
 
-@dataclass(frozen=True)
+@frozen
 class ClaimInfo:
     namespace: str
     name: str
@@ -32,7 +32,7 @@ class ClaimInfo:
     reserved_for: tuple[str, ...]  # pod names
 
 
-@dataclass(frozen=True)
+@frozen
 class DraInventory:
     served: bool = False
     refused: dict[str, int] | None = None  # kinds → 403 status

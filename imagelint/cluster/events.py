@@ -7,15 +7,15 @@ object they are about. 403/404 → ``refused``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, text
 from imagelint.cluster.resources import EVENTS
+from imagelint.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class EventInfo:
     namespace: str
     object_kind: str  # involvedObject.kind: Pod, ReplicaSet, DaemonSet, Node...
@@ -30,7 +30,7 @@ class EventInfo:
         return (self.object_kind, self.namespace, self.object_name)
 
 
-@dataclass(frozen=True)
+@frozen
 class EventListing:
     events: tuple[EventInfo, ...] = ()
     refused: int | None = None

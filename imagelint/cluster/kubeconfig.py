@@ -17,15 +17,15 @@ line naming the plugin and how it failed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import ClusterError, UsageError
+from imagelint.frozen import frozen
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
-@dataclass(frozen=True)
+@frozen
 class ClientConfiguration:
     configuration: Any  # kubernetes.client.Configuration
     context: str  # context name, or "in-cluster"

@@ -8,16 +8,16 @@ runtime reports, when the runtime reports them (empty = unknown). 403/404 → ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, string_map, text
 from imagelint.cluster.resources import NODES
+from imagelint.frozen import frozen
 from imagelint.target.model import Taint
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeInfo:
     name: str
     labels: Mapping[str, str]
@@ -31,7 +31,7 @@ class NodeInfo:
     runtime_handlers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeListing:
     nodes: tuple[NodeInfo, ...] = ()
     refused: int | None = None

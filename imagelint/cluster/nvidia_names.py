@@ -11,8 +11,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from imagelint.frozen import frozen
 
 
 def _any_match(patterns: tuple[str, ...]) -> "re.Pattern[str]":
@@ -26,7 +27,7 @@ def _with_profile(template: str) -> "re.Pattern[str]":
     return re.compile(re.escape(head) + r"(\d+g\.\d+gb)" + re.escape(tail))
 
 
-@dataclass(frozen=True)
+@frozen
 class NvidiaNames:
     driver_full: str
     driver_parts: tuple[str, ...]

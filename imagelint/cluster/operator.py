@@ -10,18 +10,18 @@ to a warning (``read_operator_components``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, MALFORMED
+from imagelint.frozen import frozen
 
 _IMAGE_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
 
 
-@dataclass(frozen=True)
+@frozen
 class OperatorComponent:
     """A device plugin or toolkit DaemonSet, or the ClusterPolicy's view of one."""
 

@@ -8,17 +8,17 @@ characters (a log is written by whatever runs in the pod).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from imagelint.cluster.connection import Connection, Refused
 from imagelint.cluster.objects import clean
+from imagelint.frozen import frozen
 
 TAIL_LINES = 60
 LIMIT_BYTES = 64 * 1024
 MAX_LINE = 500
 
 
-@dataclass(frozen=True)
+@frozen
 class LogTail:
     lines: tuple[str, ...] = ()
     refused: int | None = None  # 403: no get on pods/log; 404: no such container instance

@@ -8,15 +8,15 @@ for (GPUs, claims, tolerations); nothing else reads it raw. 403/404 → ``refuse
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, number, string_map, text
 from imagelint.cluster.resources import PODS
+from imagelint.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class ContainerState:
     name: str
     init: bool
@@ -31,7 +31,7 @@ class ContainerState:
     image_id: str
 
 
-@dataclass(frozen=True)
+@frozen
 class PodInfo:
     namespace: str
     name: str
@@ -56,7 +56,7 @@ class PodInfo:
         return tuple(c.reason for c in self.containers if c.state == "waiting" and c.reason)
 
 
-@dataclass(frozen=True)
+@frozen
 class PodListing:
     pods: tuple[PodInfo, ...] = ()
     refused: int | None = None

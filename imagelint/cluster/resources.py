@@ -12,11 +12,12 @@ ConfigMaps) goes through ``CoreV1Api``'s ``list_<name>`` / ``list_namespaced_<na
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from imagelint.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class Resource:
     group: str  # "" = the core API
     version: str

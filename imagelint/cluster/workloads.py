@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection, status_text
@@ -44,6 +43,7 @@ from imagelint.cluster.resources import (
     Resource,
 )
 from imagelint.facts.model import WorkloadFacts
+from imagelint.frozen import frozen
 
 TEMPLATE_KINDS = (DEPLOYMENTS, STATEFUL_SETS, DAEMON_SETS, JOBS, CRON_JOBS, *GPU_WORKLOAD_KINDS)
 MAX_DEPTH = 40  # of one object's JSON tree (the YAML loader bounds manifests the same way)
@@ -51,7 +51,7 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _CRONJOB_SUFFIX = re.compile(r"-\d{6,}$")  # a CronJob's Job: NAME-<scheduled minutes since epoch>
 
 
-@dataclass(frozen=True)
+@frozen
 class WorkloadContainer:
     """One container of one workload as the cluster runs (or would run) it."""
 

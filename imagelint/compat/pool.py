@@ -7,15 +7,15 @@ GPU classes and driver-branch facts come from the matrix (``gpus``, ``driver_bra
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from imagelint.frozen import frozen
 from imagelint.target import GpuSpec, NodePool
 
 _DRIVER = re.compile(r"^[Rr]?(\d{3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
 
 
-@dataclass(frozen=True)
+@frozen
 class PoolGpu:
     """One GPU model of a pool as the runtime sees it.
 
@@ -74,7 +74,7 @@ def forward_compat_class(gpu: PoolGpu | None, matrix: Any) -> tuple[bool | None,
 # --- the driver -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class HostDriver:
     """The pool's driver: ``535.104.05``, or a bare branch (``535`` / ``R535``: "some 535.x").
 
@@ -101,7 +101,7 @@ def host_driver(text: str | None) -> HostDriver | None:
     return HostDriver(text.strip(), ".".join(parts), int(m.group(1)), len(parts) == 1)
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverFacts:
     """What the matrix says about a pool's driver branch."""
 
@@ -129,7 +129,7 @@ def driver_facts(driver: HostDriver, matrix: Any) -> DriverFacts:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuSupport:
     """Whether a driver branch drives a GPU architecture (``driver_gpu_support`` rows)."""
 

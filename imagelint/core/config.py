@@ -37,12 +37,13 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from imagelint.errors import ConfigError
+from imagelint.frozen import frozen
 from imagelint.rules import RULES, RuleInfo
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
@@ -62,7 +63,7 @@ _IGNORE_KEYS = ("rule", "image", "reason", "expires")
 _CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
 
 
-@dataclass(frozen=True)
+@frozen
 class IgnoreEntry:
     """A configured suppression: a rule (ID or prefix) on images matching a glob, with a reason."""
 
@@ -73,7 +74,7 @@ class IgnoreEntry:
     source: str = ""  # "file:line" for notices
 
 
-@dataclass(frozen=True)
+@frozen
 class Config:
     images: tuple[str, ...] = ()
     select: tuple[str, ...] = ()

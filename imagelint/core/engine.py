@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.core.config import Config, IgnoreEntry
 from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
 from imagelint.facts.model import ImageFacts
+from imagelint.frozen import frozen
 from imagelint.redact import redact_data, redact_text, secret_values
 from imagelint.rules import RuleInfo
 from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
@@ -40,7 +41,7 @@ def needs_layers(rules: Iterable[RuleInfo]) -> bool:
     return any("files" in r.needs for r in rules)
 
 
-@dataclass(frozen=True)
+@frozen
 class SuppressedFinding:
     finding: Finding
     reason: str
@@ -53,7 +54,7 @@ class SuppressedFinding:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageResult:
     """What imagelint found for one image (one platform), or why it could not look."""
 

@@ -11,7 +11,6 @@ nvidia`` are affected — read here from the toolkit's settings, not from a vers
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 from imagelint.cluster.objects import items, mapping, text
@@ -20,12 +19,13 @@ from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
+from imagelint.frozen import frozen
 
 _TRUE = ("1", "t", "true", "yes", "on")
 _NO_DEVICES = ("", "void", "none")
 
 
-@dataclass(frozen=True)
+@frozen
 class Pinned:
     pod: PodWorkload
     container: str

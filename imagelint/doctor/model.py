@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from imagelint.frozen import frozen
 
 STAGES: tuple[tuple[int, str, str], ...] = (
     (1, "driver", "driver ready on the node"),
@@ -22,7 +23,7 @@ STAGES: tuple[tuple[int, str, str], ...] = (
 OK, FAILED, NOT_CHECKED, BLOCKED = "ok", "failed", "not checked", "blocked"  # blocked: every subject failed an earlier stage
 
 
-@dataclass(frozen=True)
+@frozen
 class ObjectRef:
     kind: str  # Node, Pod, DaemonSet, Event, ConfigMap, RuntimeClass, ReplicaSet...
     name: str
@@ -32,7 +33,7 @@ class ObjectRef:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Evidence:
     object: ObjectRef
     field: str = ""  # status.allocatable, spec.nodeSelector, containers[0].env...
@@ -52,7 +53,7 @@ class Evidence:
         return f"{where}: {self.value}" if self.value else where
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     stage: int
     signature: str  # the doctor-signatures.toml row id
@@ -66,7 +67,7 @@ class Finding:
     nodes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class StageResult:
     number: int
     id: str
@@ -76,7 +77,7 @@ class StageResult:
     notes: tuple[str, ...] = ()  # "not checked: RBAC forbids listing pods", "2 GPU nodes checked"...
 
 
-@dataclass(frozen=True)
+@frozen
 class DoctorReport:
     server: str
     context: str
@@ -117,7 +118,7 @@ class DoctorReport:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageVerdict:
     rule: str
     severity: str

@@ -9,16 +9,16 @@ containers and asks ``imagelint.static.kubernetes`` — doctor does not re-imple
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.cluster.pods import PodInfo
 from imagelint.facts.model import ImageFacts, WorkloadFacts
+from imagelint.frozen import frozen
 
 MAX_DEPTH = 40
 
 
-@dataclass(frozen=True)
+@frozen
 class PodWorkload:
     pod: PodInfo
     containers: tuple[ImageFacts, ...]  # one per container, init containers included

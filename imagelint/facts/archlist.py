@@ -25,10 +25,10 @@ Syntax (each tool's documentation):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable
 
 from imagelint.facts.model import ArchListSetting, EnvSetting, Provenance
+from imagelint.frozen import frozen
 
 TORCH = "TORCH_CUDA_ARCH_LIST"
 CUDA_ARCH_LIST = "CUDA_ARCH_LIST"
@@ -57,7 +57,7 @@ _TORCH_ITEM = re.compile(r"^(\d{1,2})\.(\d)([af]?)(\+PTX)?$", re.IGNORECASE)
 _CMAKE_ITEM = re.compile(r"^(\d{2,3})([af]?)(-real|-virtual)?$")
 
 
-@dataclass(frozen=True)
+@frozen
 class ArchTargets:
     """An arch list as targets: ``8.0 8.6+PTX`` -> sm_80, sm_86 + compute_86."""
 

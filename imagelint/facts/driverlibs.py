@@ -12,7 +12,6 @@ import fnmatch
 import json
 import posixpath
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -22,6 +21,7 @@ from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import ElfNoteScanner
 from imagelint.facts.loader import LoaderView
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, LoaderFacts, Provenance
+from imagelint.frozen import frozen
 from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
@@ -31,14 +31,14 @@ ELF_NOTES_SCANNER = "elf-notes"
 _NAME_VERSION_RE = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverLibraryPattern:
     pattern: str
     capability: str
     source: str
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverLibraryTable:
     libraries: tuple[DriverLibraryPattern, ...]
     stub_dir: str

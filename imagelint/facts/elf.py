@@ -26,6 +26,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from imagelint.frozen import frozen
+
 ELF_MAGIC = b"\x7fELF"
 PT_NOTE = 4
 SHT_NOTE = 7
@@ -56,7 +58,7 @@ class _Range:
         return self.start + len(self.data) >= self.end
 
 
-@dataclass(frozen=True)
+@frozen
 class _Header:
     is64: bool
     endian: str  # "<" or ">"
@@ -87,7 +89,7 @@ def _parse_header(data: bytes) -> _Header | None:
     return _Header(is64, e, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
 
 
-@dataclass(frozen=True)
+@frozen
 class SectionHeader:
     """One row of an ELF section header table; ``name`` once the name string is known."""
 

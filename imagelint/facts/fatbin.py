@@ -42,12 +42,12 @@ import struct
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import SHT_NOBITS, SectionHeader, SectionTableCapture, parse_elf_header, read_sections
 from imagelint.facts.model import GpuCodeObject
+from imagelint.frozen import frozen
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 
 FATBIN_MAGIC = 0xBA55ED50
@@ -74,7 +74,7 @@ _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQIIHHIIIQ")  # kind .. flags (first 48 bytes)
 
 
-@dataclass(frozen=True)
+@frozen
 class FatbinEntry:
     """One entry header of a fatbin container."""
 

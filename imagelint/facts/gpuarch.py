@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from imagelint.frozen import frozen
+
 # --- what runs where ---------------------------------------------------------------------
 
 _TARGET = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
@@ -61,7 +63,7 @@ def parse_compute_capability(text: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-@dataclass(frozen=True)
+@frozen
 class CodeFit:
     """How a set of compiled targets meets one compute capability."""
 
@@ -102,7 +104,7 @@ ERR_NO_KERNEL = "no kernel image is available for execution on the device"
 ERR_PTX_TOO_NEW = "the provided PTX was compiled with an unsupported toolchain"
 
 
-@dataclass(frozen=True)
+@frozen
 class JitLimit:
     """The newest PTX ISA a driver's JIT compiler handles, and why we think so.
 
@@ -119,7 +121,7 @@ class JitLimit:
     matrix_newest: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelVerdict:
     """Can a library's code run on compute capability ``cc`` under a driver: the answer and why."""
 

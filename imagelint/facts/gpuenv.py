@@ -20,9 +20,9 @@ the requirement evaluator's ``is_legacy_image`` (``imagelint.matrix.require``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from imagelint.facts.model import EnvSetting, ImageFacts
+from imagelint.frozen import frozen
 
 # NVIDIA_DRIVER_CAPABILITIES when empty or unset (nvidia-container-toolkit).
 DEFAULT_CAPABILITIES = ("compute", "utility")
@@ -37,7 +37,7 @@ def is_legacy(facts: ImageFacts) -> bool:
     return is_legacy_image(dict(facts.cuda.env))
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverCapabilities:
     """``NVIDIA_DRIVER_CAPABILITIES`` as the toolkit applies it.
 
@@ -66,7 +66,7 @@ def driver_capabilities(facts: ImageFacts) -> DriverCapabilities:
     return DriverCapabilities(setting, "empty" if setting is not None else "unset", DEFAULT_CAPABILITIES, False)
 
 
-@dataclass(frozen=True)
+@frozen
 class VisibleDevices:
     """``NVIDIA_VISIBLE_DEVICES`` as the toolkit applies it.
 

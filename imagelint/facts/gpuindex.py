@@ -11,7 +11,8 @@ none). ``find_capability_needs`` spots uses that need a driver capability
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from imagelint.frozen import frozen
 
 SHELL, PYTHON, INI, YAML = "shell", "python", "ini", "yaml"
 
@@ -19,7 +20,7 @@ _Q = r"""["']?"""  # optional quote
 _VAL = r"""([^\s"';|&)]+)"""  # a value up to whitespace, quote or shell operator
 
 
-@dataclass(frozen=True)
+@frozen
 class IndexPattern:
     kind: str
     regex: re.Pattern[str]
@@ -78,7 +79,7 @@ def may_match(text: str) -> bool:
     return False
 
 
-@dataclass(frozen=True)
+@frozen
 class TextMatch:
     kind: str
     value: str

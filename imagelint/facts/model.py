@@ -10,14 +10,15 @@ a Kubernetes manifest's from a container spec. ``Provenance`` says which.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from imagelint.frozen import frozen
 from imagelint.image import Platform
 
 
-@dataclass(frozen=True)
+@frozen
 class Provenance:
     """Where a fact came from.
 
@@ -93,7 +94,7 @@ CUDA_SOURCES = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class CudaVersionEvidence:
     """One piece of evidence for the CUDA runtime version in the image.
 
@@ -115,7 +116,7 @@ class CudaVersionEvidence:
     component: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class EnvSetting:
     """An env var as the image (or Dockerfile/manifest) sets it."""
 
@@ -124,7 +125,7 @@ class EnvSetting:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
+@frozen
 class CudaFacts:
     versions: tuple[CudaVersionEvidence, ...] = ()
     # Every NVIDIA_REQUIRE_* (including NVIDIA_REQUIRE_JETPACK*, which the runtime ignores).
@@ -146,7 +147,7 @@ class CudaFacts:
 # --- driver libraries and the loader ---------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class ForwardCompatNote:
     """The ``.note.cuda.fwd_compatibility`` ELF note of a compat libcuda."""
 
@@ -156,7 +157,7 @@ class ForwardCompatNote:
     raw: str
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverLibrary:
     """A driver-owned library file in the image.
 
@@ -185,7 +186,7 @@ class DriverLibrary:
     loader_path_dirs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class LoaderPathEntry:
     """One directory the dynamic loader searches, and why.
 
@@ -200,7 +201,7 @@ class LoaderPathEntry:
     resolved: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class LoaderFacts:
     """The dynamic loader's search path. ``resolved_directories``: ``directories`` as they
     are in the image, symlinks followed (a directory the image lacks stays as written),
@@ -223,7 +224,7 @@ class LoaderFacts:
 # --- GPU visibility and indices --------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuIndexSetting:
     """A GPU index (or device list) fixed somewhere the container will use it.
 
@@ -244,7 +245,7 @@ class GpuIndexSetting:
     referenced: bool = True
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuFacts:
     visible_devices: EnvSetting | None = None       # NVIDIA_VISIBLE_DEVICES
     cuda_visible_devices: EnvSetting | None = None  # CUDA_VISIBLE_DEVICES
@@ -259,7 +260,7 @@ class GpuFacts:
 # --- compiled GPU code -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuCodeObject:
     """The GPU architectures compiled into one library (from the fatbins the CUDA runtime
     loads: its ``.nv_fatbin`` section), or named by a build setting (``evidence``)."""
@@ -282,7 +283,7 @@ class GpuCodeObject:
         return dict(self.ptx_isa).get(ptx_target)
 
 
-@dataclass(frozen=True)
+@frozen
 class ArchListSetting:
     """A build setting that names GPU architectures (``imagelint.facts.archlist``), as written:
     secondary evidence of the GPU code an image has, where no fatbin says it."""
@@ -295,7 +296,7 @@ class ArchListSetting:
 # --- base image ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class BaseImageFacts:
     name: str | None = None
     digest: str | None = None
@@ -306,7 +307,7 @@ class BaseImageFacts:
 # --- Kubernetes workloads (static manifests only) -------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class ResourceAmount:
     """One extended resource (``nvidia.com/*``) of one container: its request and limit as written."""
 
@@ -316,7 +317,7 @@ class ResourceAmount:
     provenance: Provenance
 
 
-@dataclass(frozen=True)
+@frozen
 class Toleration:
     """A pod toleration as written (``operator`` defaults to ``Equal``; no ``effect`` = every effect)."""
 
@@ -326,7 +327,7 @@ class Toleration:
     effect: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeSelectorRequirement:
     """One ``matchExpressions`` item of a required node-affinity term."""
 
@@ -335,7 +336,7 @@ class NodeSelectorRequirement:
     values: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class DeviceRequest:
     """One request of a DRA ResourceClaim (``spec.devices.requests[]``), as written.
 
@@ -353,7 +354,7 @@ class DeviceRequest:
     alternatives: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class PodClaim:
     """A pod's ``spec.resourceClaims[]`` entry and, once resolved, what the claim asks for.
 
@@ -372,7 +373,7 @@ class PodClaim:
     defined_in: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class WorkloadFacts:
     """The pod a container runs in, for facts of kind ``manifest``.
 
@@ -432,7 +433,7 @@ class WorkloadFacts:
 # --- the whole --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageFacts:
     """Everything rules may know about one image (or static input).
 

@@ -23,9 +23,10 @@ import hashlib
 import os
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
+
+from imagelint.frozen import frozen
 
 
 if TYPE_CHECKING:  # the model is imported where layers are read; a warm run reads none
@@ -37,7 +38,7 @@ _HEAD = 4 + 32 + 32
 _SUFFIX = ".ilx"
 
 
-@dataclass(frozen=True)
+@frozen
 class CacheInfo:
     directory: str
     entries: int

@@ -86,6 +86,35 @@ def _literal_prefix(glob: str) -> str:
     return glob
 
 
+def _literal_suffix(glob: str) -> str:
+    """The part of a glob after its last wildcard or character class."""
+    for i in range(len(glob) - 1, -1, -1):
+        if glob[i] in "*?]":
+            return glob[i + 1 :]
+    return glob
+
+
+def _literal_runs(glob: str) -> list[str]:
+    """The literal stretches of one glob component, between wildcards and character classes."""
+    runs, current, i = [], [], 0
+    while i < len(glob):
+        c = glob[i]
+        if c in "*?[":
+            runs.append("".join(current))
+            current = []
+            if c == "[":  # skip the class as glob_to_regex reads it ("[]a]" and "[!]a]" hold a ']')
+                j = i + 1
+                j += glob[j : j + 1] in ("!", "^")
+                j += glob[j : j + 1] == "]"
+                close = glob.find("]", j)
+                i = len(glob) if close < 0 else close  # unclosed: a literal '[', and nothing more is relied on
+        else:
+            current.append(c)
+        i += 1
+    runs.append("".join(current))
+    return [r for r in runs if r]
+
+
 def _prefix_range(keys: list[str], values: list[str], prefix: str) -> list[str]:
     """``values[i]`` for the run of sorted ``keys`` that start with ``prefix``."""
     out = []
@@ -110,11 +139,16 @@ class ImageFilesystem:
         self._root = root
         self._nodes: dict[str, _Node] = {}
         self._records: dict[str, _Record] = {}
+        # Paths with a symlink among their proper ancestors (below a recorded link: rare). Every
+        # other visible path that is not a link itself resolves to itself, without a walk.
+        self._below_link: set[str] = set()
         self._index("", root)
         self._sorted_paths = sorted(self._records)
         self._resolved: dict[str, str | None] = {}
         self._symlinks_by_target: dict[str, list[str]] | None = None
-        self._by_basename: tuple[list[str], list[str]] | None = None  # built on first glob that wants it
+        # Built on the first glob that wants them: (basenames sorted, their paths), and paths by extension.
+        self._by_basename: tuple[list[str], list[str]] | None = None
+        self._by_extension: dict[str, list[str]] | None = None
         self.warnings: tuple[str, ...] = tuple(warnings)
 
     # -- building ----------------------------------------------------------------------
@@ -192,14 +226,17 @@ class ImageFilesystem:
         return cls(root, warnings)
 
     def _index(self, path: str, node: _Node) -> None:
-        stack = [(path, node)]
+        stack = [(path, node, False)]
         while stack:
-            p, n = stack.pop()
+            p, n, below_link = stack.pop()
             self._nodes[p] = n
+            if below_link:
+                self._below_link.add(p)
             if n.record is not None:
                 self._records[p] = n.record
+            children_below_link = below_link or (n.record is not None and n.record.entry.kind == SYMLINK)
             for name, child in n.children.items():
-                stack.append((f"{p}/{name}" if p else name, child))
+                stack.append((f"{p}/{name}" if p else name, child, children_below_link))
 
     # -- queries -----------------------------------------------------------------------
 
@@ -219,10 +256,20 @@ class ImageFilesystem:
         key = path.lstrip("/")
         if key in self._resolved:
             return self._resolved[key]
+        if self._resolves_to_itself(key):
+            return key
         result = self._walk(key)
         if len(self._resolved) < 100_000:
             self._resolved[key] = result
         return result
+
+    def _resolves_to_itself(self, key: str) -> bool:
+        """A visible path with no recorded link on it, itself included: what ``_walk`` returns
+        unchanged. (A key of ``_nodes`` is normalised: tree names are never '', '.' or '..'.)"""
+        if key in self._below_link or key not in self._nodes:
+            return False
+        record = self._records.get(key)
+        return record is None or record.entry.kind != SYMLINK
 
     def _walk(self, path: str) -> str | None:
         pending = path.split("/")
@@ -291,29 +338,62 @@ class ImageFilesystem:
 
     def glob(self, pattern: str) -> list[Entry]:
         """Visible entries whose own path (not resolved) matches the CaptureRule glob, sorted by path."""
-        regex = compile_glob(pattern)
-        return [self._records[p].entry for p in self._glob_candidates(pattern) if regex.fullmatch(p)]
-
-    def _glob_candidates(self, pattern: str) -> Iterable[str]:
-        """Sorted paths that can match: a range by the glob's literal prefix, not every path.
-
-        Fact modules glob ~100 patterns over thousands of entries; ``usr/local/cuda*/x`` only
-        needs the ``usr/local/cuda`` range and ``**/libcuda.so*`` only basenames starting
-        ``libcuda.so``. The regex still decides; this only narrows what it is run on.
-        """
         p = pattern.lstrip("/")
+        candidates = self._glob_candidates(p)
+        if not candidates:
+            return []  # most fact globs narrow to nothing: no regex to compile
+        literal = _literal_prefix(p)
+        if p[len(literal):] in ("**", "**/*") and (not literal or literal.endswith("/")):
+            # "DIR/**/*" and "DIR/**" match every path below DIR: the range by the literal is the answer.
+            return [self._records[q].entry for q in candidates]
+        regex = compile_glob(p)
+        return [self._records[q].entry for q in candidates if regex.fullmatch(q)]
+
+    def _glob_candidates(self, p: str) -> list[str]:
+        """Sorted paths that can match the (leading-'/'-stripped) glob ``p``: not every path.
+
+        Fact modules glob ~60 patterns over tens of thousands of entries. ``usr/local/cuda*/x``
+        only needs the ``usr/local/cuda`` range of paths; a pattern that starts with a wildcard
+        is narrowed by its last component: ``**/libcuda.so*`` and ``**/cuda*/version.json`` by
+        basename (those starting ``libcuda.so``, those named ``version.json``), ``**/*.fatbin`` by
+        extension, ``**/*.so.[0-9]*`` by the literal inside it. The regex still decides; this only
+        narrows what it is run on.
+        """
         literal = _literal_prefix(p)
         if literal:
             return _prefix_range(self._sorted_paths, self._sorted_paths, literal)
-        if p.startswith("**/") and "/" not in p[3:] and not p[3:].startswith("**"):
-            base_literal = _literal_prefix(p[3:])
-            if base_literal:
-                if self._by_basename is None:
-                    pairs = sorted((path.rpartition("/")[2], path) for path in self._sorted_paths)
-                    self._by_basename = ([b for b, _ in pairs], [q for _, q in pairs])
-                names, paths = self._by_basename
-                return sorted(_prefix_range(names, paths, base_literal))
+        last = p.rpartition("/")[2]
+        if "**" in last:
+            return self._sorted_paths
+        lead = _literal_prefix(last)
+        if lead:
+            names, paths = self._basename_index()
+            return sorted(_prefix_range(names, paths, lead))
+        tail = _literal_suffix(last)
+        if "." in tail and not tail.endswith("."):
+            return self._extension_index().get(tail.rpartition(".")[2], [])
+        inner = max(_literal_runs(last), key=len, default="")
+        if len(inner) >= 2:
+            names, paths = self._basename_index()
+            return sorted(q for name, q in zip(names, paths) if inner in name)
         return self._sorted_paths
+
+    def _basename_index(self) -> tuple[list[str], list[str]]:
+        if self._by_basename is None:
+            pairs = sorted((path.rpartition("/")[2], path) for path in self._sorted_paths)
+            self._by_basename = ([b for b, _ in pairs], [q for _, q in pairs])
+        return self._by_basename
+
+    def _extension_index(self) -> dict[str, list[str]]:
+        """Sorted paths by the extension of their basename (after its last '.')."""
+        if self._by_extension is None:
+            table: dict[str, list[str]] = {}
+            for path in self._sorted_paths:
+                name = path.rpartition("/")[2]
+                if "." in name:
+                    table.setdefault(name.rpartition(".")[2], []).append(path)
+            self._by_extension = table
+        return self._by_extension
 
     def entries(self) -> Iterator[Entry]:
         for p in self._sorted_paths:

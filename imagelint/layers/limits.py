@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+from imagelint.frozen import frozen
 
 KiB = 1 << 10
 MiB = 1 << 20
 GiB = 1 << 30
 
 
-@dataclass(frozen=True)
+@frozen
 class ReadLimits:
     """Bounds on what reading one image may cost. Exceeding one is a ``LimitExceededError`` (exit 3).
 

@@ -54,9 +54,9 @@ def glob_to_regex(pattern: str) -> str:
                 j += 1
             if j < n and p[j] == "]":
                 j += 1
-            while j < n and p[j] != "]":
+            while j < n and p[j] not in "]/":
                 j += 1
-            if j >= n:  # no closing bracket: a literal '['
+            if j >= n or p[j] == "/":  # no closing bracket in this component: a literal '['
                 out.append(re.escape(c))
             else:
                 body = p[i + 1 : j]

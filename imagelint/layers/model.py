@@ -13,9 +13,11 @@ Paths are normalised: no leading '/', no '.' or '..' components, '/'-separated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol
+
+from imagelint.frozen import frozen
 
 # Bump whenever what is captured or how it is stored changes: it keys the layer cache.
 EXTRACTOR_VERSION = 2
@@ -27,7 +29,7 @@ DIRECTORY = "dir"
 OTHER = "other"  # device nodes, fifos: recorded, never read
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     """One tar member that the capture spec asked about (or any symlink/hardlink)."""
 
@@ -59,7 +61,7 @@ class MemberScanner(Protocol):
     def result(self) -> Any: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class CaptureRule:
     """A glob over normalised paths and what to keep for matches.
 
@@ -79,7 +81,7 @@ class CaptureRule:
     name: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class CaptureSpec:
     rules: tuple[CaptureRule, ...]
     # name -> factory for ``scan`` rules; not part of the cache key (the name is).
@@ -92,7 +94,7 @@ class CaptureSpec:
         return "|".join(f"{r.action}:{r.max_bytes}:{r.name or ''}:{r.pattern}" for r in self.rules)
 
 
-@dataclass(frozen=True)
+@frozen
 class LayerExtract:
     """What one layer contributed, in tar order.
 

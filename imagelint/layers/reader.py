@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import json
 import struct
-import zlib
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextvars import ContextVar, copy_context
 from functools import lru_cache
@@ -400,6 +399,11 @@ def _source_failed(exc: BaseException | None) -> bool:
 
 # --- serialisation for the layer cache ------------------------------------------------
 
+try:  # ISA-L's zlib: the same format, ~2.5x faster to inflate and ~4x to deflate at level 1
+    from isal import isal_zlib as _zlib
+except ImportError:  # pragma: no cover - isal is a declared dependency
+    import zlib as _zlib  # type: ignore[no-redef]
+
 _MAGIC = b"ILXE"
 _HEADER = struct.Struct(">4sIIQ")  # magic, extractor version, JSON length, body length before zlib
 # The body is at most what one layer may capture plus its metadata: a cache entry that says more
@@ -439,7 +443,7 @@ def extract_to_bytes(x: LayerExtract) -> bytes:
     }
     text = json.dumps(meta, separators=(",", ":"), allow_nan=True).encode("ascii")
     body = text + blobs.getvalue()
-    return _HEADER.pack(_MAGIC, EXTRACTOR_VERSION, len(text), len(body)) + zlib.compress(body, 1)
+    return _HEADER.pack(_MAGIC, EXTRACTOR_VERSION, len(text), len(body)) + _zlib.compress(body, 1)
 
 
 def extract_from_bytes(b: bytes) -> LayerExtract:
@@ -453,10 +457,10 @@ def extract_from_bytes(b: bytes) -> LayerExtract:
         raise ImageFormatError(f"layer extract: version {version}, expected {EXTRACTOR_VERSION}")
     if body_len > _MAX_BODY or meta_len > body_len:
         raise ImageFormatError("layer extract: corrupt (lengths out of range)")
-    inflater = zlib.decompressobj()
+    inflater = _zlib.decompressobj()
     try:
         b = inflater.decompress(memoryview(b)[_HEADER.size :], body_len + 1)
-    except zlib.error:
+    except _zlib.error:
         raise ImageFormatError("layer extract: corrupt (zlib)") from None
     if len(b) != body_len or not inflater.eof or inflater.unused_data:
         raise ImageFormatError("layer extract: corrupt (torn or trailing bytes)")

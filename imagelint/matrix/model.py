@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
+from imagelint.frozen import frozen
 from imagelint.matrix.versions import (
     VersionSyntaxError,
     compare_versions,
@@ -33,7 +34,7 @@ def _strip_v(version: str) -> str:
     return version[1:] if version[:1] in ("v", "V") else version
 
 
-@dataclass(frozen=True)
+@frozen
 class CudaRelease:
     version: str  # "12.4.1"
     label: str  # "CUDA 12.4 Update 1"
@@ -44,7 +45,7 @@ class CudaRelease:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverFloor:
     min_driver: str
     release: str  # the CUDA release whose floor this is
@@ -53,7 +54,7 @@ class DriverFloor:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class MinorVersionCompat:
     major: int
     min_driver: str  # "525.60.13"
@@ -62,7 +63,7 @@ class MinorVersionCompat:
     uncertain: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class DriverBranch:
     branch: int
     max_cuda: str
@@ -70,7 +71,7 @@ class DriverBranch:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class ForwardCompat:
     package: str  # cuda-compat-12-8
     cuda: str  # "12.8"
@@ -84,7 +85,7 @@ class ForwardCompat:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuProduct:
     name: str
     aliases: tuple[str, ...]
@@ -98,7 +99,7 @@ class GpuProduct:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class NgcImage:
     repository: str
     tag: str
@@ -110,7 +111,7 @@ class NgcImage:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolkitFeature:
     name: str
     since: str
@@ -119,7 +120,7 @@ class ToolkitFeature:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolkitRelease:
     version: str
     date: str
@@ -130,7 +131,7 @@ class ToolkitRelease:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class DevicePluginRelease:
     version: str
     date: str
@@ -140,7 +141,7 @@ class DevicePluginRelease:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuOperatorRelease:
     version: str
     drivers: tuple[str, ...]
@@ -158,7 +159,7 @@ class GpuOperatorRelease:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class CudaImageEnv:
     """The env an official ``nvidia/cuda`` image sets (base row plus what its flavor chain adds)."""
 
@@ -171,7 +172,7 @@ class CudaImageEnv:
     uncertain: bool  # any row on the way is uncertain
 
 
-@dataclass(frozen=True)
+@frozen
 class DevicePluginNaming:
     """How the k8s-device-plugin names the resources it advertises."""
 
@@ -205,7 +206,7 @@ class DevicePluginNaming:
         return frozenset({self.full_gpu})
 
 
-@dataclass(frozen=True)
+@frozen
 class PtxIsaVersion:
     ptx_isa: str  # "8.4"
     min_cuda: str  # "12.4": the first CUDA (toolkit and driver) that handles it
@@ -213,7 +214,7 @@ class PtxIsaVersion:
     uncertain: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class NvidiaName:
     """Names NVIDIA software or images use (labels, env, image names), from ``nvidia_names``."""
 
@@ -288,7 +289,7 @@ def _cuda_parts(version: str) -> str | None:
     return ".".join(text.split(".")[:3])
 
 
-@dataclass(frozen=True)
+@frozen
 class Matrix:
     """One versioned matrix (with overlays applied). Build it with ``load_matrix``/``matrix_from_text``."""
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import ConfigError
+from imagelint.frozen import frozen
 
 SCHEMA_VERSION = 1
 KIND_MATRIX = "imagelint-matrix"
@@ -41,7 +41,7 @@ _ENV_ENTRY = r"^[A-Za-z_][A-Za-z0-9_]*="
 _MIG_STRATEGIES = ("none", "single", "mixed")
 
 
-@dataclass(frozen=True)
+@frozen
 class Field:
     """One key of a row: its JSON type, whether it is required and an optional pattern/enum."""
 
@@ -63,7 +63,7 @@ def _section(key: tuple[str, ...], **fields: Field) -> "Section":
     return Section(key=key, fields={**fields, **_common()})
 
 
-@dataclass(frozen=True)
+@frozen
 class Section:
     """An array of tables; ``key`` names the fields that identify a row (for overlays and diff)."""
 

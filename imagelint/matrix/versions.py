@@ -15,7 +15,8 @@ Two comparison flavours exist because NVIDIA's two requirement evaluators differ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from imagelint.frozen import frozen
 
 # strtoumax() returns UINTMAX_MAX on overflow and dsl.c treats that value itself as invalid.
 _UINTMAX_MAX = 2**64 - 1
@@ -134,7 +135,7 @@ _GO_SEMVER = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class GoSemver:
     """A version as Masterminds semver v3 ``NewVersion`` reads it."""
 

@@ -7,16 +7,16 @@ already redacted secret-looking env values from findings).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from imagelint.core.check import CheckRun
+from imagelint.frozen import frozen
 
 if TYPE_CHECKING:
     from imagelint.report.artifacts import SarifArtifacts
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportOptions:
     color: bool = False
     # Where SARIF points image findings (None: the working directory's repository, the config file).

@@ -7,11 +7,13 @@ importing the SARIF writer.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Mapping
 
+from imagelint.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class SarifArtifacts:
     """Where SARIF points findings that are not in a repository file.
 

@@ -9,11 +9,12 @@ a finding is selected, suppressed or fatal: the engine does (flake8 style).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType, ModuleType
 from typing import Any, Iterator, Mapping, Protocol
 
 from imagelint.facts.model import ImageFacts, Provenance
+from imagelint.frozen import frozen
 from imagelint.target import NodePool, Target
 
 ERROR = "error"
@@ -34,7 +35,7 @@ NEEDS_TARGET = "target"
 HEADLINE_LIMIT = 160
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     """One problem a rule found in one image (or static input), maybe for one pool."""
 
@@ -84,7 +85,7 @@ class MatrixLike(Protocol):
     def device_plugin(self, version: str) -> Any: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class RuleContext:
     """What a rule may read: the facts, the target (maybe empty) and the matrix."""
 
@@ -108,7 +109,7 @@ FAMILY_TAGS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 
-@dataclass(frozen=True)
+@frozen
 class RuleInfo:
     """A rule's metadata and entry point, read from its module."""
 

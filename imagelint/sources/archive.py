@@ -20,11 +20,11 @@ import functools
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.digest import compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError, UsageError
+from imagelint.frozen import frozen
 from imagelint.image import Image, Layer
 from imagelint.reference import ImageReference, parse_registry_name
 from imagelint.sources.options import SourceOptions
@@ -49,7 +49,7 @@ _BLOB_NAME_RE = re.compile(r"^blobs/(sha256|sha512)/([a-f0-9]+)$")
 _CLASSIC_CONFIG_RE = re.compile(r"^([a-f0-9]{64})\.json$")
 
 
-@dataclass(frozen=True)
+@frozen
 class SaveEntry:
     """One ``manifest.json`` entry: member names of the config and layers, and the image's tags."""
 

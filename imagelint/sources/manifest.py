@@ -8,12 +8,13 @@ every failure is an ImageFormatError with a one-line reason.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from imagelint.digest import parse_digest
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError
+from imagelint.frozen import frozen
 from imagelint.image import (
     DOCKER_MANIFEST,
     DOCKER_MANIFEST_LIST,
@@ -40,7 +41,7 @@ MAX_LAYERS = 1000
 ACCEPT_MANIFESTS = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOCKER_MANIFEST))
 
 
-@dataclass(frozen=True)
+@frozen
 class Descriptor:
     media_type: str
     digest: str
@@ -49,7 +50,7 @@ class Descriptor:
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
-@dataclass(frozen=True)
+@frozen
 class Manifest:
     media_type: str
     config: Descriptor
@@ -57,7 +58,7 @@ class Manifest:
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
-@dataclass(frozen=True)
+@frozen
 class Index:
     media_type: str
     manifests: tuple[Descriptor, ...]

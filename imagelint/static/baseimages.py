@@ -17,16 +17,16 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import UsageError
+from imagelint.frozen import frozen
 
 NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 _CUDA_TAG_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageCuda:
     """What the table says about an image: its CUDA version and how that was known."""
 

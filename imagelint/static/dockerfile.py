@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Mapping
 
 from imagelint.errors import ConfigError
+from imagelint.frozen import frozen
 from imagelint.static.words import split_raw
 
 _DIRECTIVE_RE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
@@ -45,7 +46,7 @@ NEEDS_ARGUMENTS = MappingProxyType({
 MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024  # a larger "Dockerfile" is not one a person wrote
 
 
-@dataclass(frozen=True)
+@frozen
 class Heredoc:
     """One here-document: ``name`` is the terminator word, ``line`` its first content line."""
 
@@ -56,7 +57,7 @@ class Heredoc:
     quoted: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Instruction:
     """One instruction. ``args`` is the text after the keyword and flags, continuations joined.
 
@@ -97,7 +98,7 @@ class Instruction:
         return found
 
 
-@dataclass(frozen=True)
+@frozen
 class Dockerfile:
     path: str
     instructions: tuple[Instruction, ...]

@@ -34,6 +34,7 @@ from imagelint.facts.model import (
     LoaderPathEntry,
     Provenance,
 )
+from imagelint.frozen import frozen
 from imagelint.image import Platform
 from imagelint.static.dockerfile import Dockerfile, Instruction
 from imagelint.static.words import parse_arg_declarations, parse_key_values, process_word, process_words
@@ -52,7 +53,7 @@ _DEFAULT_LIB_DIRS = (
 _CUDA_FLAVOR_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
 
 
-@dataclass(frozen=True)
+@frozen
 class Stage:
     index: int
     name: str | None

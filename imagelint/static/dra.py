@@ -16,10 +16,11 @@ linted stays ``unknown``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.facts.model import DeviceRequest, ImageFacts, PodClaim
+from imagelint.frozen import frozen
 from imagelint.static.yamlsafe import LineDict
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -35,7 +36,7 @@ _TYPE_ATTR = re.compile(r"""attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.type\s
 _DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*['"]([\w.-]+)['"]""")
 
 
-@dataclass(frozen=True)
+@frozen
 class DraObject:
     """A ResourceClaim / ResourceClaimTemplate / DeviceClass / ComputeDomain from a manifest."""
 
@@ -179,7 +180,7 @@ def _device_of(requests: Sequence[DeviceRequest], classes: Mapping[str, DraObjec
     return min(kinds, key=lambda k: _RANK[k])
 
 
-@dataclass(frozen=True)
+@frozen
 class DraIndex:
     """The DRA objects of one lint run, by kind and name (namespaces are not compared: a
     manifest often omits them and is applied with ``-n``)."""

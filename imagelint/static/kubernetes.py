@@ -18,7 +18,6 @@ runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotatio
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Sequence
 
@@ -38,6 +37,7 @@ from imagelint.facts.model import (
     Toleration,
     WorkloadFacts,
 )
+from imagelint.frozen import frozen
 from imagelint.static.podspecs import PodSpecAt, find_pod_specs
 from imagelint.static.yamlsafe import LineDict, LineList, load_documents
 
@@ -282,7 +282,7 @@ def container_images(docs: Sequence[Any]) -> list[str]:
     return list(seen)
 
 
-@dataclass(frozen=True)
+@frozen
 class ManifestRead:
     """What one manifest file gave: container facts, DRA objects, and notes on what was not read."""
 

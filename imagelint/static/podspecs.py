@@ -16,9 +16,9 @@ found and whose kind is not known to carry none are reported by the caller as no
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator
 
+from imagelint.frozen import frozen
 from imagelint.static.yamlsafe import LineDict, LineList
 
 MAX_DEPTH = 14
@@ -54,7 +54,7 @@ _NO_POD_CORE_KINDS = frozenset({
 _NO_POD_KINDS = frozenset({"PriorityClass"})
 
 
-@dataclass(frozen=True)
+@frozen
 class PodSpecAt:
     """A pod spec found in a document: the owning object, where it sits, and its shape."""
 

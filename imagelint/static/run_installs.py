@@ -18,7 +18,8 @@ Package syntax, not NVIDIA facts (so code, like ``imagelint.facts.gpuindex``):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from imagelint.frozen import frozen
 
 _TORCH_LOCAL = re.compile(r"(?<![\w-])torch(?:vision|audio)?==\d[\w.]*\+cu(\d{2,3})\b")
 _WHL_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu(\d{2,3})\b")
@@ -33,7 +34,7 @@ _STUBS_CONF = re.compile(r"(/[\w./-]*/stubs)/?[\"']?\s*>>?\s*/etc/ld\.so\.conf\.
 _INSTALLERS = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba|apt-get|apt|dnf|yum|microdnf)\b")
 
 
-@dataclass(frozen=True)
+@frozen
 class RunInstall:
     """One thing a RUN line installs or writes: ``what`` is cuda / compat / driver-package / stubs-conf."""
 

@@ -8,12 +8,14 @@ Frozen dataclasses; ``merge_targets`` combines targets from several sources.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
+from imagelint.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class GpuSpec:
     """A GPU model in a pool. ``brand`` is the NVML brand string libnvidia-container
     reports (``Tesla``, ``Nvidia``, ``GeForce``...); ``compute_capability`` is ``X.Y``."""
@@ -26,14 +28,14 @@ class GpuSpec:
     mig_profiles: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Taint:
     key: str
     value: str | None = None
     effect: str = "NoSchedule"
 
 
-@dataclass(frozen=True)
+@frozen
 class NodePool:
     """Nodes that share one GPU stack.
 
@@ -73,7 +75,7 @@ class NodePool:
     source: str = "flags"  # flags | file:PATH | cluster:CONTEXT
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     """All the pools an image may land on. Empty ``pools`` means no target was given."""
 

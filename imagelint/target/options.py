@@ -11,10 +11,10 @@ import). The typer flags that fill ``TargetOptions`` are in
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from imagelint.errors import UsageError
+from imagelint.frozen import frozen
 from imagelint.target.file import load_target_file
 from imagelint.target.model import GpuSpec, NodePool, Target, merge_targets
 from imagelint.target.values import (
@@ -107,7 +107,7 @@ def pool_from_spec(spec: str, matrix: TargetMatrix | None) -> NodePool:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class TargetOptions:
     """The shared target flags as plain values (what ``cli/target_options.py`` collects).
 

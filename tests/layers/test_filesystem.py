@@ -217,3 +217,48 @@ def test_a_directory_in_an_upper_layer_replaces_a_lower_symlink() -> None:
     # An opaque marker also says "this is a directory in this layer".
     fs = fs_of([Symlink("usr/lib/nv", "real"), File("usr/lib/real/libcuda.so.1", b"old")], [Opaque("usr/lib/nv")])
     assert fs.entry("usr/lib/nv") is None and fs.resolve("usr/lib/nv/libcuda.so.1") is None
+
+
+# -- glob narrowing and the resolve shortcut against the plain definitions ---------------
+
+from hypothesis import example, given, settings, strategies as st  # noqa: E402
+
+from imagelint.layers.match import compile_glob  # noqa: E402
+from imagelint.layers.model import Entry, LayerExtract  # noqa: E402
+
+_NAMES = st.sampled_from(["a", "b", "lib", "libcuda.so", "libcuda.so.1", "x.so.12", "cuda-12", "cuda",
+                          "version.json", ".hidden", "[x]", "a]b", "*", "v.tar.gz", "METADATA", "s[o"])
+_PATHS = st.lists(_NAMES, min_size=1, max_size=4).map("/".join)
+_GLOB_PARTS = st.sampled_from(["*", "**", "?", "a", "lib", "cuda*", "*.so", "*.so.[0-9]*", "libcuda.so*",
+                               "[!a]*", "[]a]*", "*[x]", "*.json", "version.json", "*.gz", "*.tar.gz",
+                               "s[o", "*a]b", "[!]x]*", "x.so.*", "*.", "cuda-[0-9]*"])
+_GLOBS = st.lists(_GLOB_PARTS, min_size=1, max_size=4).map("/".join)
+
+
+def _merged(paths: list[str], links: list[tuple[str, str]]) -> ImageFilesystem:
+    entries = [Entry(p, FILE, 1, 0o644, None, 0, "sha256:0") for p in paths]
+    entries += [Entry(p, SYMLINK, 0, 0o777, target, 0, "sha256:0") for p, target in links]
+    return ImageFilesystem.from_extracts([LayerExtract(0, "sha256:0", tuple(entries))])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PATHS, min_size=1, max_size=25), st.lists(st.tuples(_PATHS, _PATHS), max_size=4), _GLOBS,
+       st.booleans())
+@example(["a", "x/a]b", "x/]q", "x/b"], [], "**/[]a]*", False)  # a class that holds ']'
+@example(["a", "x/a]b", "x/]q", "x/b"], [], "*/[!]x]*", False)
+@example(["lib/x.so.12", "lib/x.so"], [], "**/*.so.[0-9]*", True)
+@example(["v.tar.gz", "d/v.gz"], [], "**/*.tar.gz", False)
+def test_glob_gives_what_matching_every_path_gives(paths, links, pattern, leading_slash) -> None:
+    fs = _merged(paths, links)
+    regex = compile_glob(pattern)
+    every = [e for e in fs.entries() if regex.fullmatch(e.path)]
+    assert fs.glob("/" + pattern if leading_slash else pattern) == every
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PATHS, min_size=1, max_size=25), st.lists(st.tuples(_PATHS, _PATHS), max_size=4),
+       st.lists(_PATHS, max_size=6))
+def test_resolve_shortcut_agrees_with_the_walk(paths, links, queries) -> None:
+    fs = _merged(paths, links)
+    for query in [*paths, *[p for p, _ in links], *queries, "", "a/../a", "./a", "a//b"]:
+        assert fs.resolve(query) == fs._walk(query.lstrip("/")), query

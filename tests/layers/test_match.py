@@ -89,3 +89,11 @@ def test_the_capture_spec_index_agrees_with_trying_every_rule() -> None:
             path = d + b
             expected = next((rules[i] for i, r in enumerate(regexes) if r.fullmatch(path)), None)
             assert matcher.match(path) is expected, path
+
+
+def test_a_bracket_without_its_close_in_the_same_component_is_literal() -> None:
+    # A class never matches '/', so a ']' in a later component cannot close it.
+    regex = compile_glob("s[o/cuda-[0-9]*")
+    assert regex.fullmatch("s[o/cuda-12")
+    assert not regex.fullmatch("so/cuda-12")
+    assert compile_glob("a[b/c]").fullmatch("a[b/c]")

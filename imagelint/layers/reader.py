@@ -404,6 +404,7 @@ try:  # ISA-L's zlib: the same format, ~2.5x faster to inflate and ~4x to deflat
 except ImportError:  # pragma: no cover - isal is a declared dependency
     import zlib as _zlib  # type: ignore[no-redef]
 
+_BLOB_STRING = 256  # a scan result's string this long or longer is stored with the blobs
 _MAGIC = b"ILXE"
 _HEADER = struct.Struct(">4sIIQ")  # magic, extractor version, JSON length, body length before zlib
 # The body is at most what one layer may capture plus its metadata: a cache entry that says more
@@ -429,6 +430,20 @@ def extract_to_bytes(x: LayerExtract) -> bytes:
     for path, data in x.heads.items():
         heads.append([path, len(data)])
         blobs.write(data)
+    scans = []
+    for path, result in x.scans.items():
+        long = [k for k, v in result.items() if isinstance(v, str) and len(v) >= _BLOB_STRING] if isinstance(result, dict) else []
+        if not long:
+            scans.append([path, result])
+            continue
+        # A script's text (up to 1 MiB) goes with the blobs, as UTF-8: JSON-unescaping megabytes
+        # of it cost more than the rest of the entry. Its key stays in place, as null.
+        refs = []
+        for key in long:
+            data = result[key].encode("utf-8", "surrogatepass")
+            refs.append([key, len(data)])
+            blobs.write(data)
+        scans.append([path, {k: None if k in long else v for k, v in result.items()}, refs])
     meta = {
         "index": x.index,
         "digest": x.digest,
@@ -437,7 +452,7 @@ def extract_to_bytes(x: LayerExtract) -> bytes:
         "opaque_dirs": list(x.opaque_dirs),
         "contents": contents,
         "heads": heads,
-        "scans": [[path, result] for path, result in x.scans.items()],
+        "scans": scans,
         "truncated": list(x.truncated),
         "warnings": list(x.warnings),
     }
@@ -481,6 +496,19 @@ def extract_from_bytes(b: bytes) -> LayerExtract:
 
         contents = take(meta["contents"])
         heads = take(meta["heads"])
+        scans: dict[str, Any] = {}
+        for item in meta["scans"]:
+            path, result = str(item[0]), item[1]
+            if len(item) == 3:  # strings kept with the blobs
+                if not isinstance(result, dict):
+                    raise ValueError("scan strings for a result that is not an object")
+                for key, text in take(item[2]).items():
+                    if result.get(key, ...) is not None:
+                        raise ValueError("scan string for a key that is not a placeholder")
+                    result[key] = text.decode("utf-8", "surrogatepass")
+            elif len(item) != 2:
+                raise ValueError("scan entry of the wrong shape")
+            scans[path] = result
         if pos != len(b):
             raise ValueError("trailing bytes")
         entries = tuple(
@@ -495,7 +523,7 @@ def extract_from_bytes(b: bytes) -> LayerExtract:
             opaque_dirs=tuple(meta["opaque_dirs"]),
             contents=MappingProxyType(contents),
             heads=MappingProxyType(heads),
-            scans=MappingProxyType({str(p): r for p, r in meta["scans"]}),
+            scans=MappingProxyType(scans),
             truncated=tuple(meta["truncated"]),
             warnings=tuple(meta["warnings"]),
         )

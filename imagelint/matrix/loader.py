@@ -152,7 +152,7 @@ def parse_text_cached(text: str, origin: str) -> dict[str, Any]:
 # cache (start-up of the hook).
 
 _CACHE_MAGIC = b"ILM1"
-_CACHE_KEEP = 8  # newest entries kept: the shipped matrices and a few of the user's own
+_CACHE_KEEP = 16  # newest entries kept: the shipped matrices, their sliced sections, a few of the user's own
 _ENTRY_SLACK = 4096  # an entry holds its text, the document (a few times the text) and framing
 
 

@@ -19,24 +19,21 @@ import http.client
 import io
 import json
 import os
-from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
 from typing import BinaryIO, Callable, Mapping
 from urllib.parse import urlsplit
-
-import requests
-import urllib3.exceptions
 
 from imagelint import deadline
 from imagelint.deadline import DeadlineExceeded
 from imagelint.deadline import message as deadline_message
 from imagelint.digest import VerifyingReader, compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError, SourceError, UsageError
+from imagelint.frozen import frozen
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
 from imagelint.sources.options import SourceOptions
-from imagelint.sources.http import BodyError, HttpTransport, RequestRecord, TransportFailure, read_capped, same_origin
+from imagelint.sources.http import BodyError, HttpTransport, RequestRecord, Response, TransportFailure, read_capped, same_origin
 from imagelint.sources.manifest import (
     ACCEPT_MANIFESTS,
     MAX_DOCUMENT_BYTES,
@@ -56,7 +53,7 @@ from imagelint.sources.registry_auth import Authenticator, Redactor, config_key,
 CHUNK_SIZE = 1024 * 1024  # largest single read from a blob socket
 ERROR_BODY_LIMIT = 64 * 1024  # how much of an error response we read to find the registry's error code
 MAX_AUTH_ROUNDS = 2
-_BODY_READ_ERRORS = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, requests.exceptions.RequestException)
+_BODY_READ_ERRORS = (http.client.HTTPException, OSError)
 
 
 def short_digest(digest: str) -> str:
@@ -71,7 +68,7 @@ def open_registry(ref: ImageReference, options: SourceOptions) -> list[Image]:
     return read_images(RegistryClient(name, options), options)
 
 
-@dataclass(frozen=True)
+@frozen
 class FetchedDocument:
     data: bytes
     digest: str
@@ -90,7 +87,6 @@ class RegistryClient:
         self,
         name: RegistryName,
         options: SourceOptions,
-        session: requests.Session | None = None,
         on_request: Callable[[RequestRecord], None] | None = None,
     ) -> None:
         self.name = name
@@ -102,7 +98,7 @@ class RegistryClient:
         self._insecure = {h.strip().lower() for h in options.insecure_registries if h.strip()}
         self.redact = Redactor()
         self.transport = HttpTransport(
-            self._verify_for, options.timeout, options.retries, options.backoff, session, on_request
+            self._verify_for, options.timeout, options.retries, options.backoff, on_request
         )
         credentials = options.registry_credentials.get(name.registry) or load_credentials(
             name.registry, options.docker_config, options.timeout
@@ -142,18 +138,18 @@ class RegistryClient:
     # --- requests ------------------------------------------------------------------------------
 
     def send(self, method: str, path: str, step: str, headers: Mapping[str, str] | None = None,
-             stream: bool = True, not_found: str | None = None) -> requests.Response:
+             not_found: str | None = None) -> Response:
         """One API request with auth, retries and scheme fallback; not 200/206 → RegistryError.
 
         ``not_found`` replaces the step in the message of a 404 ("tag '1.0' not found").
         """
-        response = self._authorized(method, path, step, dict(headers or {}), stream)
+        response = self._authorized(method, path, step, dict(headers or {}))
         if response.status_code in (200, 206):
             return response
         raise self._status_error(response, step, not_found)
 
-    def _authorized(self, method: str, path: str, step: str, headers: dict[str, str], stream: bool) -> requests.Response:
-        response = self._once(method, path, step, headers, stream)
+    def _authorized(self, method: str, path: str, step: str, headers: dict[str, str]) -> Response:
+        response = self._once(method, path, step, headers)
         for _ in range(MAX_AUTH_ROUNDS):
             if response.status_code != 401:
                 break
@@ -169,14 +165,14 @@ class RegistryClient:
             if not answered:
                 break  # nothing new to try: the 401 is reported, with the registry's error code
             response.close()
-            response = self._once(method, path, step, headers, stream)
+            response = self._once(method, path, step, headers)
         return response
 
-    def _once(self, method: str, path: str, step: str, headers: dict[str, str], stream: bool) -> requests.Response:
+    def _once(self, method: str, path: str, step: str, headers: dict[str, str]) -> Response:
         bases = self._bases()
         for i, base in enumerate(bases):
             try:
-                response = self.transport.request(method, base + path, {**headers, **self.auth.headers()}, stream=stream)
+                response = self.transport.request(method, base + path, {**headers, **self.auth.headers()})
             except TransportFailure as failure:
                 if i + 1 < len(bases) and failure.kind in ("tls", "connection"):
                     continue  # an insecure registry that does not speak TLS: try plain HTTP
@@ -201,7 +197,7 @@ class RegistryClient:
             detail = failure.detail
         return RegistryError(self.redact(f"{self.where}: {step}: {detail}"))
 
-    def _status_error(self, response: requests.Response, step: str, not_found: str | None = None) -> RegistryError:
+    def _status_error(self, response: Response, step: str, not_found: str | None = None) -> RegistryError:
         status = response.status_code
         codes, message = _registry_errors(response)
         response.close()
@@ -287,13 +283,22 @@ class RegistryClient:
         what = f"{self.where}: blob {digest}"
         return VerifyingReader(_BlobStream(self, digest, size), digest, what, size=size)  # type: ignore[return-value]
 
-    def blob_response(self, digest: str, offset: int) -> requests.Response:
+    def blob_response(self, digest: str, offset: int) -> Response:
         step = f"fetching blob {short_digest(digest)}"
         # identity: byte offsets for Range must be offsets into the blob itself.
         headers = {"Accept-Encoding": "identity"}
         if offset:
             headers["Range"] = f"bytes={offset}-"
-        return self.send("GET", f"/v2/{self.name.repository}/blobs/{digest}", step, headers, stream=True)
+        response = self.send("GET", f"/v2/{self.name.repository}/blobs/{digest}", step, headers)
+        encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
+        if encoding not in ("identity", ""):
+            # The digest is checked on the bytes received, and resuming needs offsets into the blob
+            # itself: an encoded body is refused, not decoded (identity was asked for).
+            response.close()
+            raise ImageFormatError(self.redact(
+                f"{self.where}: {step}: the registry sent the blob with Content-Encoding "
+                f"{encoding[:40]!r} though identity was asked for"))
+        return response
 
 
 class _BlobStream(io.RawIOBase):
@@ -329,9 +334,7 @@ class _BlobStream(io.RawIOBase):
                 # returned at once. Looping to fill n cost more Python per byte than inflating it,
                 # and read(n) would lose a partial chunk when the connection drops; this way every
                 # byte received counts and a resume asks only for the rest (Range).
-                raw = self._response.raw
-                read = raw.read1 if hasattr(raw, "read1") else raw.read  # urllib3 < 2 has no read1
-                data = read(n, decode_content=True)
+                data = self._response.read1(n)
             except _BODY_READ_ERRORS as exc:
                 self._resume(type(exc).__name__)
                 continue
@@ -372,16 +375,16 @@ class _BlobStream(io.RawIOBase):
         super().close()
 
 
-def _skip(response: requests.Response, count: int) -> None:
+def _skip(response: Response, count: int) -> None:
     left = count
     while left:
-        data = response.raw.read(min(left, CHUNK_SIZE), decode_content=True)
+        data = response.read1(min(left, CHUNK_SIZE))
         if not data:
-            raise urllib3.exceptions.ProtocolError("body ended while skipping to the resume offset")
+            raise http.client.IncompleteRead(b"", left)  # the body ended before the resume offset
         left -= len(data)
 
 
-def _read_bounded(response: requests.Response, limit: int, what: str) -> bytes:
+def _read_bounded(response: Response, limit: int, what: str) -> bytes:
     try:
         return read_capped(response, limit)
     except DeadlineExceeded as exc:
@@ -392,7 +395,7 @@ def _read_bounded(response: requests.Response, limit: int, what: str) -> bytes:
         raise ImageFormatError(f"{what}: {exc.detail}") from None
 
 
-def _registry_errors(response: requests.Response) -> tuple[list[str], str]:
+def _registry_errors(response: Response) -> tuple[list[str], str]:
     """The distribution error codes and first message of an error body, if it has them."""
     try:
         body = read_capped(response, ERROR_BODY_LIMIT)

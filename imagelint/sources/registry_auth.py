@@ -20,22 +20,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import http.client
 import json
 import os
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Mapping
 from urllib.parse import urlencode, urlsplit
 
-import requests
-import urllib3.exceptions
-
 from imagelint.deadline import DeadlineExceeded, bounded
 from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
+from imagelint.frozen import frozen
 from imagelint.reference import DOCKER_HUB
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, read_capped
 
@@ -46,7 +45,7 @@ CLIENT_ID = "imagelint"
 MAX_TOKEN_RESPONSE_BYTES = 256 * 1024  # a token response is a small JSON object; JWTs run to a few KB
 
 
-@dataclass(frozen=True)
+@frozen
 class Credentials:
     """What the Docker config holds for one registry. ``repr`` hides the secrets."""
 
@@ -191,7 +190,7 @@ def _helper_credentials(store: str, registry: str, timeout: float) -> dict[str, 
 _PARAM_RE = re.compile(r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
 
-@dataclass(frozen=True)
+@frozen
 class Challenge:
     scheme: str  # lower-case: "bearer" or "basic"
     params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -226,7 +225,7 @@ def parse_challenges(header: str | None) -> list[Challenge]:
 # --- token cache ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class CachedToken:
     token: str = field(repr=False)
     expires_at: float
@@ -368,13 +367,13 @@ class Authenticator:
                 # OAuth2 refresh-token grant, as `docker login` identity tokens require.
                 form = {**params, "grant_type": "refresh_token", "refresh_token": creds.identity_token,
                         "client_id": CLIENT_ID}
-                response = self._transport.request("POST", realm, {"Accept": "application/json"}, data=form, stream=True)
+                response = self._transport.request("POST", realm, {"Accept": "application/json"}, data=form)
             else:
                 headers = {"Accept": "application/json"}
                 if creds and creds.has_basic:
                     headers["Authorization"] = creds.basic_header()
                 sep = "&" if "?" in realm else "?"
-                response = self._transport.request("GET", f"{realm}{sep}{urlencode(params)}", headers, stream=True)
+                response = self._transport.request("GET", f"{realm}{sep}{urlencode(params)}", headers)
         except TransportFailure as failure:
             if failure.kind == "deadline":
                 raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {deadline_message()}") from None
@@ -387,7 +386,7 @@ class Authenticator:
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: {exc.detail}") from None
             except DeadlineExceeded as exc:
                 raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {exc.message}") from None
-            except (OSError, ValueError, requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as exc:
+            except (OSError, ValueError, http.client.HTTPException) as exc:
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: connection lost while reading the "
                                     f"response ({type(exc).__name__})") from None
         if status in (401, 403):

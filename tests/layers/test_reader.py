@@ -453,3 +453,40 @@ def test_a_cache_entry_that_inflates_past_what_it_declares_is_corrupt_not_alloca
         entry = struct.pack(">4sIIQ", b"ILXE", EXTRACTOR_VERSION, 10, declared) + bomb
         with pytest.raises(ImageFormatError, match="corrupt"):
             extract_from_bytes(entry)
+
+
+def test_long_scan_strings_travel_with_the_blobs_and_come_back_in_place() -> None:
+    """A script's text is stored with the blobs (UTF-8), not JSON-escaped: the same extract comes back,
+    key order included, and a placeholder that does not fit is a corrupt entry."""
+    import json
+    import struct
+    import zlib
+
+    from types import MappingProxyType
+
+    script = "#!/bin/sh\n" + "export CUDA_VISIBLE_DEVICES=0 # ü \"q\" \\ \n" * 40 + "\udc80 lone surrogate"
+    scans = {"a.sh": {"lang": "sh", "sh": script, "text": 1}, "b.txt": {"text": 1, "unread_from": 4096},
+             "c.so": [1, 2, "x" * 300], "d.sh": {"sh": "short", "also": script[:300]}}
+    x = LayerExtract(0, "sha256:s", (), scans=MappingProxyType(scans), contents=MappingProxyType({"f": b"data"}))
+    blob = extract_to_bytes(x)
+    y = extract_from_bytes(blob)
+    assert y == x and [list(r) for r in y.scans.values() if isinstance(r, dict)] == \
+        [list(r) for r in scans.values() if isinstance(r, dict)]
+    body = zlib.decompress(blob[struct.calcsize(">4sIIQ"):])
+    meta_len = struct.unpack_from(">4sIIQ", blob)[2]
+    assert script.encode("utf-8", "surrogatepass") in body[meta_len:]  # with the blobs, not in the JSON
+    meta = json.loads(body[:meta_len])
+    header = struct.unpack_from(">4sIIQ", blob)
+    for tamper in ("not a placeholder", "unknown key"):
+        bad = json.loads(body[:meta_len])
+        entry = next(item for item in bad["scans"] if len(item) == 3)
+        if tamper == "not a placeholder":
+            entry[1]["sh"] = "already here"
+        else:
+            entry[2][0][0] = "nope"
+        text = json.dumps(bad, separators=(",", ":")).encode()
+        rebuilt = text + body[meta_len:]
+        forged = struct.pack(">4sIIQ", header[0], header[1], len(text), len(rebuilt)) + zlib.compress(rebuilt)
+        with pytest.raises(ImageFormatError, match="corrupt"):
+            extract_from_bytes(forged)
+    assert meta["scans"][1] == ["b.txt", {"text": 1, "unread_from": 4096}]

@@ -33,8 +33,8 @@ def _probe(args: list[str], env: dict[str, str] | None = None) -> tuple[int, set
     return report["code"], set(report["all"]), done.stdout
 
 
-def _modules_after(args: list[str]) -> tuple[int, set[str], str]:
-    code, modules, out = _probe(args)
+def _modules_after(args: list[str], env: dict[str, str] | None = None) -> tuple[int, set[str], str]:
+    code, modules, out = _probe(args, env)
     return code, {m.split(".")[0] for m in modules}, out
 
 
@@ -54,11 +54,18 @@ def test_help_imports_no_heavy_module() -> None:
 
 
 def test_the_probe_can_see_a_heavy_import(tmp_path) -> None:
-    """The check above could pass vacuously; a command that does need requests shows it."""
-    # A registry reference needs requests (port 9 on loopback: refused at once).
+    """The checks here could pass vacuously; a command that does need docker (and requests) shows it."""
+    code, modules, _ = _modules_after(["inspect", "docker:x/y:1"], {"DOCKER_HOST": f"unix://{tmp_path}/no.sock"})
+    assert code == 3
+    assert {"docker", "requests"} <= modules
+
+
+def test_a_registry_reference_imports_neither_requests_nor_docker(tmp_path) -> None:
+    """The registry client speaks HTTP through the standard library (imagelint.sources.http):
+    requests and urllib3 cost ~45 ms of every run (port 9 on loopback: refused at once)."""
     code, modules, _ = _modules_after(["inspect", "registry:127.0.0.1:9/x/y:1", "--timeout", "1"])
     assert code == 3
-    assert "requests" in modules
+    assert "imagelint" in modules and not modules & {"requests", "urllib3", "docker"}, sorted(modules & {"requests", "urllib3", "docker"})
 
 
 def test_a_layout_does_not_import_the_registry_or_daemon_clients(tmp_path) -> None:

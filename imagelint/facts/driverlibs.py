@@ -13,7 +13,6 @@ import json
 import posixpath
 import re
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from imagelint.errors import ConfigError
@@ -85,9 +84,14 @@ def _table_from_document(doc: Any, where: str) -> DriverLibraryTable:
 
 @lru_cache(maxsize=1)
 def driver_library_table() -> DriverLibraryTable:
-    from imagelint.matrix.loader import parse_text_cached  # the parsed-TOML cache lint uses too: no tomllib when warm
+    # The parsed-TOML cache lint uses too (no tomllib when warm); the file found as the matrices
+    # are (importlib.resources alone costs ~6 ms of start-up).
+    from imagelint.matrix.loader import parse_text_cached, shipped_data_file
 
-    text = resources.files("imagelint.matrices").joinpath(MATRIX_FILE).read_text(encoding="utf-8")
+    try:
+        text = shipped_data_file(MATRIX_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the shipped {MATRIX_FILE} ({type(exc).__name__}; is the installation complete?)") from None
     return _table_from_document(parse_text_cached(text, f"matrices/{MATRIX_FILE}"), MATRIX_FILE)
 
 

@@ -113,17 +113,18 @@ DRAIN_TIMEOUT = 0.05  # seconds: how long closing waits for such a body's bytes
 class Response:
     """One HTTP response: ``status_code``, ``headers`` (case-insensitive; a missing name gives
     None), ``url`` (the URL this response answers) and the body as a stream, read with
-    ``read1`` (what one socket read brings) or ``read``. ``close()`` hands a fully read
+    ``read1`` (what one socket read brings, at most n). ``close()`` hands a fully read
     keep-alive connection back to its pool and closes any other."""
 
     def __init__(self, url: str, raw: http.client.HTTPResponse, conn: http.client.HTTPConnection,
-                 release: Callable[[bool], None]) -> None:
+                 pool: "_ConnectionPool", key: tuple) -> None:
         self.url = url
         self.status_code = raw.status
         self.headers = raw.headers
         self._raw = raw
-        self._conn = conn
-        self._release: Callable[[bool], None] | None = release
+        self._conn: http.client.HTTPConnection | None = conn
+        self._pool = pool
+        self._key = key
 
     def read1(self, n: int) -> bytes:
         data = self._raw.read1(n)
@@ -131,27 +132,25 @@ class Response:
             raise http.client.IncompleteRead(b"", self._raw.length)
         return data
 
-    def read(self, n: int) -> bytes:
-        return self._raw.read(n)
-
     def close(self) -> None:
-        release, self._release = self._release, None
-        if release is None:
+        conn, self._conn = self._conn, None
+        if conn is None:
             return
         raw = self._raw
         if not raw.isclosed() and not raw.will_close and raw.length is not None and raw.length <= DRAIN_LIMIT:
             # A short unread body (a 401, a redirect): read it if it is already there, so the
             # connection stays usable; a body still dripping in is not waited for.
             try:
-                if self._conn.sock is not None:
-                    self._conn.sock.settimeout(DRAIN_TIMEOUT)
+                if conn.sock is not None:
+                    conn.sock.settimeout(DRAIN_TIMEOUT)
                 raw.read()
             except (OSError, http.client.HTTPException):
                 pass
-        reusable = raw.isclosed() and not raw.will_close  # body read to its end
-        if not reusable:
-            self._raw.close()
-        release(reusable)
+        if raw.isclosed() and not raw.will_close:  # body read to its end: the connection is reusable
+            self._pool.give(self._key, conn)
+        else:
+            raw.close()
+            conn.close()
 
     def __enter__(self) -> "Response":
         return self
@@ -315,9 +314,14 @@ class HttpTransport:
             conn = self._pool.take(target.key) if reused else None
             if reused and conn is None:
                 continue
-            if conn is None:
-                conn = target.connection(connect_timeout)
-                conn.connect()
+            try:
+                if conn is None:
+                    conn = target.connection(connect_timeout)
+                    conn.connect()  # TCP, then the proxy tunnel and TLS when there are any
+            except BaseException:
+                if conn is not None:
+                    conn.close()  # a socket connected before the handshake failed
+                raise
             assert conn.sock is not None
             conn.sock.settimeout(read_timeout)
             try:
@@ -331,15 +335,7 @@ class HttpTransport:
             except BaseException:
                 conn.close()
                 raise
-            pool, key = self._pool, target.key
-
-            def release(reusable: bool, conn: http.client.HTTPConnection = conn) -> None:
-                if reusable:
-                    pool.give(key, conn)
-                else:
-                    conn.close()
-
-            return Response(target.url, raw, conn, release)
+            return Response(target.url, raw, conn, self._pool, target.key)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _record(self, method: str, url: str, status: int | None, authorized: bool) -> None:

@@ -10,6 +10,7 @@ import http.client
 import select
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -22,7 +23,7 @@ class _Origin:
     """An HTTP/1.1 server on loopback that answers every GET with ``body`` and remembers what came:
     the request target as sent (``/x`` or a proxy's ``http://host/x``), headers, and each client port."""
 
-    def __init__(self, body: bytes = b"hello", length: int | None = None) -> None:
+    def __init__(self, body: bytes = b"hello", length: int | None = None, hang_up: bool = False) -> None:
         seen, ports = self.seen, self.ports = [], []
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,6 +38,8 @@ class _Origin:
                 self.wfile.write(body)
                 if length is not None and length > len(body):
                     self.close_connection = True  # a body shorter than its Content-Length
+                if hang_up:
+                    self.close_connection = True  # an idle keep-alive connection the server drops
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -120,6 +123,19 @@ def test_requests_to_one_origin_share_a_kept_alive_connection(no_proxy_env) -> N
             with transport.request("GET", f"http://{origin.host}/x") as response:
                 assert read_capped(response, 100) == b"hello"
         assert len(origin.ports) == 3 and len(set(origin.ports)) == 1, origin.ports
+    finally:
+        origin.stop()
+
+
+def test_a_kept_connection_the_server_dropped_is_replaced_without_an_error(no_proxy_env) -> None:
+    origin = _Origin(hang_up=True)  # answers as keep-alive, then closes: what an idle timeout does
+    try:
+        transport = _transport()
+        for _ in range(3):
+            with transport.request("GET", f"http://{origin.host}/x") as response:
+                assert read_capped(response, 100) == b"hello"
+            time.sleep(0.05)  # the server's close arrives while the connection sits in the pool
+        assert len(set(origin.ports)) == 3 and [r.status for r in transport.log] == [200, 200, 200]
     finally:
         origin.stop()
 

@@ -31,7 +31,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
-from imagelint.layers.match import compile_glob
+from imagelint.layers.match import compile_glob, literal_prefix, literal_runs, literal_suffix
 from imagelint.layers.model import DIRECTORY, HARDLINK, SYMLINK, Entry, LayerExtract
 
 # Linux follows at most 40 symlinks per lookup (MAXSYMLINKS); past that a path "loops".
@@ -76,43 +76,6 @@ def _parts(path: str) -> list[str]:
             continue
         out.append(part)
     return out
-
-
-def _literal_prefix(glob: str) -> str:
-    """The part of a glob before its first wildcard (``*``, ``?``, ``[``)."""
-    for i, c in enumerate(glob):
-        if c in "*?[":
-            return glob[:i]
-    return glob
-
-
-def _literal_suffix(glob: str) -> str:
-    """The part of a glob after its last wildcard or character class."""
-    for i in range(len(glob) - 1, -1, -1):
-        if glob[i] in "*?]":
-            return glob[i + 1 :]
-    return glob
-
-
-def _literal_runs(glob: str) -> list[str]:
-    """The literal stretches of one glob component, between wildcards and character classes."""
-    runs, current, i = [], [], 0
-    while i < len(glob):
-        c = glob[i]
-        if c in "*?[":
-            runs.append("".join(current))
-            current = []
-            if c == "[":  # skip the class as glob_to_regex reads it ("[]a]" and "[!]a]" hold a ']')
-                j = i + 1
-                j += glob[j : j + 1] in ("!", "^")
-                j += glob[j : j + 1] == "]"
-                close = glob.find("]", j)
-                i = len(glob) if close < 0 else close  # unclosed: a literal '[', and nothing more is relied on
-        else:
-            current.append(c)
-        i += 1
-    runs.append("".join(current))
-    return [r for r in runs if r]
 
 
 def _prefix_range(keys: list[str], values: list[str], prefix: str) -> list[str]:
@@ -342,7 +305,7 @@ class ImageFilesystem:
         candidates = self._glob_candidates(p)
         if not candidates:
             return []  # most fact globs narrow to nothing: no regex to compile
-        literal = _literal_prefix(p)
+        literal = literal_prefix(p)
         if p[len(literal):] in ("**", "**/*") and (not literal or literal.endswith("/")):
             # "DIR/**/*" and "DIR/**" match every path below DIR: the range by the literal is the answer.
             return [self._records[q].entry for q in candidates]
@@ -359,20 +322,20 @@ class ImageFilesystem:
         extension, ``**/*.so.[0-9]*`` by the literal inside it. The regex still decides; this only
         narrows what it is run on.
         """
-        literal = _literal_prefix(p)
+        literal = literal_prefix(p)
         if literal:
             return _prefix_range(self._sorted_paths, self._sorted_paths, literal)
         last = p.rpartition("/")[2]
         if "**" in last:
             return self._sorted_paths
-        lead = _literal_prefix(last)
+        lead = literal_prefix(last)
         if lead:
             names, paths = self._basename_index()
             return sorted(_prefix_range(names, paths, lead))
-        tail = _literal_suffix(last)
+        tail = literal_suffix(last)
         if "." in tail and not tail.endswith("."):
             return self._extension_index().get(tail.rpartition(".")[2], [])
-        inner = max(_literal_runs(last), key=len, default="")
+        inner = max(literal_runs(last), key=len, default="")
         if len(inner) >= 2:
             names, paths = self._basename_index()
             return sorted(q for name, q in zip(names, paths) if inner in name)

@@ -93,7 +93,7 @@ class RuleMatcher:
         # Compiled on first use: with the native scanner most rules never see a path.
         self._regexes: list[re.Pattern[str] | None] = [None] * len(self.rules)
         # Every match starts with the pattern's literal lead ("app/" for "app/**/*.py").
-        self._leads = [_literal_run(r.pattern.lstrip("/")) for r in self.rules]
+        self._leads = [literal_prefix(r.pattern.lstrip("/")) for r in self.rules]
         # The first ``_prefix_key`` characters of a literal basename prefix -> [(prefix, rule index)]:
         # one dict lookup and a few startswith() per path (keyed by one character, the 33 "lib…"
         # rules were 33 startswith() for every "lib*" name). Suffixes (".txt", ".py") go by their
@@ -116,9 +116,9 @@ class RuleMatcher:
             last = _last_component(rule.pattern)
             prefix = suffix = infix = ""
             if last is not None and "**" not in last:
-                prefix = _literal_run(last)
-                suffix = _literal_run(last[::-1], "*?]")[::-1]
-                infix = max(_literal_runs(last), key=len, default="")
+                prefix = literal_prefix(last)
+                suffix = literal_suffix(last)
+                infix = max(literal_runs(last), key=len, default="")
             if prefix and len(prefix) >= len(suffix):
                 prefixed.append((prefix, i))
             elif suffix and "." in suffix:
@@ -219,15 +219,24 @@ class RuleMatcher:
         return None
 
 
-def _literal_run(text: str, stops: str = "*?[") -> str:
-    """The characters of ``text`` before its first wildcard."""
+def _literal_run(text: str, stops: str) -> str:
     for i, c in enumerate(text):
         if c in stops:
             return text[:i]
     return text
 
 
-def _literal_runs(text: str) -> list[str]:
+def literal_prefix(glob: str) -> str:
+    """The characters of a glob before its first wildcard or character class."""
+    return _literal_run(glob, "*?[")
+
+
+def literal_suffix(glob: str) -> str:
+    """The characters of a glob after its last wildcard or character class."""
+    return _literal_run(glob[::-1], "*?]")[::-1]
+
+
+def literal_runs(text: str) -> list[str]:
     """The literal runs of a glob component (between wildcards and bracket classes)."""
     return [run for run in re.split(r"[*?]|\[[^\]]*\]", text) if run and "[" not in run and "]" not in run]
 

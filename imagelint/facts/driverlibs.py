@@ -84,15 +84,11 @@ def _table_from_document(doc: Any, where: str) -> DriverLibraryTable:
 
 @lru_cache(maxsize=1)
 def driver_library_table() -> DriverLibraryTable:
-    # The parsed-TOML cache lint uses too (no tomllib when warm); the file found as the matrices
-    # are (importlib.resources alone costs ~6 ms of start-up).
-    from imagelint.matrix.loader import parse_text_cached, shipped_data_file
+    # Through the parsed-TOML cache lint uses too (no tomllib when warm), found as the matrices are
+    # (importlib.resources alone costs ~6 ms of start-up).
+    from imagelint.matrix.loader import shipped_document
 
-    try:
-        text = shipped_data_file(MATRIX_FILE).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the shipped {MATRIX_FILE} ({type(exc).__name__}; is the installation complete?)") from None
-    return _table_from_document(parse_text_cached(text, f"matrices/{MATRIX_FILE}"), MATRIX_FILE)
+    return _table_from_document(shipped_document(MATRIX_FILE, "driver library table"), MATRIX_FILE)
 
 
 def capture_rules() -> tuple[CaptureRule, ...]:

@@ -157,14 +157,9 @@ def signatures_from_document(doc: Mapping[str, Any], origin: str) -> Signatures:
 @functools.lru_cache(maxsize=1)
 def load_signatures() -> Signatures:
     """The shipped signatures (cached for the process)."""
-    from imagelint.matrix.loader import parse_text_cached, shipped_data_file
+    from imagelint.matrix.loader import shipped_document
 
-    path = shipped_data_file(FILE)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise ConfigError("cannot read the shipped doctor signatures (is the installation complete?)", str(path)) from None
-    return signatures_from_document(parse_text_cached(text, f"matrices/{FILE}"), f"matrices/{FILE}")
+    return signatures_from_document(shipped_document(FILE, "doctor signatures"), f"matrices/{FILE}")
 
 
 __all__ = ["FILE", "Setting", "Signature", "Signatures", "load_signatures", "signatures_from_document"]

@@ -141,6 +141,17 @@ def parse_text_cached(text: str, origin: str) -> dict[str, Any]:
     return doc
 
 
+def shipped_document(name: str, what: str) -> dict[str, Any]:
+    """A TOML data file shipped beside the matrices (``shipped_data_file``), parsed through the
+    parsed-TOML cache; an unreadable file is a ConfigError naming ``what``."""
+    path = shipped_data_file(name)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise ConfigError(f"cannot read the shipped {what} (is the installation complete?)", str(path)) from None
+    return parse_text_cached(text, f"matrices/{name}")
+
+
 # --- the parsed-document cache ---------------------------------------------------------
 # One file per (kind, text) under <cache dir>/matrix: MAGIC + crc32(body) + body, where body is
 # JSON holding imagelint's version, the kind ("matrix": parsed and validated; "toml": parsed),

@@ -498,12 +498,17 @@ def _proxy_for(scheme: str, host: str, port: int) -> tuple[str, int, str | None]
         raise ValueError("the proxy variable names no host")
     auth = None
     if parts.username is not None:
-        import base64
         from urllib.parse import unquote
 
-        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-        auth = "Basic " + base64.b64encode(pair).decode()
+        auth = basic_authorization(unquote(parts.username), unquote(parts.password or ""))
     return (parts.hostname, parts.port or 80, auth)
+
+
+def basic_authorization(username: str, password: str) -> str:
+    """An ``Authorization`` (or ``Proxy-Authorization``) value for HTTP Basic."""
+    import base64
+
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
 
 
 class BodyError(Exception):

@@ -18,7 +18,6 @@ with a ``Redactor`` that the registry client runs over any text it reports.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import http.client
 import json
@@ -36,7 +35,7 @@ from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
 from imagelint.frozen import frozen
 from imagelint.reference import DOCKER_HUB
-from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, read_capped
+from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
 
 DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key `docker login` writes for Docker Hub
 DEFAULT_TOKEN_LIFETIME = 60  # seconds, per the token spec when expires_in is absent
@@ -58,8 +57,7 @@ class Credentials:
         return bool(self.username) and self.password is not None
 
     def basic_header(self) -> str:
-        raw = f"{self.username}:{self.password}".encode()
-        return "Basic " + base64.b64encode(raw).decode("ascii")
+        return basic_authorization(str(self.username), str(self.password))
 
     def secrets(self) -> tuple[str, ...]:
         out = [s for s in (self.password, self.identity_token) if s]

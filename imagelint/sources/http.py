@@ -49,6 +49,12 @@ RETRY_AFTER_CAP = 30.0  # seconds; a registry asking for longer is treated as th
 BACKOFF_CAP = 30.0
 SENSITIVE_HEADERS = ("authorization", "cookie", "proxy-authorization")
 NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid", "deadline"})  # retrying cannot change the outcome
+USER_AGENT = f"imagelint/{imagelint.__version__}"
+# Only the encodings read_capped decodes itself, within its bound (not brotli or zstd).
+DEFAULT_HEADERS = {"User-Agent": USER_AGENT, "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
+MAX_IDLE_PER_ORIGIN = 4  # idle keep-alive connections kept per origin
+DRAIN_LIMIT = 64 * 1024  # an unread body up to this is read at close, to keep the connection
+DRAIN_TIMEOUT = 0.05  # seconds: how long closing waits for such a body's bytes
 
 
 @frozen
@@ -106,10 +112,6 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-DRAIN_LIMIT = 64 * 1024  # an unread body up to this is read at close, to keep the connection
-DRAIN_TIMEOUT = 0.05  # seconds: how long closing waits for such a body's bytes
-
-
 class Response:
     """One HTTP response: ``status_code``, ``headers`` (case-insensitive; a missing name gives
     None), ``url`` (the URL this response answers) and the body as a stream, read with
@@ -125,6 +127,11 @@ class Response:
         self._conn: http.client.HTTPConnection | None = conn
         self._pool = pool
         self._key = key
+
+    @property
+    def content_encoding(self) -> str:
+        """The body's ``Content-Encoding``, lower-case; ``identity`` when none is named."""
+        return (self.headers.get("Content-Encoding") or "").strip().lower() or "identity"
 
     def read1(self, n: int) -> bytes:
         data = self._raw.read1(n)
@@ -345,12 +352,6 @@ class HttpTransport:
             self._on_request(record)
 
 
-USER_AGENT = f"imagelint/{imagelint.__version__}"
-# Only the encodings read_capped decodes itself, within its bound (not brotli or zstd).
-DEFAULT_HEADERS = {"User-Agent": USER_AGENT, "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
-MAX_IDLE_PER_ORIGIN = 4
-
-
 class _ConnectionPool:
     """Idle keep-alive connections by origin, TLS choice and proxy; shared by the worker threads."""
 
@@ -529,8 +530,8 @@ def read_capped(response: Response, limit: int) -> bytes:
     """
     import zlib
 
-    encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
-    if encoding in ("identity", ""):
+    encoding = response.content_encoding
+    if encoding == "identity":
         decoder = None
     elif encoding in ("gzip", "x-gzip", "deflate"):
         decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip or zlib header, detected

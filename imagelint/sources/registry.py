@@ -290,8 +290,8 @@ class RegistryClient:
         if offset:
             headers["Range"] = f"bytes={offset}-"
         response = self.send("GET", f"/v2/{self.name.repository}/blobs/{digest}", step, headers)
-        encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
-        if encoding not in ("identity", ""):
+        encoding = response.content_encoding
+        if encoding != "identity":
             # The digest is checked on the bytes received, and resuming needs offsets into the blob
             # itself: an encoded body is refused, not decoded (identity was asked for).
             response.close()

@@ -7,7 +7,7 @@ here does I/O except ``Layer.open()``, which calls the source's opener.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import BinaryIO, Callable, Mapping
 
@@ -41,7 +41,7 @@ LAYER_COMPRESSION: Mapping[str, str] = MappingProxyType(
 )
 
 
-@dataclass(frozen=True, order=True)
+@frozen(order=True)
 class Platform:
     """An OCI platform: ``os/architecture[/variant]``."""
 

@@ -7,6 +7,7 @@ import inspect
 
 import pytest
 
+import imagelint.frozen as frozen_module
 from imagelint.frozen import frozen
 
 
@@ -176,3 +177,104 @@ def test_unsupported_shapes_are_refused() -> None:
 
             def __setattr__(self, name: str, value: object) -> None:
                 pass
+
+
+def test_init_and_doc_are_made_on_first_use() -> None:
+    # Most classes a run imports are never built: their __init__ is compiled on first use only.
+    stdlib, ours = _twins({"__annotations__": {"a": "int", "b": "str"}, "b": "x"})
+    assert not inspect.isfunction(ours.__dict__["__init__"])
+    assert not isinstance(ours.__dict__["__doc__"], str)
+
+    class Plain(ours):  # type: ignore[misc, valid-type]  # a subclass built before its base ever was
+        pass
+
+    child = Plain(1)
+    assert (child.a, child.b) == (1, "x")
+    assert inspect.isfunction(ours.__dict__["__init__"])  # compiled once, now the class's own
+    assert ours(2, "y") == ours(2, "y") and ours(2).b == "x"
+    assert ours.__dict__["__init__"].__qualname__ == "Value.__init__"
+    # The generated docstring reads the same through the class, an instance and inspect.getdoc.
+    assert ours.__doc__ == ours(1).__doc__ == inspect.getdoc(ours) == stdlib.__doc__ == "Value(a: 'int', b: 'str' = 'x')"
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        ours()
+
+
+def test_order_compares_as_dataclass_order() -> None:
+    body = {"__annotations__": {"major": "int", "minor": "int", "note": "str"}, "note": dataclasses.field(default="", compare=False)}
+    made = []
+    for decorate in (dataclasses.dataclass(frozen=True, order=True), frozen(order=True)):
+        namespace = dict(body)
+        namespace["__annotations__"] = dict(body["__annotations__"])
+        made.append(decorate(type("Version", (), namespace)))
+    stdlib, ours = made
+    values = [(12, 4, "b"), (12, 4, "a"), (9, 0, ""), (12, 10, ""), (3, 11, "z")]
+    assert [(v.major, v.minor, v.note) for v in sorted(ours(*t) for t in values)] == \
+        [(v.major, v.minor, v.note) for v in sorted(stdlib(*t) for t in values)]
+    a, b = ours(9, 0), ours(12, 4)
+    assert (a < b, a <= b, a > b, a >= b, a <= ours(9, 0, "x")) == (True, True, False, False, True)
+    with pytest.raises(TypeError):
+        a < stdlib(9, 0)  # another class: NotImplemented both ways, as between two dataclasses
+    with pytest.raises(TypeError):
+        a < (9, 0)
+    assert frozen(type("Plain", (), {"__annotations__": {"a": "int"}})).__lt__ is object.__lt__  # order is opt-in
+    with pytest.raises(TypeError, match="__lt__"):
+        @frozen(order=True)
+        class OwnOrder:
+            a: int
+
+            def __lt__(self, other: object) -> bool:
+                return True
+
+
+def test_a_call_with_every_field_by_position_needs_no_compiled_init() -> None:
+    @frozen
+    class Checked:
+        a: int
+        b: str = "x"
+        items: list = dataclasses.field(default_factory=list)
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("a must not be negative")
+
+    init = Checked.__dict__["__init__"]
+    Checked(1, "y", [])  # every field, by position: no compile
+    assert Checked.__dict__["__init__"].__wrapped__.compiled is None
+    assert Checked(1, "y", [2]).items == [2]
+    with pytest.raises(ValueError, match="negative"):
+        Checked(-1, "y", [])  # __post_init__ runs on the fast path too
+    assert init is not Checked.__dict__["__init__"]
+    made = Checked(2)  # defaults and factories: bound without compiling
+    assert (made.a, made.b, made.items) == (2, "x", []) and made.items is not Checked(2).items
+    assert Checked(a=3, b="z") == Checked(3, "z", []) and list(vars(Checked(b="q", a=1))) == ["a", "b", "items"]
+    with pytest.raises(ValueError, match="negative"):
+        Checked(a=-1)
+    assert Checked.__dict__["__init__"].__wrapped__.compiled is None
+    # A call that does not bind is the compiled __init__'s: Python's own errors.
+    with pytest.raises(TypeError, match="takes from 2 to 4 positional arguments but 5 were given"):
+        Checked(1, "y", [], 4)
+    assert Checked.__dict__["__init__"].__wrapped__.compiled is not None
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
+        Checked(1, c=2)
+    with pytest.raises(TypeError, match="multiple values for argument 'a'"):
+        Checked(1, a=2)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        Checked(b="y")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.a = 5
+    # A class built often with keywords gets the compiled __init__ for good.
+    for i in range(frozen_module.BIND_CALLS + 1):
+        assert Checked(a=i).a == i
+    assert not hasattr(Checked.__dict__["__init__"], "__wrapped__") and Checked(4, b="w") == Checked(4, "w", [])
+
+    class Named:
+        @property
+        def a(self) -> int:
+            return 1
+
+    @frozen
+    class Shadowed(Named):  # a data descriptor with a field's name: the compiled __init__ (it raises, as dataclass's does)
+        a: int
+
+    with pytest.raises(AttributeError):
+        Shadowed(1)

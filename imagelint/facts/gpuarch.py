@@ -14,7 +14,6 @@ major with Z >= Y. These are ISA rules, not product data, so they live here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterable
 
 from imagelint.frozen import frozen
@@ -25,7 +24,7 @@ _TARGET = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
 _CC = re.compile(r"^(\d{1,2})\.(\d)$")
 
 
-@dataclass(frozen=True, order=True)
+@frozen(order=True)
 class GpuTarget:
     """A compiled target: ``sm_86`` (SASS) or ``compute_90a`` (PTX)."""
 

@@ -32,13 +32,10 @@ def build_capture_spec(gpu_code: bool = True) -> CaptureSpec:
     costliest capture (a search through every library byte) and only IL401 needs it,
     and only against a GPU with a known compute capability.
     """
-    rules: list[CaptureRule] = []
     groups = [driverlibs.capture_rules(), fatbin.FATBIN_CAPTURE_RULES if gpu_code else (), cuda.CAPTURE_RULES,
               loader.CAPTURE_RULES, scripts.CAPTURE_RULES]
-    for group in groups:
-        for rule in group:
-            if rule not in rules:
-                rules.append(rule)
+    # Each rule once, in first-seen order (a dict, not a list scan: ~150 rules, every import).
+    rules = list(dict.fromkeys(rule for group in groups for rule in group))
     rules.sort(key=_rank)  # stable: module order kept within an action
     return CaptureSpec(tuple(rules), MappingProxyType({**driverlibs.SCANNERS, **fatbin.SCANNERS, **scripts.SCANNERS}))
 

@@ -33,8 +33,11 @@ if TYPE_CHECKING:  # the model is imported where layers are read; a warm run rea
     from imagelint.layers.model import CaptureSpec, LayerExtract
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-_MAGIC = b"ILX2"  # file = MAGIC + key (32 bytes) + sha256(key + payload) + payload
-_HEAD = 4 + 32 + 32
+# file = MAGIC + key (32 bytes) + CRC-32 of the payload (4 bytes, big-endian) + payload. The
+# CRC catches a torn or damaged file (the payload's own zlib stream and lengths check it again);
+# it is no seal: what a writer of the directory can forge is in docs/robustness.md.
+_MAGIC = b"ILX3"
+_HEAD = 4 + 32 + 4
 _SUFFIX = ".ilx"
 
 
@@ -74,8 +77,7 @@ class LayerCache:
             self.misses += 1
             return None
         payload = data[_HEAD:]
-        if (data[:4] != _MAGIC or data[4:36] != raw_key
-                or hashlib.sha256(raw_key + payload).digest() != data[36:_HEAD]):
+        if data[:4] != _MAGIC or data[4:36] != raw_key or _crc32(payload) != int.from_bytes(data[36:_HEAD], "big"):
             self.misses += 1
             return None
         try:
@@ -97,7 +99,7 @@ class LayerCache:
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)  # 0600
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(_MAGIC + raw_key + hashlib.sha256(raw_key + payload).digest() + payload)
+                    fh.write(_MAGIC + raw_key + _crc32(payload).to_bytes(4, "big") + payload)
                 os.replace(tmp, path)
             except BaseException:
                 try:
@@ -195,6 +197,12 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
         return result
 
     return cached
+
+
+try:  # ISA-L's CRC-32: the same checksum as zlib's, several times faster
+    from isal.isal_zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - isal is a declared dependency
+    from zlib import crc32 as _crc32
 
 
 def _raw(key: str) -> bytes | None:

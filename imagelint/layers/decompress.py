@@ -15,11 +15,11 @@ releases the GIL, so layers inflate in parallel) and falls back to the stdlib
 from __future__ import annotations
 
 import io
+import sys
 import threading
 import zlib
 from typing import BinaryIO
 
-import zstandard
 
 from imagelint import progress
 from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededError
@@ -33,7 +33,17 @@ except ImportError:  # pragma: no cover - exercised only where isal is missing
     _IsalError = zlib.error  # type: ignore[assignment,misc]
 
 # What decompressors raise on bad input (gzip.BadGzipFile is an OSError).
-_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, zstandard.ZstdError, _IsalError, MemoryError)
+_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, _IsalError, MemoryError)
+
+
+def _decode_errors() -> tuple[type[BaseException], ...]:
+    """``_DECODE_ERRORS`` and, once a zstd layer was opened, ``zstandard.ZstdError``.
+
+    zstandard is imported with the first zstd layer, not at start-up (most layers are gzip);
+    an ``except`` clause evaluates this only when something was raised.
+    """
+    zstandard = sys.modules.get("zstandard")
+    return _DECODE_ERRORS + (zstandard.ZstdError,) if zstandard is not None else _DECODE_ERRORS
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -115,7 +125,7 @@ class GuardedStream(io.RawIOBase):
             n = self._readinto(buffer)
         except ImagelintError:
             raise
-        except _DECODE_ERRORS as exc:
+        except _decode_errors() as exc:
             raise ImageFormatError(
                 f"{self._layer_name}: corrupt {self._compression} stream ({_one_line(exc)})"
             ) from None
@@ -352,6 +362,8 @@ def open_decompressed(
         elif compression == "zstd":
             # read_across_frames: a layer may be several concatenated zstd frames.
             # The decompressor's default window limit (128 MiB) bounds its memory.
+            import zstandard
+
             tracker = ZstdFrameTracker()
             inner = zstandard.ZstdDecompressor().stream_reader(
                 _Tracked(source, tracker), read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True
@@ -359,7 +371,7 @@ def open_decompressed(
             at_eof = tracker
         else:
             inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]
-    except _DECODE_ERRORS as exc:
+    except _decode_errors() as exc:
         raise ImageFormatError(f"{layer_name}: cannot open {compression} stream ({_one_line(exc)})") from None
     guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof, layer_index)
     return io.BufferedReader(guarded, _BUFFER_SIZE)  # type: ignore[return-value]

@@ -28,7 +28,6 @@ Only what the CaptureSpec recorded is visible: this is not a full filesystem.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from imagelint.layers.match import compile_glob, literal_prefix, literal_runs, literal_suffix
@@ -40,18 +39,23 @@ MAX_SYMLINK_HOPS = 40
 MAX_ALIASES = 256
 
 
-@dataclass(slots=True)
 class _Record:
-    """A visible entry and the data its layer captured for it."""
+    """A visible entry and the data its layer captured for it.
 
-    entry: Entry
-    content: bytes | None = None
-    head: bytes | None = None
-    scan: Any = None
-    truncated: bool = False
-    # For hardlinks: the record the link pointed at when its layer was applied
-    # (a later layer replacing the target does not change the link's data).
-    link_target: "_Record | None" = None
+    ``link_target``, for hardlinks: the record the link pointed at when its layer was applied
+    (a later layer replacing the target does not change the link's data).
+    """
+
+    __slots__ = ("entry", "content", "head", "scan", "truncated", "link_target")
+
+    def __init__(self, entry: Entry, content: bytes | None = None, head: bytes | None = None, scan: Any = None,
+                 truncated: bool = False) -> None:
+        self.entry = entry
+        self.content = content
+        self.head = head
+        self.scan = scan
+        self.truncated = truncated
+        self.link_target: _Record | None = None
 
 
 class _Node:

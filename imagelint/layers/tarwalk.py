@@ -24,7 +24,6 @@ data; the size field of links, directories, devices and fifos is ignored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 from zlib import adler32
 
@@ -64,22 +63,32 @@ NATIVE = _native_scan is not None
 RETURN_ALL: tuple = (True, {}, 1, frozenset(), frozenset(), {}, (), ())
 
 
-@dataclass(slots=True)
 class TarMember:
     """One real member (extension headers already applied).
 
     ``type`` is the tar type flag (``"0"`` for regular files, NUL normalised to
     ``"0"``). ``name_invalid`` is True when the name or link name was not UTF-8.
+    ``path`` is the normalised path, when the native scanner already made it.
+    (A plain slotted class: one is made per member, and ``dataclass(slots=True)``
+    costs a millisecond of every start-up to build.)
     """
 
-    name: str
-    type: str
-    size: int
-    mode: int
-    linkname: str
-    offset: int
-    name_invalid: bool = False
-    path: str | None = None  # the normalised path, when the native scanner already made it
+    __slots__ = ("name", "type", "size", "mode", "linkname", "offset", "name_invalid", "path")
+
+    def __init__(self, name: str, type: str, size: int, mode: int, linkname: str, offset: int,
+                 name_invalid: bool = False, path: str | None = None) -> None:
+        self.name = name
+        self.type = type
+        self.size = size
+        self.mode = mode
+        self.linkname = linkname
+        self.offset = offset
+        self.name_invalid = name_invalid
+        self.path = path
+
+    def __repr__(self) -> str:
+        return (f"TarMember(name={self.name!r}, type={self.type!r}, size={self.size!r}, mode={self.mode!r}, "
+                f"linkname={self.linkname!r}, offset={self.offset!r}, name_invalid={self.name_invalid!r}, path={self.path!r})")
 
 
 def normalize_member_path(name: str) -> str | None:

@@ -81,6 +81,12 @@ def test_corrupt_or_torn_entries_are_misses_not_errors(tmp_path) -> None:
     fs = read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
     assert len(inner.digests) == 5
     assert fs.read("usr/local/cuda/version.json")
+    damaged = bytearray(files[2].read_bytes())  # right magic and key, one payload bit flipped
+    damaged[len(damaged) // 2] ^= 0x10
+    files[2].write_bytes(bytes(damaged))
+    assert cache.get(files[2].stem) is None
+    read_image_filesystem(image, SPEC, extract=caching_extractor(cache, inner), workers=1)
+    assert len(inner.digests) == 6
 
 
 def test_size_bound_evicts_least_recently_used(tmp_path) -> None:

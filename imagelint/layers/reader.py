@@ -209,53 +209,59 @@ class _LayerCapture:
             self._keep(path, n)
             self.heads[path] = walker.read_data(n)
         else:  # scan
-            scanner = self.spec.scanner_factory[rule.name]()  # type: ignore[index]
-            # A scanner that stops by itself (the text-facts scanner) says how much it may read.
-            self._reserve(path, min(member.size, getattr(scanner, "reads_at_most", member.size)))
-            failed: str | None = None
-            if hasattr(scanner, "begin"):
-                try:
-                    scanner.begin(path, member.size)
-                except Exception as exc:
-                    failed = f"{type(exc).__name__}: {exc}"
-            # A scanner may ask for a smaller first chunk (the text-facts scanner decides on 4 KiB).
-            size = int(getattr(scanner, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
-            while walker.remaining_data > 0:
-                if failed is not None:
-                    walker.discard_data(walker.remaining_data)
-                    break
-                # Bytes the scanner would only count (a fatbin payload) are dropped unread.
-                n = min(self._skippable(scanner), walker.remaining_data)
-                if n > 0:
-                    walker.discard_data(n)
-                else:
-                    chunk = walker.read_data(size)
-                    size = _SCAN_CHUNK
-                try:
-                    if n > 0:
-                        scanner.skipped(n)  # type: ignore[attr-defined]
-                    else:
-                        scanner.feed(chunk)
-                except Exception as exc:  # a scanner choking on hostile bytes skips one file, no more
-                    failed = f"{type(exc).__name__}: {exc}"
-            if failed is None:
-                try:
-                    self.scans[path] = scanner.result()
-                    if hasattr(scanner, "held_bytes"):
-                        self._keep(path, int(scanner.held_bytes()))
-                except LimitExceededError:
-                    raise
-                except Exception as exc:
-                    failed = f"{type(exc).__name__}: {exc}"
-            if failed is not None:
-                self.warn(f"scanner {rule.name!r} failed on {path!r} ({failed.splitlines()[0][:160]})")
+            self._scan(path, member, rule, walker)
 
-    @staticmethod
-    def _skippable(scanner: Any) -> int:
-        try:
-            return int(scanner.skippable()) if hasattr(scanner, "skippable") else 0
-        except Exception:  # a broken hint costs only speed: the bytes are fed instead
-            return 0
+    def _scan(self, path: str, member: tarwalk.TarMember, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
+        # (Once per candidate file, of which an image may hold tens of thousands: the scanner's
+        # optional methods are looked up once here, not per chunk.)
+        scanner = self.spec.scanner_factory[rule.name]()  # type: ignore[index]
+        size = member.size
+        # A scanner that stops by itself (the text-facts scanner) says how much it may read.
+        self._reserve(path, min(size, getattr(scanner, "reads_at_most", size)))
+        failed: str | None = None
+        begin = getattr(scanner, "begin", None)
+        if begin is not None:
+            try:
+                begin(path, size)
+            except Exception as exc:
+                failed = f"{type(exc).__name__}: {exc}"
+        skippable = getattr(scanner, "skippable", None)
+        # A scanner may ask for a smaller first chunk (the text-facts scanner decides on 4 KiB).
+        chunk_size = int(getattr(scanner, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
+        left = walker.remaining_data
+        while left > 0:
+            if failed is not None:
+                walker.discard_data(left)
+                break
+            # Bytes the scanner would only count (a fatbin payload) are dropped unread.
+            n = min(_skippable(skippable), left) if skippable is not None else 0
+            # The walker's reads stay outside the try: a truncated stream or a dropped connection
+            # is the layer's failure, not the scanner's.
+            if n > 0:
+                walker.discard_data(n)
+            else:
+                chunk = walker.read_data(chunk_size)
+                chunk_size = _SCAN_CHUNK
+            try:
+                if n > 0:
+                    scanner.skipped(n)  # type: ignore[attr-defined]
+                else:
+                    scanner.feed(chunk)
+            except Exception as exc:  # a scanner choking on hostile bytes skips one file, no more
+                failed = f"{type(exc).__name__}: {exc}"
+            left = walker.remaining_data
+        if failed is None:
+            try:
+                self.scans[path] = scanner.result()
+                held_bytes = getattr(scanner, "held_bytes", None)
+                if held_bytes is not None:
+                    self._keep(path, int(held_bytes()))
+            except LimitExceededError:
+                raise
+            except Exception as exc:
+                failed = f"{type(exc).__name__}: {exc}"
+        if failed is not None:
+            self.warn(f"scanner {rule.name!r} failed on {path!r} ({failed.splitlines()[0][:160]})")
 
     def extract(self) -> LayerExtract:
         warnings = list(self.warnings)
@@ -328,6 +334,14 @@ def _drain(stream: BinaryIO) -> None:
     buf = memoryview(bytearray(_DRAIN_CHUNK))
     while stream.readinto(buf):  # type: ignore[attr-defined]
         pass
+
+
+def _skippable(skippable: Callable[[], int]) -> int:
+    """What a scanner's ``skippable()`` hint says it would only count; 0 when the hint breaks."""
+    try:
+        return int(skippable())
+    except Exception:  # a broken hint costs only speed: the bytes are fed instead
+        return 0
 
 
 def _extract_with_budget(

@@ -282,8 +282,9 @@ class TarWalker:
                 raise self._truncated(f"{name!r} claims more data than the stream holds")
             n -= step
 
-    def _read_exact(self, n: int, what: str) -> bytes:
-        """The next ``n`` bytes at the cursor: from the window, then straight from the stream."""
+    def _read_exact(self, n: int, what: str | Callable[[], str]) -> bytes:
+        """The next ``n`` bytes at the cursor: from the window, then straight from the stream.
+        ``what`` names them in the error (a function when the name costs something to make)."""
         pos = self._cur - self._wbase
         avail = self._wlen - pos
         if n <= avail:
@@ -296,7 +297,7 @@ class TarWalker:
         self._wlen = 0
         self._wbase = self._cur
         if len(data) < n:
-            raise self._truncated(what)
+            raise self._truncated(what if isinstance(what, str) else what())
         return data
 
     # -- member data -------------------------------------------------------------------
@@ -306,10 +307,12 @@ class TarWalker:
         n = self._remaining if limit is None else min(limit, self._remaining)
         if n <= 0:
             return b""
-        name = self._current.name if self._current else "member"
-        data = self._read_exact(n, f"{name!r} claims more data than the stream holds")
+        data = self._read_exact(n, self._claims_more)
         self._remaining -= n
         return data
+
+    def _claims_more(self) -> str:
+        return f"{self._current.name if self._current else 'member'!r} claims more data than the stream holds"
 
     def iter_data(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         """The current member's remaining data in chunks of at most ``chunk_size`` bytes."""

@@ -20,7 +20,6 @@ import threading
 import zlib
 from typing import BinaryIO
 
-
 from imagelint import progress
 from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededError
 

@@ -278,8 +278,7 @@ class TarWalker:
             self._cur += got
             self._wbase = self._cur
             if got < step:
-                name = name or (self._current.name if self._current else "member")
-                raise self._truncated(f"{name!r} claims more data than the stream holds")
+                raise self._truncated(self._claims_more(name))
             n -= step
 
     def _read_exact(self, n: int, what: str | Callable[[], str]) -> bytes:
@@ -311,8 +310,10 @@ class TarWalker:
         self._remaining -= n
         return data
 
-    def _claims_more(self) -> str:
-        return f"{self._current.name if self._current else 'member'!r} claims more data than the stream holds"
+    def _claims_more(self, name: str | None = None) -> str:
+        """The truncation message for member ``name`` (by default the current one)."""
+        name = name or (self._current.name if self._current else "member")
+        return f"{name!r} claims more data than the stream holds"
 
     def iter_data(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         """The current member's remaining data in chunks of at most ``chunk_size`` bytes."""

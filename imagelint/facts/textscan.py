@@ -32,7 +32,6 @@ a note and the image facts are not complete.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Any
 
@@ -82,7 +81,7 @@ def _other_breaks(text: str) -> bool:
 
 
 def _extension(path: str) -> str:
-    base = posixpath.basename(path)
+    base = path.rpartition("/")[2]  # posixpath.basename's own rule, without its call
     return base.rpartition(".")[2].lower() if "." in base.lstrip(".") else ""
 
 
@@ -119,11 +118,51 @@ def _config_verdict(text: str, ext: str) -> bool | None:
     return None
 
 
+# What the first bytes say, beside the final results BINARY and NOT_A_CONFIG: read on (a script, a
+# short file, a config), or read on with only blank/comment lines so far (the first real line decides).
+_READ_ON = "read on"
+_READ_ON_PENDING = "read on, first real line pending"
+
+
+def _sniff(path: str, size: int, head: bytes) -> Any:
+    """The one place the first ``SNIFF_BYTES`` decide a candidate: ``BINARY`` (a NUL in them),
+    ``NOT_A_CONFIG`` (a config extension, more than the sniff, whose first real line is neither an
+    INI group nor, in YAML, a DeepStream key), else ``_READ_ON`` / ``_READ_ON_PENDING``.
+    ``head`` is the member's first ``SNIFF_BYTES`` (or all of it, when shorter); ``size`` -1: unknown."""
+    if b"\x00" in head[:SNIFF_BYTES]:
+        return BINARY
+    if head.startswith(b"#!") or 0 <= size <= SNIFF_BYTES:
+        return _READ_ON
+    ext = _extension(path)
+    if ext not in _CONFIG_EXTS:
+        return _READ_ON
+    verdict = _config_verdict(head[:SNIFF_BYTES].decode("utf-8", "replace"), ext)
+    if verdict is False:
+        return NOT_A_CONFIG
+    return _READ_ON_PENDING if verdict is None else _READ_ON
+
+
+def decide_head(path: str, size: int, head: bytes) -> dict[str, Any] | None:
+    """A candidate's result from its first bytes alone, when they settle it (``BINARY`` or
+    ``NOT_A_CONFIG``: most data files), else None (build a ``TextFactsScanner`` and feed it ``head``).
+
+    The layer reader calls this first, before any scanner state is built: the result is the one
+    the scanner would give fed the whole member. ``head`` must be the member's first
+    ``SNIFF_BYTES`` bytes, or the whole member when it is shorter.
+    """
+    if len(head) < SNIFF_BYTES and len(head) != size:
+        return None  # not the whole sniff: the scanner gathers it
+    sniffed = _sniff(path, size, head)
+    return sniffed if sniffed is BINARY or sniffed is NOT_A_CONFIG else None
+
+
 class TextFactsScanner:
     """Streams one member; ``result()`` is the JSON value described in the module docstring."""
 
     reads_at_most = MAX_SCAN_BYTES + SNIFF_BYTES
     first_read = SNIFF_BYTES  # the reader's first chunk: a data file is decided, and dropped unread, after it
+    # The reader asks this before building a scanner: a file its head settles costs no scanner.
+    decide_head = staticmethod(decide_head)
 
     def __init__(self) -> None:
         # Only what deciding needs: most candidates (data files, sources) are decided by their
@@ -235,21 +274,17 @@ class TextFactsScanner:
 
     def _decide(self, head: bytes) -> None:
         self._decided = True
-        if b"\x00" in head[:SNIFF_BYTES]:
+        sniffed = _sniff(self.path, self.size, head)
+        if sniffed is BINARY:
             self._binary = True
             return
-        first = head[:128].split(b"\n", 1)[0]
+        if sniffed is NOT_A_CONFIG:
+            return  # not a config by its first real line: not read on
         ext = _extension(self.path)
-        shebang = first.startswith(b"#!")
+        shebang = head.startswith(b"#!")
         self._lang = gpuindex.language_of(self.path, head[:128])
         keep_text = self._lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS)
-        pending = False
-        if not (shebang or ext not in _CONFIG_EXTS or self.size <= SNIFF_BYTES and self.size >= 0):
-            verdict = _config_verdict(head[:SNIFF_BYTES].decode("utf-8", "replace"), ext)
-            if verdict is False:
-                return  # not a config by its first real line: not read on
-            pending = verdict is None  # only comments so far: the first real line decides
-        self._start_streaming(ext, keep_text, pending)
+        self._start_streaming(ext, keep_text, sniffed is _READ_ON_PENDING)
         self._stream(head)
 
     # -- streaming -------------------------------------------------------------------------

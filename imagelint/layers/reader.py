@@ -117,6 +117,7 @@ class _LayerCapture:
         self.warnings: list[str] = []
         self.dropped_warnings = 0
         self.captured = 0
+        self._plans: dict[str, tuple[Callable[[], Any], Any, int, int | None]] = {}
 
     def warn(self, text: str) -> None:
         if len(self.warnings) < MAX_WARNINGS_PER_LAYER:
@@ -211,13 +212,46 @@ class _LayerCapture:
         else:  # scan
             self._scan(path, member, rule, walker)
 
+    def _plan(self, name: str) -> tuple[Callable[[], Any], Any, int, int | None]:
+        """A scanner's factory and the optional hooks read from it, looked up once per layer:
+        (factory, ``decide_head`` or None, ``first_read``, ``reads_at_most`` or None)."""
+        plan = self._plans.get(name)
+        if plan is None:
+            factory = self.spec.scanner_factory[name]
+            first_read = int(getattr(factory, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
+            decide_head = getattr(factory, "decide_head", None)
+            reads_at_most = getattr(factory, "reads_at_most", None) if decide_head is not None else None
+            plan = self._plans[name] = (factory, decide_head, first_read, reads_at_most)
+        return plan
+
     def _scan(self, path: str, member: tarwalk.TarMember, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
-        # (Once per candidate file, of which an image may hold tens of thousands: the scanner's
-        # optional methods are looked up once here, not per chunk.)
-        scanner = self.spec.scanner_factory[rule.name]()  # type: ignore[index]
+        factory, decide_head, first_read, reads_at_most = self._plan(rule.name)  # type: ignore[arg-type]
         size = member.size
-        # A scanner that stops by itself (the text-facts scanner) says how much it may read.
-        self._reserve(path, min(size, getattr(scanner, "reads_at_most", size)))
+        if decide_head is None:
+            scanner = factory()
+            # A scanner that stops by itself (the text-facts scanner) says how much it may read.
+            self._reserve(path, min(size, getattr(scanner, "reads_at_most", size)))
+            self._feed_scanner(path, size, rule, walker, scanner, None, first_read)
+            return
+        # The tight path, once per candidate file (an image may hold tens of thousands): the
+        # scanner's class decides on the head alone whether the file is read on (a data file is
+        # not), so most candidates cost one read, one call and no scanner; the walker skips the rest.
+        self._reserve(path, size if reads_at_most is None else min(size, int(reads_at_most)))
+        head = walker.read_data(first_read)  # outside the try: a short stream is the layer's failure
+        try:
+            result = decide_head(path, size, head)
+        except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
+            self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+            return
+        if result is not None:
+            self.scans[path] = result
+            return
+        self._feed_scanner(path, size, rule, walker, factory(), head, _SCAN_CHUNK)
+
+    def _feed_scanner(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker, scanner: Any,
+                      head: bytes | None, chunk_size: int) -> None:
+        """Stream the rest of the member through ``scanner`` (``head``: its first bytes, already read)."""
+        # (The scanner's optional methods are looked up once here, not per chunk.)
         failed: str | None = None
         begin = getattr(scanner, "begin", None)
         if begin is not None:
@@ -225,9 +259,12 @@ class _LayerCapture:
                 begin(path, size)
             except Exception as exc:
                 failed = f"{type(exc).__name__}: {exc}"
+        if head and failed is None:
+            try:
+                scanner.feed(head)
+            except Exception as exc:
+                failed = f"{type(exc).__name__}: {exc}"
         skippable = getattr(scanner, "skippable", None)
-        # A scanner may ask for a smaller first chunk (the text-facts scanner decides on 4 KiB).
-        chunk_size = int(getattr(scanner, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
         left = walker.remaining_data
         while left > 0:
             if failed is not None:
@@ -244,7 +281,7 @@ class _LayerCapture:
                 chunk_size = _SCAN_CHUNK
             try:
                 if n > 0:
-                    scanner.skipped(n)  # type: ignore[attr-defined]
+                    scanner.skipped(n)
                 else:
                     scanner.feed(chunk)
             except Exception as exc:  # a scanner choking on hostile bytes skips one file, no more
@@ -261,7 +298,10 @@ class _LayerCapture:
             except Exception as exc:
                 failed = f"{type(exc).__name__}: {exc}"
         if failed is not None:
-            self.warn(f"scanner {rule.name!r} failed on {path!r} ({failed.splitlines()[0][:160]})")
+            self._scanner_failed(rule, path, failed)
+
+    def _scanner_failed(self, rule: CaptureRule, path: str, failed: str) -> None:
+        self.warn(f"scanner {rule.name!r} failed on {path!r} ({failed.splitlines()[0][:160]})")
 
     def extract(self) -> LayerExtract:
         warnings = list(self.warnings)

@@ -139,6 +139,14 @@ class RuleMatcher:
         self._prefix_key = min((len(prefix) for prefix, _ in prefixed), default=1)
         for prefix, i in prefixed:
             self._by_prefix.setdefault(prefix[: self._prefix_key], []).append((prefix, i))
+        # ``_by_ext`` as ``candidates`` reads it, one lookup per path: extension -> (its rules for any
+        # top directory, {top directory: those and the top's own}).
+        self._ext_index: dict[str, tuple[list[tuple[str, int]], dict[str, list[tuple[str, int]]]]] = {}
+        for ext, top in self._by_ext:
+            anywhere = self._by_ext.get((ext, ""), [])
+            self._ext_index[ext] = (anywhere, {
+                t: anywhere + self._by_ext[(e, t)] for e, t in self._by_ext if e == ext and t
+            })
 
     @cached_property
     def prefilter(self) -> tuple:
@@ -176,7 +184,7 @@ class RuleMatcher:
         else:
             base = path[slash + 1 :]
             top = path[: path.find("/")]
-            found = list(self._anywhere)
+            found = list(self._anywhere) if self._anywhere else []
         by_top = self._by_top.get(top)
         if by_top:
             found += by_top
@@ -188,13 +196,11 @@ class RuleMatcher:
                         found.append(i)
             dot = base.rfind(".")
             if dot >= 0:
-                ext = base[dot:]
-                for key in ((ext, ""), (ext, top)) if slash >= 0 else ((ext, ""),):
-                    by_ext = self._by_ext.get(key)
-                    if by_ext:
-                        for suffix, i in by_ext:
-                            if base.endswith(suffix):
-                                found.append(i)
+                by_ext = self._ext_index.get(base[dot:])
+                if by_ext is not None:
+                    for suffix, i in by_ext[1].get(top, by_ext[0]) if slash >= 0 else by_ext[0]:
+                        if base.endswith(suffix):
+                            found.append(i)
             for suffix, i in self._by_suffix:
                 if base.endswith(suffix):
                     found.append(i)

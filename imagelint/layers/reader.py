@@ -118,6 +118,9 @@ class _LayerCapture:
         self.dropped_warnings = 0
         self.captured = 0
         self._plans: dict[str, tuple[Callable[[], Any], Any, int, int | None]] = {}
+        self._layer_index = layer.index
+        self._layer_digest = layer.digest
+        self._max_read = limits.max_member_read_bytes
 
     def warn(self, text: str) -> None:
         if len(self.warnings) < MAX_WARNINGS_PER_LAYER:
@@ -133,20 +136,25 @@ class _LayerCapture:
             self.truncated.pop(path, None)
 
     def add(self, member: tarwalk.TarMember, walker: tarwalk.TarWalker) -> None:
+        # Once per member the walker hands back (tens of thousands a layer): the usual member (a
+        # plain name the native scanner already normalised, no whiteout, no earlier member at its
+        # path) costs a few tests, the rule match and, when captured, its Entry.
+        name = member.name
         if member.name_invalid:
-            self.warn(f"member name is not UTF-8: {member.name!r}")
-        path = member.path if member.path is not None else normalize_member_path(member.name)
+            self.warn(f"member name is not UTF-8: {name!r}")
+        path = member.path if member.path is not None else normalize_member_path(name)
         if path is None:
-            self.warn(f"skipped member {member.name!r}: path escapes the root")
+            self.warn(f"skipped member {name!r}: path escapes the root")
             return
-        if member.name.startswith("/"):
-            self.warn(f"absolute member name {member.name!r} read as {path!r}")
+        if name.startswith("/"):
+            self.warn(f"absolute member name {name!r} read as {path!r}")
         if path == "":
             return  # the root directory itself
-        parent, _, base = path.rpartition("/")
-        if base.startswith(WHITEOUT_PREFIX):
-            self._whiteout(parent, base)
-            return
+        if WHITEOUT_PREFIX in path:  # (a cheap superset of "the base name starts with .wh.")
+            parent, _, base = path.rpartition("/")
+            if base.startswith(WHITEOUT_PREFIX):
+                self._whiteout(parent, base)
+                return
         kind = _KIND_BY_TYPE.get(member.type, OTHER)
         linkname: str | None = None
         if kind == SYMLINK:
@@ -158,16 +166,19 @@ class _LayerCapture:
                 self.forget(path)
                 return
             linkname = target
-        self.forget(path)
+        if path in self.entries:
+            self.forget(path)
         rule = self.matcher.match(path)
         if rule is None and kind not in (SYMLINK, HARDLINK):
             return
-        self.entries[path] = Entry(
-            path, kind, member.size, member.mode, linkname, self.layer.index, self.layer.digest
-        )
-        if rule is None or rule.action == "record" or kind != FILE:
+        self.entries[path] = Entry(path, kind, member.size, member.mode, linkname, self._layer_index, self._layer_digest)
+        if rule is None or kind != FILE:
             return  # links carry no data of their own; devices and fifos are never read
-        self._capture(path, member, rule, walker)
+        action = rule.action
+        if action == "scan":
+            self._scan(path, member.size, rule, walker)
+        elif action != "record":
+            self._capture(path, member, rule, walker)
 
     def _whiteout(self, parent: str, base: str) -> None:
         if base == OPAQUE_MARKER:
@@ -209,8 +220,6 @@ class _LayerCapture:
             self._reserve(path, n)
             self._keep(path, n)
             self.heads[path] = walker.read_data(n)
-        else:  # scan
-            self._scan(path, member, rule, walker)
 
     def _plan(self, name: str) -> tuple[Callable[[], Any], Any, int, int | None]:
         """A scanner's factory and the optional hooks read from it, looked up once per layer:
@@ -221,12 +230,13 @@ class _LayerCapture:
             first_read = int(getattr(factory, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
             decide_head = getattr(factory, "decide_head", None)
             reads_at_most = getattr(factory, "reads_at_most", None) if decide_head is not None else None
+            if reads_at_most is not None:
+                reads_at_most = int(reads_at_most)
             plan = self._plans[name] = (factory, decide_head, first_read, reads_at_most)
         return plan
 
-    def _scan(self, path: str, member: tarwalk.TarMember, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
-        factory, decide_head, first_read, reads_at_most = self._plan(rule.name)  # type: ignore[arg-type]
-        size = member.size
+    def _scan(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
+        factory, decide_head, first_read, reads_at_most = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
         if decide_head is None:
             scanner = factory()
             # A scanner that stops by itself (the text-facts scanner) says how much it may read.
@@ -236,7 +246,9 @@ class _LayerCapture:
         # The tight path, once per candidate file (an image may hold tens of thousands): the
         # scanner's class decides on the head alone whether the file is read on (a data file is
         # not), so most candidates cost one read, one call and no scanner; the walker skips the rest.
-        self._reserve(path, size if reads_at_most is None else min(size, int(reads_at_most)))
+        n = size if reads_at_most is None or size < reads_at_most else reads_at_most
+        if n > self._max_read:
+            self._reserve(path, n)
         head = walker.read_data(first_read)  # outside the try: a short stream is the layer's failure
         try:
             result = decide_head(path, size, head)

@@ -303,9 +303,16 @@ class TarWalker:
 
     def read_data(self, limit: int | None = None) -> bytes:
         """The current member's next ``limit`` bytes (all remaining if None); the rest is skipped later."""
-        n = self._remaining if limit is None else min(limit, self._remaining)
+        n = self._remaining
+        if limit is not None and limit < n:
+            n = limit
         if n <= 0:
             return b""
+        pos = self._cur - self._wbase
+        if n <= self._wlen - pos:  # (the usual case, inline: a candidate's head is in the window)
+            self._cur += n
+            self._remaining -= n
+            return bytes(self._view[pos : pos + n])
         data = self._read_exact(n, self._claims_more)
         self._remaining -= n
         return data

@@ -105,3 +105,45 @@ def test_caps_are_notes_not_silence(monkeypatch) -> None:
     monkeypatch.setattr(textscan, "MAX_SCAN_BYTES", 3000)
     got = _fed("app/big.sh", b"#!/bin/sh\n" + b"#\n" * 4000 + b"CUDA_VISIBLE_DEVICES=1\n", [4096, 8192])
     assert got["partial"] is True and "scan limit" in got["notes"][-1]
+
+
+_LINE_PIECES = [b"", b"   ", b"# comment", b"; note", b"[property]", b"  [sink0]  ", b"[]", b"[a]b", b"gpu-id=1",
+                b"alpha beta", b"primary-gie:", b"---", b"%YAML 1.2", b"\xff\xfe", "caf\u00e9".encode(), b"\x85x",
+                "a\u2028[g]".encode(), b"x\ry", b"\x0b", b"\x1c[g]", b"\x1f", b"\t", b"[g]\r", b"#!/bin/sh"]
+
+
+def _random_head(rng: random.Random) -> bytes:
+    lines = [rng.choice(_LINE_PIECES) for _ in range(rng.randint(0, 8))]
+    return b"\n".join(lines) + rng.choice([b"", b"\n", b"\r\n"])
+
+
+@pytest.mark.parametrize("ext", ["txt", "cfg", "ini", "conf", "yml", "yaml"])
+def test_the_head_verdict_decoding_line_by_line_is_the_whole_heads_verdict(ext: str) -> None:
+    rng = random.Random(ext)
+    for _ in range(3000):
+        head = _random_head(rng)
+        want = textscan._config_verdict(head.decode("utf-8", "replace"), ext)
+        assert textscan._head_config_verdict(head, ext) == want, head
+
+
+def test_decide_head_gives_the_scanners_result_or_leaves_it_to_the_scanner() -> None:
+    """Whatever the head: a result from ``decide_head`` is the scanner's on the whole file, and
+    None only when the scanner reads on (its result is then neither BINARY nor NOT_A_CONFIG)."""
+    rng = random.Random(16)
+    tail = b"more words here\n" * 400
+    for i in range(4000):
+        path = f"opt/d/{i}." + rng.choice(["txt", "cfg", "yaml", "yml", "ini", "conf", "sh", "py", "json", ""])
+        head = _random_head(rng)
+        if rng.random() < 0.1:
+            head = head[: rng.randint(0, len(head))] + b"\x00" + head
+        data = head + (tail if rng.random() < 0.7 else b"")
+        first = data[: textscan.SNIFF_BYTES]
+        got = textscan.decide_head(path, len(data), first)
+        whole = scan_bytes(path, data)
+        if got is not None:
+            assert got is whole or got == whole, (path, data[:200])
+            assert got is textscan.BINARY or got is textscan.NOT_A_CONFIG
+        else:
+            assert whole != textscan.BINARY and whole != textscan.NOT_A_CONFIG, (path, data[:200])
+    # Not the whole sniff (and not the whole member): never decided on.
+    assert textscan.decide_head("opt/x.txt", 10_000, b"\x00" * 100) is None

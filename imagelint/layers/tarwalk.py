@@ -425,7 +425,12 @@ class TarWalker:
 
     def __next__(self) -> TarMember:
         if self._current is not None:
-            self.skip_data()
+            # skip_data(), inline: once per member handed back
+            self._remaining = 0
+            if self._next_header <= self._wbase + self._wlen:
+                self._cur = self._next_header
+            else:
+                self._skip_to(self._next_header)
             self._current = None
         scan = self._scan
         while True:
@@ -470,7 +475,10 @@ class TarWalker:
         name, path, type_flag, size, mode, linkname, offset = item
         member = TarMember(name, type_flag, size, mode, linkname, offset, False, path)
         start = offset + BLOCK
-        self._skip_to(start)
+        if start <= self._wbase + self._wlen:  # (always, for a header the scan found in the window)
+            self._cur = start
+        else:
+            self._skip_to(start)
         self._current = member
         self._remaining = size
         self._next_header = start + size + (-size) % BLOCK

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import BinaryIO
 
 from imagelint.errors import DigestMismatchError, ImageFormatError
+from imagelint.lazyre import lazy_pattern
 
-_DIGEST_RE = re.compile(r"^(sha256|sha512):([a-f0-9]+)$")
+_DIGEST_RE = lazy_pattern(r"^(sha256|sha512):([a-f0-9]+)$")
 _HEX_LEN = {"sha256": 64, "sha512": 128}
 
 

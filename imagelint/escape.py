@@ -25,8 +25,10 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from imagelint.lazyre import lazy_pattern
+
 # C0 (but tab), DEL, C1; line and paragraph separators; bidi embeddings/overrides/isolates.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = lazy_pattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
@@ -71,7 +73,7 @@ def github_property(text: str) -> str:
 # Every character with a meaning inside a GFM table cell: emphasis, code, links and images,
 # raw HTML and entities, pipes, strikethrough, references and mentions. Plain ``- . : / , =``
 # stay as they are, so refs and paths read as themselves in the raw file too.
-_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~!&#{}()+@])")
+_MD_PUNCTUATION = lazy_pattern(r"([\\`*_\[\]<>|~!&#{}()+@])")
 
 
 def markdown_cell(text: str) -> str:
@@ -79,7 +81,7 @@ def markdown_cell(text: str) -> str:
     return _MD_PUNCTUATION.sub(r"\\\1", printable(text))
 
 
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_INVALID = lazy_pattern("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def xml_text(text: str) -> str:

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from imagelint.lazyre import lazy_pattern
+
 if TYPE_CHECKING:
     from imagelint.facts.model import ImageFacts
 
@@ -29,7 +31,7 @@ _SECRET_WORDS = frozenset({
 # Values too common to be a secret worth hiding (and hiding them would garble messages).
 _NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null", "yes", "no"})
 REDACTED = "[redacted]"
-_WORD_SPLIT = re.compile(r"[^A-Z0-9]+")
+_WORD_SPLIT = lazy_pattern(r"[^A-Z0-9]+")
 
 
 def looks_secret(name: str) -> bool:
@@ -70,7 +72,7 @@ def redact_data(value: Any, secrets: Sequence[str]) -> Any:
 # In every string, each secret becomes MARK + its index + ";" and a literal MARK becomes MARK + "e",
 # in one left-to-right pass, so no text an image chose can pose as a placeholder.
 _MARK = "\ue000"
-_UNMASK = re.compile(_MARK + r"(?:(e)|(\d{1,6});)")
+_UNMASK = lazy_pattern(_MARK + r"(?:(e)|(\d{1,6});)")
 
 
 def mask_text(text: str, secrets: Sequence[str]) -> str:

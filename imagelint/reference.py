@@ -21,6 +21,7 @@ import re
 
 from imagelint.errors import SourceError, UsageError
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 SCHEMES = ("registry", "docker", "docker-archive", "oci-dir", "oci-archive")
 
@@ -29,9 +30,9 @@ _HUB_ALIASES = {"docker.io", "index.docker.io", "registry-1.docker.io", "registr
 
 # distribution/reference grammar (simplified but faithful for real names).
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_REPO_RE = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
-_TAG_RE = re.compile(r"^[\w][\w.-]{0,127}$")
-_DIGEST_RE = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-fA-F0-9]{32,}$")
+_REPO_RE = lazy_pattern(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
+_TAG_RE = lazy_pattern(r"^[\w][\w.-]{0,127}$")
+_DIGEST_RE = lazy_pattern(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-fA-F0-9]{32,}$")
 _PATH_PREFIXES = ("./", "../", "/", "~")
 _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 
@@ -88,7 +89,7 @@ class RegistryName:
 
 
 # USER[:PASSWORD]@ before the first "/" (after an optional scheme): credentials, never a digest.
-_USERINFO = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?[^/@]*@[^/@]*/")
+_USERINFO = lazy_pattern(r"^(?:[a-z][a-z0-9+.-]*://)?[^/@]*@[^/@]*/")
 
 
 def shown_reference(text: str) -> str:

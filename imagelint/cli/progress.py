@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import sys
 import threading
 from typing import IO, Iterator, Mapping
 
+from imagelint.lazyre import lazy_pattern
+
 # Set by the CI systems people use (GitHub Actions, GitLab, Buildkite, Jenkins, Azure, CircleCI, Travis…).
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI", "TRAVIS")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = lazy_pattern(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def wanted(stream: IO[str], environ: Mapping[str, str], quiet: bool = False) -> bool:

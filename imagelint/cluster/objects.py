@@ -8,11 +8,12 @@ these so a malformed object is skipped or read as empty, never a traceback.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
+from imagelint.lazyre import lazy_pattern
+
 MAX_TEXT = 4096  # one field of a served object (a message, a label value): longer is cut
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = lazy_pattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def mapping(obj: Any, *keys: str) -> Mapping[str, Any]:

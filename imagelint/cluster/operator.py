@@ -9,7 +9,6 @@ to a warning (``read_operator_components``).
 
 from __future__ import annotations
 
-import re
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -17,8 +16,9 @@ from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, MALFORMED
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
-_IMAGE_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
+_IMAGE_VERSION = lazy_pattern(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
 
 
 @frozen

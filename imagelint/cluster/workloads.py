@@ -26,7 +26,6 @@ CronJob. Objects are untrusted: one that does not fit the API is left out with a
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection, status_text
@@ -44,11 +43,12 @@ from imagelint.cluster.resources import (
 )
 from imagelint.facts.model import WorkloadFacts
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 TEMPLATE_KINDS = (DEPLOYMENTS, STATEFUL_SETS, DAEMON_SETS, JOBS, CRON_JOBS, *GPU_WORKLOAD_KINDS)
 MAX_DEPTH = 40  # of one object's JSON tree (the YAML loader bounds manifests the same way)
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_CRONJOB_SUFFIX = re.compile(r"-\d{6,}$")  # a CronJob's Job: NAME-<scheduled minutes since epoch>
+_DIGEST = lazy_pattern(r"sha256:[0-9a-f]{64}")
+_CRONJOB_SUFFIX = lazy_pattern(r"-\d{6,}$")  # a CronJob's Job: NAME-<scheduled minutes since epoch>
 
 
 @frozen

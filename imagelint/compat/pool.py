@@ -6,13 +6,13 @@ GPU classes and driver-branch facts come from the matrix (``gpus``, ``driver_bra
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.target import GpuSpec, NodePool
 
-_DRIVER = re.compile(r"^[Rr]?(\d{3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
+_DRIVER = lazy_pattern(r"^[Rr]?(\d{3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
 
 
 @frozen

@@ -44,6 +44,7 @@ from typing import Any, Mapping, Sequence
 
 from imagelint.errors import ConfigError
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules import RULES, RuleInfo
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
@@ -60,7 +61,7 @@ _TOP_KEYS = ("images", "select", "ignore", "severity", "fail-on", "matrix", "mat
 _OLD_KEYS = {"matrix-overlays": "matrix-overlay"}
 _OLD_TARGET_KEYS = {"gpu": "gpus"}  # target files say gpus; [target] said gpu
 _IGNORE_KEYS = ("rule", "image", "reason", "expires")
-_CODE_RE = re.compile(r"^[A-Z]+[0-9]*$")
+_CODE_RE = lazy_pattern(r"^[A-Z]+[0-9]*$")
 
 
 @frozen

@@ -10,13 +10,13 @@ nodes its pods run on. An image that cannot be read is a warning, not the end of
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
 from imagelint.cluster.objects import items, text
 from imagelint.doctor.model import ImageSide, ImageVerdict
 from imagelint.errors import ImagelintError
+from imagelint.lazyre import lazy_pattern
 
 if TYPE_CHECKING:
     from imagelint.doctor.context import Context
@@ -38,7 +38,7 @@ def image_side_reader(source_options: SourceOptions, matrix: Any) -> Callable[[C
     return read
 
 
-_DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
+_DIGEST = lazy_pattern(r"@(sha256:[0-9a-f]{64})$")
 
 
 def pulled_reference(image: str, image_id: str) -> str:

@@ -29,6 +29,7 @@ from typing import Iterable
 
 from imagelint.facts.model import ArchListSetting, EnvSetting, Provenance
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 TORCH = "TORCH_CUDA_ARCH_LIST"
 CUDA_ARCH_LIST = "CUDA_ARCH_LIST"
@@ -38,23 +39,23 @@ NVCC = "nvcc"
 ENV_SETTINGS = (TORCH, CUDA_ARCH_LIST, CMAKE, CUDAARCHS)
 
 MAX_VALUE = 512  # a longer value is not an arch list
-_PRINTABLE = re.compile(r"^[\x20-\x7e]*$")  # an arch list is plain ASCII; anything else is not one (and is not printed)
+_PRINTABLE = lazy_pattern(r"^[\x20-\x7e]*$")  # an arch list is plain ASCII; anything else is not one (and is not printed)
 
 
 def _plausible(value: str) -> bool:
     return bool(value.strip()) and len(value) <= MAX_VALUE and "$" not in value and bool(_PRINTABLE.match(value))
 MAX_SETTINGS = 64  # per text
 
-_ASSIGN = re.compile(
+_ASSIGN = lazy_pattern(
     r"""(?:^|[\s;&|(`])(?:export\s+|-D)?(TORCH_CUDA_ARCH_LIST|CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES|CUDAARCHS)"""
     r"""(?::STRING)?=(?:"([^"\n]*)"|'([^'\n]*)'|([^\s;&|`'"]+))"""
 )
-_GENCODE = re.compile(r"""(?:-gencode|--generate-code)[=\s]+["']?(arch=[^\s"']+)""")
-_ARCH_FLAG = re.compile(r"""(?:^|\s)(?:-arch|--gpu-architecture)[=\s]+["']?([A-Za-z0-9_,-]+)""")
-_CODE_FLAG = re.compile(r"""(?:^|\s)(?:-code|--gpu-code)[=\s]+["']?([A-Za-z0-9_,]+)""")
-_TARGET = re.compile(r"^(sm|compute)_(\d{2,3}[af]?)$")
-_TORCH_ITEM = re.compile(r"^(\d{1,2})\.(\d)([af]?)(\+PTX)?$", re.IGNORECASE)
-_CMAKE_ITEM = re.compile(r"^(\d{2,3})([af]?)(-real|-virtual)?$")
+_GENCODE = lazy_pattern(r"""(?:-gencode|--generate-code)[=\s]+["']?(arch=[^\s"']+)""")
+_ARCH_FLAG = lazy_pattern(r"""(?:^|\s)(?:-arch|--gpu-architecture)[=\s]+["']?([A-Za-z0-9_,-]+)""")
+_CODE_FLAG = lazy_pattern(r"""(?:^|\s)(?:-code|--gpu-code)[=\s]+["']?([A-Za-z0-9_,]+)""")
+_TARGET = lazy_pattern(r"^(sm|compute)_(\d{2,3}[af]?)$")
+_TORCH_ITEM = lazy_pattern(r"^(\d{1,2})\.(\d)([af]?)(\+PTX)?$", re.IGNORECASE)
+_CMAKE_ITEM = lazy_pattern(r"^(\d{2,3})([af]?)(-real|-virtual)?$")
 
 
 @frozen
@@ -94,10 +95,10 @@ def settings_in_text(text: str, provenance: Provenance) -> list[ArchListSetting]
     return out
 
 
-_HISTORY_DECL = re.compile(r"^\s*(?:/bin/sh -c #\(nop\)\s+)?(?:ARG|ENV)\s+(.*)$", re.DOTALL)
-_HISTORY_RUN_ARGS = re.compile(r"^\s*RUN \|(\d+) (.*)$", re.DOTALL)
-_SHELL_START = re.compile(r" (?:/bin/(?:ba)?sh -c |\[)")
-_NEXT_ASSIGNMENT = re.compile(r"\s(?=[A-Za-z_][A-Za-z0-9_]*=)")
+_HISTORY_DECL = lazy_pattern(r"^\s*(?:/bin/sh -c #\(nop\)\s+)?(?:ARG|ENV)\s+(.*)$", re.DOTALL)
+_HISTORY_RUN_ARGS = lazy_pattern(r"^\s*RUN \|(\d+) (.*)$", re.DOTALL)
+_SHELL_START = lazy_pattern(r" (?:/bin/(?:ba)?sh -c |\[)")
+_NEXT_ASSIGNMENT = lazy_pattern(r"\s(?=[A-Za-z_][A-Za-z0-9_]*=)")
 
 
 def settings_in_history(created_by: str, provenance: Provenance) -> list[ArchListSetting]:

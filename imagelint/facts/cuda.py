@@ -19,6 +19,7 @@ from imagelint.facts import names
 from imagelint.facts.common import FilesystemView, env_provenance, file_provenance, norm, text_lines
 from imagelint.facts.model import CudaFacts, CudaVersionEvidence, EnvSetting, Provenance
 from imagelint.layers.model import DIRECTORY, CaptureRule
+from imagelint.lazyre import lazy_pattern
 
 CAPTURE_RULES = (
     CaptureRule("usr/local/cuda*/version.json", "content", 256 * 1024),
@@ -32,14 +33,14 @@ CAPTURE_RULES = (
 )
 
 _VERSION = r"\d+(?:\.\d+){1,3}"
-_VERSION_TXT_RE = re.compile(rf"CUDA Version\s+({_VERSION})")
+_VERSION_TXT_RE = lazy_pattern(rf"CUDA Version\s+({_VERSION})")
 # Only the full X.Y.Z build name: X.Y names are SONAMEs (CUDA 11's is libcudart.so.11.0 for every 11.x).
-_LIBCUDART_RE = re.compile(r"^libcudart\.so\.(\d+\.\d+\.\d+)$")
-_LIBCUDART_SONAME_RE = re.compile(r"^libcudart\.so\.(\d{1,3})(?:\.(\d{1,3}))?$")
+_LIBCUDART_RE = lazy_pattern(r"^libcudart\.so\.(\d+\.\d+\.\d+)$")
+_LIBCUDART_SONAME_RE = lazy_pattern(r"^libcudart\.so\.(\d{1,3})(?:\.(\d{1,3}))?$")
 # nvidia_cuda_runtime_cu12-12.4.127.dist-info, nvidia_cuda_runtime-13.0.96.dist-info (CUDA 13 dropped the suffix)
-_WHEEL_RE = re.compile(rf"^nvidia_cuda_runtime(?:_cu(\d+))?-({_VERSION})(?:[.+][A-Za-z0-9.]*)?\.dist-info$")
+_WHEEL_RE = lazy_pattern(rf"^nvidia_cuda_runtime(?:_cu(\d+))?-({_VERSION})(?:[.+][A-Za-z0-9.]*)?\.dist-info$")
 # torch/version.py: cuda = '12.1'  |  cuda: Optional[str] = '12.1'  |  cuda = None
-_TORCH_RE = re.compile(r"""^\s*cuda\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*(?:#.*)?$""")
+_TORCH_RE = lazy_pattern(r"""^\s*cuda\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*(?:#.*)?$""")
 _CUDA_ROOT = "usr/local/cuda"
 
 

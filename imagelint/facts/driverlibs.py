@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import posixpath
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -22,12 +21,13 @@ from imagelint.facts.loader import LoaderView
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, LoaderFacts, Provenance
 from imagelint.frozen import frozen
 from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
+from imagelint.lazyre import lazy_pattern
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 
 MATRIX_FILE = "driver-libraries.toml"
 ELF_NOTES_SCANNER = "elf-notes"
-_NAME_VERSION_RE = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
+_NAME_VERSION_RE = lazy_pattern(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
 
 
 @frozen

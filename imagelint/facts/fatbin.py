@@ -37,7 +37,6 @@ Which of the targets found runs on which GPU is ``imagelint.facts.gpuarch``.
 
 from __future__ import annotations
 
-import re
 import struct
 from array import array
 from bisect import bisect_right
@@ -49,6 +48,7 @@ from imagelint.facts.elf import SHT_NOBITS, SectionHeader, SectionTableCapture, 
 from imagelint.facts.model import GpuCodeObject
 from imagelint.frozen import frozen
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
+from imagelint.lazyre import lazy_pattern
 
 FATBIN_MAGIC = 0xBA55ED50
 _MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
@@ -140,7 +140,7 @@ MAX_RECORDED_ENTRIES = 1 << 20  # entries placed by offset (12 bytes each); beyo
 
 # Where a container's entries land in the result.
 LOADED, RELOCATABLE, ELSEWHERE, UNPLACED = "loaded", "relocatable", "elsewhere", "unplaced"
-_SECTION_NAME = re.compile(r"^[A-Za-z0-9_.$-]{1,64}$")
+_SECTION_NAME = lazy_pattern(r"^[A-Za-z0-9_.$-]{1,64}$")
 
 
 class _Summary:

@@ -13,15 +13,15 @@ major with Z >= Y. These are ISA rules, not product data, so they live here.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 # --- what runs where ---------------------------------------------------------------------
 
-_TARGET = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
-_CC = re.compile(r"^(\d{1,2})\.(\d)$")
+_TARGET = lazy_pattern(r"^(sm|compute)_(\d{2,3})([af]?)$")
+_CC = lazy_pattern(r"^(\d{1,2})\.(\d)$")
 
 
 @frozen(order=True)

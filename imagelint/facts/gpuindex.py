@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 SHELL, PYTHON, INI, YAML = "shell", "python", "ini", "yaml"
 
@@ -28,7 +29,7 @@ class IndexPattern:
 
 
 def _p(kind: str, pattern: str, *languages: str) -> IndexPattern:
-    return IndexPattern(kind, re.compile(pattern), languages or (SHELL, PYTHON, INI, YAML))
+    return IndexPattern(kind, lazy_pattern(pattern), languages or (SHELL, PYTHON, INI, YAML))
 
 
 # Order matters: earlier patterns claim their span of a line first.
@@ -54,11 +55,11 @@ INDEX_PATTERNS: tuple[IndexPattern, ...] = (
 
 # Uses that need a driver capability beyond the default utility,compute.
 CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("video", re.compile(r"(?<![\w-])deepstream-app(?![\w-])")),
-    ("video", re.compile(r"\bnvv4l2(?:decoder|h26[45]enc|av1enc)\b")),
-    ("video", re.compile(r"\b(?:h264|hevc|av1)_nvenc\b|\b\w+_cuvid\b|-hwaccel\s+(?:cuda|nvdec|cuvid)\b")),
-    ("video", re.compile(r"\bPyNvVideoCodec\b|^\s*(?:import|from)\s+pyds\b")),
-    ("graphics", re.compile(r"\b__GLX_VENDOR_LIBRARY_NAME\s*=\s*nvidia\b")),
+    ("video", lazy_pattern(r"(?<![\w-])deepstream-app(?![\w-])")),
+    ("video", lazy_pattern(r"\bnvv4l2(?:decoder|h26[45]enc|av1enc)\b")),
+    ("video", lazy_pattern(r"\b(?:h264|hevc|av1)_nvenc\b|\b\w+_cuvid\b|-hwaccel\s+(?:cuda|nvdec|cuvid)\b")),
+    ("video", lazy_pattern(r"\bPyNvVideoCodec\b|^\s*(?:import|from)\s+pyds\b")),
+    ("graphics", lazy_pattern(r"\b__GLX_VENDOR_LIBRARY_NAME\s*=\s*nvidia\b")),
 )
 
 

@@ -14,7 +14,6 @@ is ``referenced=True``; app configs that nothing references are reported with
 from __future__ import annotations
 
 import posixpath
-import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ from imagelint.facts import gpuindex, names, textscan
 from imagelint.facts.common import FilesystemView, file_provenance, norm
 from imagelint.facts.model import EnvSetting, GpuFacts, GpuIndexSetting, Provenance
 from imagelint.layers.model import CaptureRule
+from imagelint.lazyre import lazy_pattern
 
 # Scripts and app configs live anywhere; keep the spec fixed (image-independent) and bounded:
 # shell scripts everywhere, and text files under the usual application roots. Every match is
@@ -54,14 +54,14 @@ MAX_UNREFERENCED_CONFIGS = 64
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _SHELLS = {"sh", "bash", "dash", "ash", "zsh", "ksh"}
-_PY_RE = re.compile(r"^python(\d+(\.\d+)?)?$")
+_PY_RE = lazy_pattern(r"^python(\d+(\.\d+)?)?$")
 # Programs that run the rest of their arguments as a command.
 _WRAPPERS = {"exec", "nohup", "time", "env", "command", "builtin", "tini", "dumb-init", "catatonit", "sudo", "xargs", "stdbuf", "nice", "setsid", "taskset"}
 _WRAPPERS_WITH_ARG = {"gosu", "su-exec", "chpst", "s6-setuidgid"}
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "then", "do", "else", "if", "while", "until", "!"}
-_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ASSIGN = lazy_pattern(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _ALL_ARGS = {"$@", "${@}", "$*", "${*}"}
-_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?")
+_VAR = lazy_pattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?")
 
 
 @dataclass

@@ -32,10 +32,10 @@ a note and the image facts are not complete.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from imagelint.facts import gpuindex
+from imagelint.lazyre import lazy_pattern
 
 TEXT_SCANNER = "text-facts"
 SNIFF_BYTES = 4096
@@ -53,14 +53,14 @@ _CONFIG_EXTS = ("txt", "ini", "cfg", "conf", "yml", "yaml")
 INI_EXTS = ("txt", "ini", "cfg", "conf")  # where unreferenced DeepStream configs are looked for
 _SCRIPT_EXTS = ("sh", "bash", "py", "")
 # DeepStream config keys that name another config file (relative to the config's directory).
-DEEPSTREAM_FILE_KEYS = re.compile(r"^\s*(config-file|ll-config-file|config-file-path)\s*[=:]\s*(\S+)")
-INI_GROUP = re.compile(r"^\s*\[([^\]]+)\]\s*$")
-_MAYBE_GROUP = re.compile(r"\[[^\]]+\]")  # every INI group line holds one: a cheap superset test
+DEEPSTREAM_FILE_KEYS = lazy_pattern(r"^\s*(config-file|ll-config-file|config-file-path)\s*[=:]\s*(\S+)")
+INI_GROUP = lazy_pattern(r"^\s*\[([^\]]+)\]\s*$")
+_MAYBE_GROUP = lazy_pattern(r"\[[^\]]+\]")  # every INI group line holds one: a cheap superset test
 # Top-level keys of DeepStream app and plugin YAML configs (deepstream-app, nvinfer, nvtracker,
 # nvdspreprocess, nvdsanalytics, nvmsgconv): one at column 0 in a YAML file's head makes it a config.
 # Searched as "\n" + text with the pattern led by that literal (what a multiline "^" would find,
 # ~4x faster: the regex engine jumps from newline to newline).
-_DEEPSTREAM_YAML_KEY_AT_LINE_START = re.compile(
+_DEEPSTREAM_YAML_KEY_AT_LINE_START = lazy_pattern(
     "\n" r"(?:application|tiled-display|source\d*|source-list|source-attr-all|sink\d*|osd|streammux|"
     r"primary-gie\d*|secondary-gie\d*|tracker|property|class-attrs-[\w-]+|pre-process|preprocess|"
     r"nvds-analytics|message-converter|message-consumer\d*|img-save|tests|group-\d+|"

@@ -175,7 +175,7 @@ Extractor = Callable[..., "LayerExtract"]
 
 def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
     """Wrap ``extract(layer, spec, limits)`` so results are read from / written to ``cache``."""
-    from imagelint.layers.reader import extract_from_bytes, extract_to_bytes
+    from imagelint.layers.codec import extract_from_bytes, extract_to_bytes
 
     def cached(layer, spec: CaptureSpec, limits):  # type: ignore[no-untyped-def]
         if not content_addressed(layer.digest):

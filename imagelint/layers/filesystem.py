@@ -82,6 +82,23 @@ def _parts(path: str) -> list[str]:
     return out
 
 
+def _all_parts(paths: list[str]) -> list[list[str]]:
+    """``_parts`` of each path; one scan of them all finds the usual case, every path already
+    normalised (as the layer reader records them), which needs only a split.
+
+    Joined by newlines, a path with an empty, '.' or '..' component shows "//", "/.", a '/'
+    or '.' next to a newline, or an empty path as two adjacent newlines; a newline inside a
+    name can only make a normalised path look otherwise, which costs the slow way, no more."""
+    blob = "\n".join(paths)
+    if (not paths or "/." in blob or "//" in blob or "\n/" in blob or "\n." in blob or "/\n" in blob or "\n\n" in blob
+            or blob.startswith((".", "/", "\n")) or blob.endswith(("/", "\n")) or not blob):
+        return [_parts(p) for p in paths]
+    return [p.split("/") for p in paths]
+
+
+_EMPTY: dict[str, Any] = {}
+
+
 def _prefix_range(keys: list[str], values: list[str], prefix: str) -> list[str]:
     """``values[i]`` for the run of sorted ``keys`` that start with ``prefix``."""
     out = []
@@ -148,7 +165,7 @@ class ImageFilesystem:
                 node = _find(root, _parts(path))
                 if node is not None:
                     node.children.clear()
-            entry_parts = [_parts(e.path) for e in x.entries]
+            entry_parts = _all_parts([e.path for e in x.entries])
             for e, parts in zip(x.entries, entry_parts):
                 if e.kind != DIRECTORY:
                     node = _find(root, parts)
@@ -164,28 +181,39 @@ class ImageFilesystem:
             for implied in implied_dirs:
                 _demote_non_directories(root, implied)
             truncated = set(x.truncated)
+            # (A cached layer's extract usually captured no contents or heads: no lookups then.)
+            contents, heads, scans = x.contents or _EMPTY, x.heads or _EMPTY, x.scans or _EMPTY
+            # Only nodes are added from here to the layer's end, so a directory's node, once
+            # found, stays in the tree: thousands of entries share a parent, walked once.
+            parents: dict[str, _Node] = {"": root}
             for e, parts in zip(x.entries, entry_parts):
-                record = _Record(
-                    e,
-                    x.contents.get(e.path),
-                    x.heads.get(e.path),
-                    x.scans.get(e.path),
-                    e.path in truncated,
-                )
+                path = e.path
+                record = _Record(e, contents.get(path), heads.get(path), scans.get(path), path in truncated)
                 if e.kind == HARDLINK:
                     target = _find(root, _parts(e.linkname or ""))
                     record.link_target = target.record if target is not None else None
                     while record.link_target is not None and record.link_target.entry.kind == HARDLINK:
                         record.link_target = record.link_target.link_target
                     if record.link_target is None:
-                        unbound.append(f"{e.path!r} -> {e.linkname!r}")
-                node = root
-                for part in parts:
-                    child = node.children.get(part)
-                    if child is None:
-                        child = node.children[part] = _Node()
-                    node = child
-                node.record = record
+                        unbound.append(f"{path!r} -> {e.linkname!r}")
+                if not parts:
+                    root.record = record
+                    continue
+                parent_key = "/".join(parts[:-1])
+                node = parents.get(parent_key)
+                if node is None:
+                    node = root
+                    for part in parts[:-1]:
+                        child = node.children.get(part)
+                        if child is None:
+                            child = node.children[part] = _Node()
+                        node = child
+                    parents[parent_key] = node
+                name = parts[-1]
+                child = node.children.get(name)
+                if child is None:
+                    child = node.children[name] = _Node()
+                child.record = record
         if unbound:
             # One line, not one per link: pip and conda trees can hold thousands of hardlinks.
             more = f" and {len(unbound) - 1} more" if len(unbound) > 1 else ""
@@ -193,17 +221,27 @@ class ImageFilesystem:
         return cls(root, warnings)
 
     def _index(self, path: str, node: _Node) -> None:
+        nodes, records, below = self._nodes, self._records, self._below_link
+        # Directories to visit: (path, node, below a link). Leaves (no children: most nodes)
+        # are indexed where they are met, without a trip through the stack.
         stack = [(path, node, False)]
+        nodes[path] = node
+        if node.record is not None:
+            records[path] = node.record
         while stack:
             p, n, below_link = stack.pop()
-            self._nodes[p] = n
-            if below_link:
-                self._below_link.add(p)
-            if n.record is not None:
-                self._records[p] = n.record
-            children_below_link = below_link or (n.record is not None and n.record.entry.kind == SYMLINK)
+            prefix = f"{p}/" if p else ""
+            record = n.record
+            children_below_link = below_link or (record is not None and record.entry.kind == SYMLINK)
             for name, child in n.children.items():
-                stack.append((f"{p}/{name}" if p else name, child, children_below_link))
+                child_path = prefix + name
+                nodes[child_path] = child
+                if children_below_link:
+                    below.add(child_path)
+                if child.record is not None:
+                    records[child_path] = child.record
+                if child.children:
+                    stack.append((child_path, child, children_below_link))
 
     # -- queries -----------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Protocol
 from imagelint.frozen import frozen
 
 # Bump whenever what is captured or how it is stored changes: it keys the layer cache.
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 
 FILE = "file"
 SYMLINK = "symlink"

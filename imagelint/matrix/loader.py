@@ -26,14 +26,22 @@ from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
 
-_VERSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.toml$")
 
 
+def _file_version(name: str) -> str | None:
+    """``YYYY-MM-DD`` of a matrix file named ``YYYY-MM-DD.toml``, else None (ASCII digits only).
+
+    String tests, not a regex: the shipped directory is looked for at every start."""
+    stem, ext = name[:-5], name[-5:]
+    digits = stem[:4] + stem[5:7] + stem[8:]
+    if ext != ".toml" or len(stem) != 10 or stem[4] != "-" or stem[7] != "-":
+        return None
+    return stem if digits.isascii() and digits.isdigit() else None
 
 
 def _has_versions(directory: Path) -> bool:
     try:
-        return directory.is_dir() and any(_VERSION_FILE.match(p.name) for p in directory.iterdir())
+        return directory.is_dir() and any(_file_version(p.name) for p in directory.iterdir())
     except OSError:
         return False
 
@@ -68,9 +76,9 @@ def _shipped_files() -> dict[str, Path]:
         return {}
     found: dict[str, Path] = {}
     for path in directory.iterdir():
-        match = _VERSION_FILE.match(path.name)
-        if match:
-            found[match.group(1)] = path
+        version = _file_version(path.name)
+        if version:
+            found[version] = path
     return found
 
 

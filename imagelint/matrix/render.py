@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import yaml
 
 from imagelint.errors import UsageError
 from imagelint.escape import printable
+from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import SECTIONS, row_key
 
 _HIDDEN = ("source", "note", "confidence")
 _CELL_MAX = 48
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = lazy_pattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = lazy_pattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def _cell(value: Any) -> str:

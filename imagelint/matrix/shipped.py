@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from imagelint.errors import ConfigError
+from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.model import DevicePluginNaming, NvidiaName, name_from_row, naming_from_rows
 
-_HEADER = re.compile(r"^[ \t]*\[", re.MULTILINE)
+_HEADER = lazy_pattern(r"^[ \t]*\[", re.MULTILINE)
 
 
 def _slice(text: str, section: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 # strtoumax() returns UINTMAX_MAX on overflow and dsl.c treats that value itself as invalid.
 _UINTMAX_MAX = 2**64 - 1
@@ -127,7 +128,7 @@ def major_minor(version: str) -> str:
 
 # --- Go: Masterminds semver v3 NewVersion -------------------------------------------------------
 
-_GO_SEMVER = re.compile(
+_GO_SEMVER = lazy_pattern(
     r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?"
     r"(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?"
     r"(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?",

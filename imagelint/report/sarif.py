@@ -50,6 +50,7 @@ from imagelint.core.engine import ImageResult, SuppressedFinding
 from imagelint.errors import UsageError
 from imagelint.escape import uri_reference
 from imagelint.facts.model import Provenance
+from imagelint.lazyre import lazy_pattern
 from imagelint.report import ReportOptions
 from imagelint.report._common import finding_lines
 from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
@@ -74,7 +75,7 @@ REPOSITORY_KINDS = ("dockerfile", "manifest", "appconfig")
 _SOURCE_LABEL = "org.opencontainers.image.source"
 _REVISION_LABEL = "org.opencontainers.image.revision"
 # A source URL that names a file: https://HOST/ORG/REPO/blob/REV/PATH (GitHub, Gitea) or /-/blob/ (GitLab).
-_BLOB_PATH = re.compile(r"^/[^/]+/[^/]+(?:/-)?/blob/[^/]+/(.+)$")
+_BLOB_PATH = lazy_pattern(r"^/[^/]+/[^/]+(?:/-)?/blob/[^/]+/(.+)$")
 
 
 class SarifLimitError(UsageError):

@@ -15,13 +15,14 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.target import GpuSpec
 
 _ATTR = r"""device\.attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.(\w+)"""
 _STR = r"""['"]([^'"]*)['"]"""
-_EQ = re.compile(rf"^{_ATTR}\s*(==|!=)\s*{_STR}$")
-_MATCH = re.compile(rf"^{_ATTR}(\.lowerAscii\(\))?\.matches\(\s*{_STR}\s*\)$")
-_DRIVER = re.compile(r"""^device\.driver\s*==\s*['"]gpu\.nvidia\.com['"]$""")
+_EQ = lazy_pattern(rf"^{_ATTR}\s*(==|!=)\s*{_STR}$")
+_MATCH = lazy_pattern(rf"^{_ATTR}(\.lowerAscii\(\))?\.matches\(\s*{_STR}\s*\)$")
+_DRIVER = lazy_pattern(r"""^device\.driver\s*==\s*['"]gpu\.nvidia\.com['"]$""")
 
 
 def _names(product: str) -> tuple[str, ...]:
@@ -34,8 +35,8 @@ def _norm(name: str) -> str:
     return re.sub(r"[\s-]+", "-", name.strip().lower())
 
 
-_VERSION_CMP = re.compile(rf"""^{_ATTR}\.compareTo\(\s*semver\(\s*{_STR}\s*\)\s*\)\s*(==|!=|>=|<=|>|<)\s*0$""")
-_VERSION_FN = re.compile(rf"""^{_ATTR}\.(isGreaterThan|isLessThan|isEqualTo)\(\s*semver\(\s*{_STR}\s*\)\s*\)$""")
+_VERSION_CMP = lazy_pattern(rf"""^{_ATTR}\.compareTo\(\s*semver\(\s*{_STR}\s*\)\s*\)\s*(==|!=|>=|<=|>|<)\s*0$""")
+_VERSION_FN = lazy_pattern(rf"""^{_ATTR}\.(isGreaterThan|isLessThan|isEqualTo)\(\s*semver\(\s*{_STR}\s*\)\s*\)$""")
 
 
 def _vkey(text: str) -> tuple[int, ...] | None:
@@ -72,13 +73,14 @@ def _atom(atom: str, gpu: GpuSpec, driver: str | None = None, cuda: str | None =
         else:
             return None
         return hit if op == "==" else not hit
-    m = _VERSION_CMP.match(atom) or _VERSION_FN.match(atom)
-    if m:
-        attr, a, b = m.groups()
-        if m.re is _VERSION_CMP:
-            literal, op = a, b
+    m = _VERSION_CMP.match(atom)
+    n = None if m else _VERSION_FN.match(atom)
+    if m or n:
+        if m:
+            attr, literal, op = m.groups()
         else:
-            literal, op = b, {"isGreaterThan": ">", "isLessThan": "<", "isEqualTo": "=="}[a]
+            attr, fn, literal = n.groups()  # type: ignore[union-attr]
+            op = {"isGreaterThan": ">", "isLessThan": "<", "isEqualTo": "=="}[fn]
         have, want = _version_of(attr, gpu, driver, cuda), _vkey(literal)
         if have is None or want is None:
             return None

@@ -8,10 +8,11 @@ slice and memory (``<g>g.<mem>gb``, suffixes such as ``+me`` ignored); other nam
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Iterable
 
-_MIG = re.compile(r"mig-(\d+)g\.(\d+)gb")
+from imagelint.lazyre import lazy_pattern
+
+_MIG = lazy_pattern(r"mig-(\d+)g\.(\d+)gb")
 
 
 def _mig(name: str) -> tuple[int, int] | None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules._common import compare, governing_cuda
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
@@ -48,7 +49,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 # Go's strconv.ParseBool true spellings (the runtime parses NVIDIA_DISABLE_REQUIRE with it).
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_CUDA_FLOOR = re.compile(r"^cuda>=([0-9.]+)$", re.IGNORECASE)
+_CUDA_FLOOR = lazy_pattern(r"^cuda>=([0-9.]+)$", re.IGNORECASE)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -97,7 +98,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
 
 # Env NGC framework containers set (nvidia-facts: NVIDIA_PRODUCT_NAME, NVIDIA_<FRAMEWORK>_VERSION,
 # CUDA_DRIVER_VERSION next to NVIDIA_REQUIRE_CUDA=cuda>=9.0).
-_NGC_ENV = re.compile(r"^(?:NVIDIA_PRODUCT_NAME|NVIDIA_BUILD_ID|NVIDIA_[A-Z]+_VERSION|CUDA_DRIVER_VERSION)$")
+_NGC_ENV = lazy_pattern(r"^(?:NVIDIA_PRODUCT_NAME|NVIDIA_BUILD_ID|NVIDIA_[A-Z]+_VERSION|CUDA_DRIVER_VERSION)$")
 
 
 def _ngc_convention(facts, value: str) -> bool:  # type: ignore[no-untyped-def]

@@ -19,13 +19,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from typing import Any
 
 from imagelint.digest import compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError, UsageError
 from imagelint.frozen import frozen
 from imagelint.image import Image, Layer
+from imagelint.lazyre import lazy_pattern
 from imagelint.reference import ImageReference, parse_registry_name
 from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
@@ -45,8 +45,8 @@ SNIFFED_LAYER_TYPE = {
     "gzip": "application/vnd.docker.image.rootfs.diff.tar.gzip",
     "zstd": "application/vnd.docker.image.rootfs.diff.tar.zstd",
 }
-_BLOB_NAME_RE = re.compile(r"^blobs/(sha256|sha512)/([a-f0-9]+)$")
-_CLASSIC_CONFIG_RE = re.compile(r"^([a-f0-9]{64})\.json$")
+_BLOB_NAME_RE = lazy_pattern(r"^blobs/(sha256|sha512)/([a-f0-9]+)$")
+_CLASSIC_CONFIG_RE = lazy_pattern(r"^([a-f0-9]{64})\.json$")
 
 
 @frozen

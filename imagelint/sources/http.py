@@ -1,4 +1,4 @@
-"""The retrying HTTP layer under the registry source, on the standard library's ``http.client``.
+"""The retrying HTTP layer under the registry source, on HTTP/1.1 of its own (``imagelint.sources.wire``).
 
 One ``HttpTransport`` per registry client. It owns the retry policy (429 with
 ``Retry-After``, 500/502/503/504, connection errors, resets and read timeouts,
@@ -10,8 +10,9 @@ CA bundle, with ``--ca-cert``, or not at all for an ``--insecure-registry``; nev
 logs requests, so tests can assert how many a check cost.
 
 Why not ``requests``: importing requests and urllib3 costs ~45 ms of every run (a
-second image's whole check is ~0.3 s), and what the registry protocol needs from HTTP
-is small. What this module does, it does on purpose: HTTP/1.1 keep-alive connections
+second image's whole check is ~0.25 s), and what the registry protocol needs from HTTP
+is small; not ``http.client`` either, which imports the ``email`` package and ``ssl`` (the
+latter is imported here only for an https URL). What this module does, it does on purpose: HTTP/1.1 keep-alive connections
 pooled per origin and TLS choice (a few per origin, shared by the layer workers); no
 ``~/.netrc``; no cookies (RFC 6265 cookies ignore the port, so a registry's cookie would
 reach any other service on its host; no registry protocol needs one); the proxy
@@ -26,21 +27,23 @@ Nothing here knows about registries: callers turn a final bad status or a
 
 from __future__ import annotations
 
-import email.utils
-import http.client
 import os
 import random
 import re
 import select
 import socket
-import ssl
+import sys
 import threading
 import time
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import imagelint
 from imagelint.frozen import frozen
+from imagelint.sources.wire import RemoteDisconnected, WireConnection, WireResponse, host_header
+
+if TYPE_CHECKING:
+    import ssl
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -103,6 +106,8 @@ def retry_after_seconds(value: str | None) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
+    import email.utils  # an HTTP date: rare (a 429 that says when), and the email package is not light
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -118,13 +123,13 @@ class Response:
     ``read1`` (what one socket read brings, at most n). ``close()`` hands a fully read
     keep-alive connection back to its pool and closes any other."""
 
-    def __init__(self, url: str, raw: http.client.HTTPResponse, conn: http.client.HTTPConnection,
+    def __init__(self, url: str, raw: WireResponse, conn: WireConnection,
                  pool: "_ConnectionPool", key: tuple) -> None:
         self.url = url
         self.status_code = raw.status
         self.headers = raw.headers
         self._raw = raw
-        self._conn: http.client.HTTPConnection | None = conn
+        self._conn: WireConnection | None = conn
         self._pool = pool
         self._key = key
 
@@ -134,10 +139,7 @@ class Response:
         return (self.headers.get("Content-Encoding") or "").strip().lower() or "identity"
 
     def read1(self, n: int) -> bytes:
-        data = self._raw.read1(n)
-        if not data and n and self._raw.length:  # http.client's read1 does not check Content-Length
-            raise http.client.IncompleteRead(b"", self._raw.length)
-        return data
+        return self._raw.read1(n)  # a body that ends early raises wire.IncompleteRead
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
@@ -151,7 +153,7 @@ class Response:
                 if conn.sock is not None:
                     conn.sock.settimeout(DRAIN_TIMEOUT)
                 raw.read()
-            except (OSError, http.client.HTTPException):
+            except OSError:  # wire's protocol errors included
                 pass
         if raw.isclosed() and not raw.will_close:  # body read to its end: the connection is reusable
             self._pool.give(self._key, conn)
@@ -290,27 +292,33 @@ class HttpTransport:
         request_headers.update(headers)
         if body is not None:
             request_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        if "host" not in given:
+            request_headers["Host"] = target.host_header
         if target.proxy is not None and target.proxy[2] and target.scheme == "http":
             request_headers["Proxy-Authorization"] = target.proxy[2]
         try:
             response = self._exchange(target, method, request_headers, body, connect_timeout, read_timeout)
-        except ssl.SSLError as exc:  # certificate checks included (SSLCertVerificationError)
+        except OSError as exc:
             self._record(method, url, None, authorized)
-            raise TransportFailure("tls", _reason(exc), 1) from None
-        except (socket.timeout, TimeoutError) as exc:
-            self._record(method, url, None, authorized)
-            left = deadline.remaining()
-            if left is not None and left <= 0.05:
-                raise TransportFailure("deadline", "the run reached its deadline (--deadline)", 1) from None
-            raise TransportFailure("timeout", _reason(exc) or "timed out", 1) from None
-        except (OSError, http.client.HTTPException) as exc:
-            self._record(method, url, None, authorized)
-            raise TransportFailure("connection", _reason(exc), 1) from None
-        except ValueError as exc:  # http.client refusing a header or URL it cannot send
+            raise self._failure(exc) from None
+        except ValueError as exc:  # a header or URL that cannot be sent as one well-formed message
             self._record(method, url, None, authorized)
             raise TransportFailure("invalid", _reason(exc), 1) from None
         self._record(method, url, response.status_code, authorized)
         return response
+
+    @staticmethod
+    def _failure(exc: OSError) -> TransportFailure:
+        from imagelint import deadline
+
+        if _is_tls_error(exc):  # certificate checks included (SSLCertVerificationError)
+            return TransportFailure("tls", _reason(exc), 1)
+        if isinstance(exc, (socket.timeout, TimeoutError)):
+            left = deadline.remaining()
+            if left is not None and left <= 0.05:
+                return TransportFailure("deadline", "the run reached its deadline (--deadline)", 1)
+            return TransportFailure("timeout", _reason(exc) or "timed out", 1)
+        return TransportFailure("connection", _reason(exc), 1)
 
     def _exchange(self, target: "_Target", method: str, headers: dict[str, str], body: bytes | None,
                   connect_timeout: float, read_timeout: float) -> Response:
@@ -334,7 +342,7 @@ class HttpTransport:
             try:
                 conn.request(method, target.request_target, body=body, headers=headers)
                 raw = conn.getresponse()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            except (RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 conn.close()
                 if reused:
                     continue
@@ -356,10 +364,10 @@ class _ConnectionPool:
     """Idle keep-alive connections by origin, TLS choice and proxy; shared by the worker threads."""
 
     def __init__(self) -> None:
-        self._idle: dict[tuple, list[http.client.HTTPConnection]] = {}
+        self._idle: dict[tuple, list[WireConnection]] = {}
         self._lock = threading.Lock()
 
-    def take(self, key: tuple) -> http.client.HTTPConnection | None:
+    def take(self, key: tuple) -> WireConnection | None:
         while True:
             with self._lock:
                 idle = self._idle.get(key)
@@ -370,7 +378,7 @@ class _ConnectionPool:
                 return conn
             conn.close()
 
-    def give(self, key: tuple, conn: http.client.HTTPConnection) -> None:
+    def give(self, key: tuple, conn: WireConnection) -> None:
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if len(idle) < MAX_IDLE_PER_ORIGIN:
@@ -379,7 +387,7 @@ class _ConnectionPool:
         conn.close()
 
 
-def _still_open(conn: http.client.HTTPConnection) -> bool:
+def _still_open(conn: WireConnection) -> bool:
     """An idle connection has nothing to read; if its socket is readable the server closed it
     (or sent bytes nobody asked for): either way it cannot carry another request."""
     sock = conn.sock
@@ -401,6 +409,7 @@ class _Target:
     host: str
     port: int
     request_target: str  # the path and query, or the whole URL when sent to an http proxy
+    host_header: str
     context: ssl.SSLContext | None
     proxy: tuple[str, int, str | None] | None  # host, port, Proxy-Authorization
 
@@ -423,21 +432,17 @@ class _Target:
         proxy = _proxy_for(scheme, host, port)
         # An http:// request through a proxy names the whole URL; https goes through a CONNECT tunnel.
         request_target = url.split("#", 1)[0] if proxy is not None and scheme == "http" else path
-        return cls(url, scheme, host, port, request_target, context, proxy)
+        host_value = host_header(host, port, 443 if scheme == "https" else 80)
+        return cls(url, scheme, host, port, request_target, host_value, context, proxy)
 
-    def connection(self, connect_timeout: float) -> http.client.HTTPConnection:
+    def connection(self, connect_timeout: float) -> WireConnection:
         if self.proxy is not None:
             proxy_host, proxy_port, proxy_auth = self.proxy
-            if self.scheme == "https":
-                conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                    proxy_host, proxy_port, timeout=connect_timeout, context=self.context)
-                conn.set_tunnel(self.host, self.port, headers={"Proxy-Authorization": proxy_auth} if proxy_auth else None)
-            else:  # Proxy-Authorization goes with each request (``_exchange``)
-                conn = http.client.HTTPConnection(proxy_host, proxy_port, timeout=connect_timeout)
-            return conn
-        if self.scheme == "https":
-            return http.client.HTTPSConnection(self.host, self.port, timeout=connect_timeout, context=self.context)
-        return http.client.HTTPConnection(self.host, self.port, timeout=connect_timeout)
+            if self.scheme == "https":  # a CONNECT tunnel to the origin, then TLS inside it
+                return WireConnection(proxy_host, proxy_port, connect_timeout, self.context, (self.host, self.port, proxy_auth))
+            # Proxy-Authorization goes with each request (``_send_once``)
+            return WireConnection(proxy_host, proxy_port, connect_timeout)
+        return WireConnection(self.host, self.port, connect_timeout, self.context)
 
 
 class _TlsContexts:
@@ -453,6 +458,8 @@ class _TlsContexts:
         self._lock = threading.Lock()
 
     def get(self, verify: bool | str) -> ssl.SSLContext:
+        import ssl  # only for an https URL: a plain-HTTP registry never pays for it
+
         with self._lock:
             context = self._made.get(verify)
             if context is None:
@@ -575,6 +582,11 @@ def read_capped(response: Response, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def _is_tls_error(exc: BaseException) -> bool:
+    ssl = sys.modules.get("ssl")  # no TLS error can exist before ssl is imported
+    return ssl is not None and isinstance(exc, ssl.SSLError)
+
+
 def _reason(exc: BaseException) -> str:
     """The innermost useful sentence of an exception chain, on one line."""
     inner: BaseException = exc
@@ -587,7 +599,8 @@ def _reason(exc: BaseException) -> str:
         else:
             break
     text = str(inner) or type(inner).__name__
-    if isinstance(inner, ssl.SSLCertVerificationError) and inner.verify_message:
+    ssl = sys.modules.get("ssl")  # no TLS error can exist before ssl is imported
+    if ssl is not None and isinstance(inner, ssl.SSLCertVerificationError) and inner.verify_message:
         text = f"certificate verify failed: {inner.verify_message}"
     text = re.sub(r"<[^>]*object at 0x[0-9a-f]+>:\s*", "", text)
     return " ".join(text.split())[:300]

@@ -15,7 +15,6 @@ registry, the repository and the step, with secrets redacted.
 
 from __future__ import annotations
 
-import http.client
 import io
 import json
 import os
@@ -49,11 +48,12 @@ from imagelint.sources.manifest import (
     select_platforms,
 )
 from imagelint.sources.registry_auth import Authenticator, Redactor, config_key, load_credentials
+from imagelint.sources.wire import IncompleteRead
 
 CHUNK_SIZE = 1024 * 1024  # largest single read from a blob socket
 ERROR_BODY_LIMIT = 64 * 1024  # how much of an error response we read to find the registry's error code
 MAX_AUTH_ROUNDS = 2
-_BODY_READ_ERRORS = (http.client.HTTPException, OSError)
+_BODY_READ_ERRORS = (OSError,)  # the wire's protocol errors (a body cut short) are OSErrors too
 
 
 def short_digest(digest: str) -> str:
@@ -380,7 +380,7 @@ def _skip(response: Response, count: int) -> None:
     while left:
         data = response.read1(min(left, CHUNK_SIZE))
         if not data:
-            raise http.client.IncompleteRead(b"", left)  # the body ended before the resume offset
+            raise IncompleteRead(left)  # the body ended before the resume offset
         left -= len(data)
 
 

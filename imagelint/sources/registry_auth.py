@@ -19,7 +19,6 @@ with a ``Redactor`` that the registry client runs over any text it reports.
 from __future__ import annotations
 
 import binascii
-import http.client
 import json
 import os
 import re
@@ -34,6 +33,7 @@ from imagelint.deadline import DeadlineExceeded, bounded
 from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.reference import DOCKER_HUB
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
 
@@ -185,7 +185,7 @@ def _helper_credentials(store: str, registry: str, timeout: float) -> dict[str, 
 
 # --- WWW-Authenticate ------------------------------------------------------------------------
 
-_PARAM_RE = re.compile(r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
+_PARAM_RE = lazy_pattern(r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
 
 @frozen
@@ -384,7 +384,7 @@ class Authenticator:
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: {exc.detail}") from None
             except DeadlineExceeded as exc:
                 raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {exc.message}") from None
-            except (OSError, ValueError, http.client.HTTPException) as exc:
+            except (OSError, ValueError) as exc:  # the wire's protocol errors are OSErrors
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: connection lost while reading the "
                                     f"response ({type(exc).__name__})") from None
         if status in (401, 403):

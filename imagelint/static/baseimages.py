@@ -21,9 +21,10 @@ from typing import Any
 
 from imagelint.errors import UsageError
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
 NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
-_CUDA_TAG_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+_CUDA_TAG_RE = lazy_pattern(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 
 
 @frozen

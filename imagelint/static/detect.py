@@ -15,17 +15,19 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
+from imagelint.lazyre import lazy_pattern
+
 DOCKERFILE = "dockerfile"
 MANIFEST = "manifest"
 APPCONFIG = "appconfig"
 SCRIPT = "script"
 KINDS = (DOCKERFILE, MANIFEST, APPCONFIG, SCRIPT)
 
-_DOCKERFILE_NAME = re.compile(r"^(?:(?:Dockerfile|Containerfile)(?:[._-].+)?|.+\.(?:Dockerfile|dockerfile|Containerfile))$")
-_YAML_NAME = re.compile(r"\.(?:ya?ml)$", re.IGNORECASE)
-_SCRIPT_NAME = re.compile(r"\.(?:sh|bash|py)$")  # Python: torch.cuda.set_device(N), "cuda:N", os.environ[...]
-_CONFIG_NAME = re.compile(r"\.(?:txt|cfg|ini|conf)$")
-_SHEBANG = re.compile(rb"^#!\s*(?:/usr)?/bin/(?:env\s+)?(?:ba|da|k|z)?sh\b")
+_DOCKERFILE_NAME = lazy_pattern(r"^(?:(?:Dockerfile|Containerfile)(?:[._-].+)?|.+\.(?:Dockerfile|dockerfile|Containerfile))$")
+_YAML_NAME = lazy_pattern(r"\.(?:ya?ml)$", re.IGNORECASE)
+_SCRIPT_NAME = lazy_pattern(r"\.(?:sh|bash|py)$")  # Python: torch.cuda.set_device(N), "cuda:N", os.environ[...]
+_CONFIG_NAME = lazy_pattern(r"\.(?:txt|cfg|ini|conf)$")
+_SHEBANG = lazy_pattern(rb"^#!\s*(?:/usr)?/bin/(?:env\s+)?(?:ba|da|k|z)?sh\b")
 # DeepStream app config groups and the nvinfer [property] group (nvidia-facts §9).
 # The two DeepStream patterns stay strings, compiled (and cached by ``re``) on first use:
 # a Dockerfile is decided by its name, and the hook should not compile them at start-up.

@@ -25,12 +25,13 @@ from typing import Mapping
 
 from imagelint.errors import ConfigError
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
 
-_DIRECTIVE_RE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
-_HEREDOC_RE = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
-_IGNORE_RE = re.compile(r"^#\s*imagelint\s*:?\s*ignore\s*=\s*([A-Za-z0-9_,\s]+?)(?:\s+(.*))?$", re.IGNORECASE)
-_RULE_ID_RE = re.compile(r"^[A-Za-z]+[0-9]*$")
+_DIRECTIVE_RE = lazy_pattern(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
+_HEREDOC_RE = lazy_pattern(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+_IGNORE_RE = lazy_pattern(r"^#\s*imagelint\s*:?\s*ignore\s*=\s*([A-Za-z0-9_,\s]+?)(?:\s+(.*))?$", re.IGNORECASE)
+_RULE_ID_RE = lazy_pattern(r"^[A-Za-z]+[0-9]*$")
 HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
 FLAG_KEYWORDS = frozenset({"FROM", "RUN", "COPY", "ADD", "HEALTHCHECK"})
 KNOWN_KEYWORDS = frozenset({

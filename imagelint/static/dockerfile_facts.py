@@ -36,6 +36,7 @@ from imagelint.facts.model import (
 )
 from imagelint.frozen import frozen
 from imagelint.image import Platform
+from imagelint.lazyre import lazy_pattern
 from imagelint.static.dockerfile import Dockerfile, Instruction
 from imagelint.static.words import parse_arg_declarations, parse_key_values, process_word, process_words
 
@@ -50,7 +51,7 @@ _DEFAULT_LIB_DIRS = (
     "/lib64", "/usr/lib64", "/lib", "/usr/lib",
 )
 # nvidia/cuda tags: VERSION-FLAVOR-OS, e.g. 12.4.1-cudnn-devel-ubuntu22.04 -> "cudnn-devel".
-_CUDA_FLAVOR_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
+_CUDA_FLAVOR_RE = lazy_pattern(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
 
 
 @frozen
@@ -174,7 +175,7 @@ def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], sta
                 state.copies.append((src, posixpath.normpath(final), _dprov(df, ins, kw)))
 
 
-_VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_VAR_REF = lazy_pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _arch_lists(df: Dockerfile, global_args: Mapping[str, str], stages: tuple[Stage, ...]) -> tuple[

@@ -15,12 +15,12 @@ linted stays ``unknown``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.facts.model import DeviceRequest, ImageFacts, PodClaim
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.static.yamlsafe import LineDict
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -32,8 +32,8 @@ _FALLBACK_CLASSES = {
     "compute-domain-daemon.nvidia.com": "imex", "compute-domain-default-channel.nvidia.com": "imex",
     "imex.nvidia.com": "imex",
 }
-_TYPE_ATTR = re.compile(r"""attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.type\s*==\s*['"](\w+)['"]""")
-_DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*['"]([\w.-]+)['"]""")
+_TYPE_ATTR = lazy_pattern(r"""attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.type\s*==\s*['"](\w+)['"]""")
+_DRIVER_EQ = lazy_pattern(r"""device\.driver\s*==\s*['"]([\w.-]+)['"]""")
 
 
 @frozen

@@ -11,13 +11,13 @@ from __future__ import annotations
 import fnmatch
 import functools
 import posixpath
-import re
 from typing import Iterable
 
 from imagelint.facts.model import DriverLibrary, Provenance
+from imagelint.lazyre import lazy_pattern
 
-_VERSION_RE = re.compile(r"\.so\.(\d+(?:\.\d+)+)$")
-_COMPAT_RE = re.compile(r"(^|/)cuda[^/]*/compat(/|$)")
+_VERSION_RE = lazy_pattern(r"\.so\.(\d+(?:\.\d+)+)$")
+_COMPAT_RE = lazy_pattern(r"(^|/)cuda[^/]*/compat(/|$)")
 
 
 @functools.lru_cache(maxsize=1)

@@ -17,7 +17,6 @@ runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotatio
 
 from __future__ import annotations
 
-import re
 from types import MappingProxyType
 from typing import Any, Callable, Sequence
 
@@ -38,6 +37,7 @@ from imagelint.facts.model import (
     WorkloadFacts,
 )
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.static.podspecs import PodSpecAt, find_pod_specs
 from imagelint.static.yamlsafe import LineDict, LineList, load_documents
 
@@ -138,7 +138,7 @@ def _container_claims(container: Any) -> tuple[str, ...]:
     return tuple(str(c["name"]) for c in items or () if isinstance(c, dict) and c.get("name")) if isinstance(items, list) else ()
 
 
-_CDI_ANNOTATION = re.compile(r"(?:^|\.)cdi\.k8s\.io/")
+_CDI_ANNOTATION = lazy_pattern(r"(?:^|\.)cdi\.k8s\.io/")
 
 
 def _cdi_devices(annotations: Sequence[tuple[str, str]]) -> tuple[str, ...]:

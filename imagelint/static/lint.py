@@ -32,6 +32,7 @@ from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
 from imagelint.target import Target
@@ -77,7 +78,7 @@ def _text(data: bytes, path: str) -> str:
 # A Helm / Go template: ``{{`` opening a line or a value, or template syntax (``{{-``, actions,
 # ``.Values``...). Argo's ``{{inputs.parameters.x}}`` and KServe's ``--model_name={{.Name}}``
 # placeholders sit inside values and parse as YAML: those files are read.
-_TEMPLATE_LINE = re.compile(
+_TEMPLATE_LINE = lazy_pattern(
     r"(?m)^\s*(?:-\s+)?(?:[^#\s:][^:#]*:\s+)?[\"']?\{\{(?!\s*(?:inputs|outputs|workflow|steps|tasks|item|pod|=)\b)"
     r"|\{\{-|-\}\}|\{\{\s*(?:if|else|end|range|with|define|template|include|block)\b"
     r"|\{\{[^}]*\.(?:Values|Release|Chart|Capabilities|Files)\b")

@@ -17,21 +17,21 @@ Package syntax, not NVIDIA facts (so code, like ``imagelint.facts.gpuindex``):
 
 from __future__ import annotations
 
-import re
 
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 
-_TORCH_LOCAL = re.compile(r"(?<![\w-])torch(?:vision|audio)?==\d[\w.]*\+cu(\d{2,3})\b")
-_WHL_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu(\d{2,3})\b")
-_NV_WHEEL = re.compile(r"(?<![\w-])nvidia-cuda-runtime-cu1\d==(\d+\.\d+)(?:\.\d+)*")
-_CUPY = re.compile(r"(?<![\w-])cupy-cuda(1\d)(\d)(?![\dx])")
-_CONDA = re.compile(r"(?<![\w-])(?:pytorch-cuda|cudatoolkit|cuda-toolkit|cuda-version)\s*=+\s*(\d+\.\d+)")
-_APT_CUDA = re.compile(r"(?<![\w-])cuda-(?:toolkit|runtime|cudart|libraries|minimal-build)-(1\d)-(\d)(?![\w-])")
-_APT_COMPAT = re.compile(r"(?<![\w-])cuda-compat-(1\d)-(\d)(?![\w-])")
-_DRIVER_PKG = re.compile(r"(?<![\w-])(libnvidia-compute|libnvidia-gl|nvidia-driver|nvidia-utils|libnvidia-decode|"
+_TORCH_LOCAL = lazy_pattern(r"(?<![\w-])torch(?:vision|audio)?==\d[\w.]*\+cu(\d{2,3})\b")
+_WHL_INDEX = lazy_pattern(r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu(\d{2,3})\b")
+_NV_WHEEL = lazy_pattern(r"(?<![\w-])nvidia-cuda-runtime-cu1\d==(\d+\.\d+)(?:\.\d+)*")
+_CUPY = lazy_pattern(r"(?<![\w-])cupy-cuda(1\d)(\d)(?![\dx])")
+_CONDA = lazy_pattern(r"(?<![\w-])(?:pytorch-cuda|cudatoolkit|cuda-toolkit|cuda-version)\s*=+\s*(\d+\.\d+)")
+_APT_CUDA = lazy_pattern(r"(?<![\w-])cuda-(?:toolkit|runtime|cudart|libraries|minimal-build)-(1\d)-(\d)(?![\w-])")
+_APT_COMPAT = lazy_pattern(r"(?<![\w-])cuda-compat-(1\d)-(\d)(?![\w-])")
+_DRIVER_PKG = lazy_pattern(r"(?<![\w-])(libnvidia-compute|libnvidia-gl|nvidia-driver|nvidia-utils|libnvidia-decode|"
                          r"libnvidia-encode|nvidia-compute-utils)-(\d{3})(?:-server)?(?![\w-])")
-_STUBS_CONF = re.compile(r"(/[\w./-]*/stubs)/?[\"']?\s*>>?\s*/etc/ld\.so\.conf\.d/[\w.-]+")
-_INSTALLERS = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba|apt-get|apt|dnf|yum|microdnf)\b")
+_STUBS_CONF = lazy_pattern(r"(/[\w./-]*/stubs)/?[\"']?\s*>>?\s*/etc/ld\.so\.conf\.d/[\w.-]+")
+_INSTALLERS = lazy_pattern(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba|apt-get|apt|dnf|yum|microdnf)\b")
 
 
 @frozen

@@ -10,13 +10,13 @@ refused before parsing. Mappings and sequences come back as ``LineDict`` /
 
 from __future__ import annotations
 
-import re
 
 from typing import Any, Iterator
 
 import yaml
 
 from imagelint.errors import ConfigError
+from imagelint.lazyre import lazy_pattern
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 MAX_ALIASES = 100
@@ -120,7 +120,7 @@ else:  # pragma: no cover - PyYAML built without libyaml
 
 # An anchor can only start after a space, a flow indicator or a line start: "&" elsewhere
 # (URLs, shell "&&" inside a plain scalar...) makes this test only more cautious.
-_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:-])&")
+_MAYBE_ANCHOR = lazy_pattern(r"(?:^|[\s\[\]{},:-])&")
 
 
 def _within_bounds(text: str, path: str) -> bool:
@@ -149,7 +149,7 @@ def _within_bounds(text: str, path: str) -> bool:
 # (the pure-Python loader raises RecursionError instead). Text whose nesting cannot exceed this
 # many levels (fewer flow brackets, shallower indentation) is safe for it.
 _C_SAFE_DEPTH = 1000
-_INDENT = re.compile(r"(?m)^[ \t-]+")
+_INDENT = lazy_pattern(r"(?m)^[ \t-]+")
 
 
 def _shallow(text: str) -> bool:

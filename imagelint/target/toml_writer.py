@@ -7,13 +7,13 @@ reading its output back gives an equal Target (apart from ``source``).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Mapping
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec, Target
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = lazy_pattern(r"^[A-Za-z0-9_-]+$")
 
 
 def _toml_str(value: str) -> str:

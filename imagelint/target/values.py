@@ -17,6 +17,7 @@ import re
 from typing import Any, Protocol, Sequence
 
 from imagelint.errors import UsageError
+from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec
 
 
@@ -40,11 +41,11 @@ class TargetMatrix(Protocol):
 # --- value grammar -------------------------------------------------------------------
 
 # NVIDIA driver versions: 535 / 535.104 / 535.104.05 (leading zeros are significant text).
-_DRIVER_RE = re.compile(r"^[Rr]?\d{3}(?:\.\d{1,3}){0,2}$")
+_DRIVER_RE = lazy_pattern(r"^[Rr]?\d{3}(?:\.\d{1,3}){0,2}$")
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
-_RELEASE_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
-COMPUTE_CAPABILITY_RE = re.compile(r"^\d+\.\d+$")
-CUDA_VERSION_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
+_RELEASE_RE = lazy_pattern(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
+COMPUTE_CAPABILITY_RE = lazy_pattern(r"^\d+\.\d+$")
+CUDA_VERSION_RE = lazy_pattern(r"^\d+\.\d+(?:\.\d+)?$")
 
 # The enumerations the NodePool model documents (imagelint/target/model.py).
 RUNTIME_MODES = ("legacy", "cdi", "jit-cdi", "csv")
@@ -71,7 +72,7 @@ def parse_release_version(value: str, what: str) -> str:
 
 
 # nvcc spellings of an architecture: sm_90, sm_90a, compute_86, sm_100f (major = all but the last digit).
-_SM_RE = re.compile(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
+_SM_RE = lazy_pattern(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
 
 
 def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:

@@ -66,7 +66,8 @@ def test_secret_env_equal_to_fact_strings_keeps_the_verdict_warm(tmp_path, secre
 
 def test_a_layer_extract_in_another_layers_slot_is_a_miss(tmp_path):
     from imagelint.layers.cache import LayerCache, caching_extractor
-    from imagelint.layers.reader import extract_layer, extract_to_bytes
+    from imagelint.layers.codec import extract_to_bytes
+    from imagelint.layers.reader import extract_layer
     from tests.layers.helpers import built_image, spec_of
 
     spec = spec_of(("**/version.json", "content", 4096))

@@ -262,3 +262,15 @@ def test_resolve_shortcut_agrees_with_the_walk(paths, links, queries) -> None:
     fs = _merged(paths, links)
     for query in [*paths, *[p for p, _ in links], *queries, "", "a/../a", "./a", "a//b"]:
         assert fs.resolve(query) == fs._walk(query.lstrip("/")), query
+
+
+def test_component_split_of_a_layer_agrees_with_the_path_by_path_one() -> None:
+    """The one-scan shortcut (every path already normalised) never changes a path's components."""
+    from imagelint.layers.filesystem import _all_parts, _parts
+
+    odd = ["/abs", "a//b", "a/./b", "a/../b", "./a", "../a", "a/", "a/.", "a/..", ".", "..", "", "/", "a\n/b",
+           "a/\n.b", "x\n", "\n", ".hidden/x", "a/.hidden", "a/b..c", "a.b/c.", "é/ü"]
+    plain = ["usr/lib/x.so", "opt/a/b", "etc/ld.so.conf", "a.b/c.d", "usr/bin/python3.11"]
+    for batch in ([*plain], [*plain, *odd], odd, [], [""], ["a"], *([p] for p in odd), *([*plain, p] for p in odd),
+                  *([p, *plain] for p in odd)):
+        assert _all_parts(list(batch)) == [_parts(p) for p in batch], batch

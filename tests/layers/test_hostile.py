@@ -12,7 +12,8 @@ from imagelint.layers.filesystem import ImageFilesystem
 from imagelint.layers.limits import ReadLimits
 from imagelint.layers.match import RuleMatcher, compile_glob
 from imagelint.layers.model import CaptureRule
-from imagelint.layers.reader import extract_from_bytes, extract_layer, extract_to_bytes
+from imagelint.layers.codec import extract_from_bytes, extract_to_bytes
+from imagelint.layers.reader import extract_layer
 from tests.layers.helpers import blob_layer, file_info, spec_of
 from tests.support.imagebuilder import File, Hardlink, Opaque, RawMember, Symlink, Whiteout, compress, layer_tar
 

@@ -298,3 +298,12 @@ def test_other_teams_toml_in_matrices_dir_is_ignored() -> None:
 def test_matrix_is_hashable_for_caches(m) -> None:
     assert hash(m) == hash(load_matrix())
     assert {m: 1}[load_matrix()] == 1
+
+
+def test_only_files_named_by_an_ascii_date_are_matrix_versions() -> None:
+    from imagelint.matrix.loader import _file_version
+
+    assert _file_version("2026-11-30.toml") == "2026-11-30"
+    for name in ("2026-1-30.toml", "2026-11-30.toml.bak", "x2026-11-30.toml", "2026-11-30.TOML", "2026_11-30.toml",
+                 "２026-11-30.toml", "2026-11-٣0.toml", ".toml", "driver-libraries.toml"):
+        assert _file_version(name) is None, name

@@ -1,4 +1,4 @@
-"""imagelint.sources.http on the standard library: proxies, kept-alive connections, short bodies.
+"""imagelint.sources.http on its own HTTP/1.1 (imagelint.sources.wire): proxies, kept-alive connections, short bodies.
 
 The registry protocol, TLS choices, retries, redirects and hostile answers are tested through
 the registry source (test_registry.py, tests/hostile/); these are the HTTP layer's own duties.
@@ -6,7 +6,6 @@ the registry source (test_registry.py, tests/hostile/); these are the HTTP layer
 
 from __future__ import annotations
 
-import http.client
 import select
 import socket
 import threading
@@ -16,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from imagelint.sources.http import HttpTransport, TransportFailure, read_capped
+from imagelint.sources.wire import IncompleteRead
 from tests.sources.test_registry import open_name, opts, repo, unique_image
 
 
@@ -156,7 +156,7 @@ def test_a_body_shorter_than_its_content_length_is_a_read_error(no_proxy_env) ->
     origin = _Origin(body=b"short", length=50)
     try:
         response = _transport().request("GET", f"http://{origin.host}/x")
-        with pytest.raises(http.client.IncompleteRead):
+        with pytest.raises(IncompleteRead):
             read_capped(response, 100)
         response.close()
     finally:

@@ -54,6 +54,12 @@ class MemberScanner(Protocol):
     read limit is checked against that, not the member's size); ``held_bytes() -> int``, what its
     result keeps in memory (counted against the per-layer capture limit); ``first_read``, the size of
     the first chunk it wants (later chunks are 64 KiB).
+    A scanner *class* may offer ``decide_head(path, size, head) -> result | None`` (a static
+    method, with ``first_read`` and ``reads_at_most`` on the class): the reader then reads the
+    member's first ``first_read`` bytes (all of it when shorter) and asks it first; a result is
+    the member's scan result with no scanner built and the rest skipped unread (it must be what
+    the scanner would give fed the whole member); None builds the scanner and feeds it ``head``
+    first (the text-facts scanner: most candidates are data files settled by their first 4 KiB).
     """
 
     def feed(self, chunk: bytes) -> None: ...

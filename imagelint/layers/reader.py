@@ -219,25 +219,27 @@ class _LayerCapture:
             self.heads[path] = walker.read_data(n)
 
     def _plan(self, name: str) -> tuple[Callable[[], Any], Any, int, int | None]:
-        """A scanner's factory and the optional hooks read from it, looked up once per layer:
-        (factory, ``decide_head`` or None, ``first_read``, ``reads_at_most`` or None)."""
-        plan = self._plans.get(name)
-        if plan is None:
-            factory = self.spec.scanner_factory[name]
+        """A scanner's factory and, when its class decides on a member's head (``decide_head``), the
+        hooks the tight path reads from the class, looked up once per layer: (factory,
+        ``decide_head`` or None, ``first_read``, ``reads_at_most`` or None)."""
+        factory = self.spec.scanner_factory[name]
+        decide_head = getattr(factory, "decide_head", None)
+        first_read, reads_at_most = _SCAN_CHUNK, None
+        if decide_head is not None:
             first_read = int(getattr(factory, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
-            decide_head = getattr(factory, "decide_head", None)
-            reads_at_most = getattr(factory, "reads_at_most", None) if decide_head is not None else None
+            reads_at_most = getattr(factory, "reads_at_most", None)
             if reads_at_most is not None:
                 reads_at_most = int(reads_at_most)
-            plan = self._plans[name] = (factory, decide_head, first_read, reads_at_most)
+        plan = self._plans[name] = (factory, decide_head, first_read, reads_at_most)
         return plan
 
     def _scan(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
         factory, decide_head, first_read, reads_at_most = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
         if decide_head is None:
             scanner = factory()
-            # A scanner that stops by itself (the text-facts scanner) says how much it may read.
+            # A scanner that stops by itself says how much it may read, and may want a smaller first chunk.
             self._reserve(path, min(size, getattr(scanner, "reads_at_most", size)))
+            first_read = int(getattr(scanner, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
             self._feed_scanner(path, size, rule, walker, scanner, None, first_read)
             return
         # The tight path, once per candidate file (an image may hold tens of thousands): the

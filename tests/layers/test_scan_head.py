@@ -169,9 +169,15 @@ def test_scanners_without_a_head_decision_are_fed_as_before() -> None:
         def result(self) -> list[int]:
             return self.chunks
 
-    spec = spec_of(("opt/**", "scan", 0, "p"), scanners={"p": Plain})
-    x = extract_layer(make_layer(0, [File("opt/a", b"x" * 70_000)]), spec)
+    class SmallFirst(Plain):
+        def __init__(self) -> None:
+            super().__init__()
+            self.first_read = 100  # on the instance: read from the scanner built, as always
+
+    spec = spec_of(("opt/a*", "scan", 0, "p"), ("opt/b*", "scan", 0, "s"), scanners={"p": Plain, "s": SmallFirst})
+    x = extract_layer(make_layer(0, [File("opt/a", b"x" * 70_000), File("opt/b", b"x" * 70_000)]), spec)
     assert x.scans["opt/a"] == [1 << 16, 70_000 - (1 << 16)]
+    assert x.scans["opt/b"] == [100, 1 << 16, 70_000 - 100 - (1 << 16)]
 
 
 def test_truncated_stream_error_is_an_image_format_error() -> None:

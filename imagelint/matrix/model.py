@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from imagelint.frozen import frozen
+from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.versions import (
     VersionSyntaxError,
     compare_versions,
@@ -263,12 +264,15 @@ def _env_map(entries: "list[str] | tuple[str, ...]") -> dict[str, str]:
 Rows = Mapping[str, tuple[Mapping[str, Any], ...]]
 
 
+_GFD_MIG_SUFFIX = lazy_pattern(r"(?i)-MIG-.*$")
+_GFD_SHARED_SUFFIX = lazy_pattern(r"(?i)-SHARED$")
+_NOT_ALNUM = lazy_pattern(r"[^0-9a-z]")
+
+
 def _gpu_key(name: str) -> str:
     """Case- and separator-insensitive key; GFD suffixes (-SHARED, -MIG-...) dropped."""
-    text = name.strip()
-    text = re.sub(r"(?i)-MIG-.*$", "", text)
-    text = re.sub(r"(?i)-SHARED$", "", text)
-    return re.sub(r"[^0-9a-z]", "", text.lower())
+    text = _GFD_SHARED_SUFFIX.sub("", _GFD_MIG_SUFFIX.sub("", name.strip()))
+    return _NOT_ALNUM.sub("", text.lower())
 
 
 def _tool_key(version: str) -> tuple[int, ...] | None:
@@ -470,12 +474,20 @@ class Matrix:
         """Look a GPU up by product name or alias, ignoring case and separators
         (``H100``, ``NVIDIA-H100-80GB-HBM3``, ``Tesla-T4``, ``t4``, a GFD label with ``-SHARED``)."""
         key = _gpu_key(name)
-        if not key:
-            return None
-        for row in self._section("gpus"):
-            if key in {_gpu_key(n) for n in (row["name"], *row["aliases"])}:
-                return self._gpu(row)
-        return None
+        row = self._gpu_rows_by_key().get(key) if key else None
+        return self._gpu(row) if row is not None else None
+
+    def _gpu_rows_by_key(self) -> dict[str, Mapping[str, Any]]:
+        """Each name's and alias's key -> the first row that has it (built on first use: a check
+        looks GPUs up hundreds of times, and keying every name each time was most of it)."""
+        index = self.__dict__.get("_gpu_by_key")
+        if index is None:
+            index = {}
+            for row in self._section("gpus"):
+                for n in (row["name"], *row["aliases"]):
+                    index.setdefault(_gpu_key(n), row)
+            self.__dict__["_gpu_by_key"] = index  # beside the frozen fields: not compared, not shown
+        return index
 
     # --- NGC ----------------------------------------------------------------------------------
     def ngc_image(self, repository: str, tag: str) -> NgcImage | None:

@@ -2,9 +2,9 @@
 
 Credentials come from the Docker client's config (``config.json`` in
 ``options.docker_config``, ``$DOCKER_CONFIG`` or ``~/.docker``): ``auths``
-(base64 ``auth`` or ``identitytoken``), ``credsStore`` and ``credHelpers``. The
-``docker`` package already implements that lookup (including running
-``docker-credential-*`` helpers), so we call it rather than re-implement it.
+(base64 ``auth`` or ``identitytoken``), ``credsStore`` and ``credHelpers``, read as
+docker-py reads them (``imagelint.sources.docker_config``), with the
+``docker-credential-*`` helpers run bounded in time and output.
 
 Tokens follow the Docker token spec: anonymous first, then on a 401 the
 ``WWW-Authenticate: Bearer realm=...,service=...,scope=...`` challenge is
@@ -18,7 +18,6 @@ with a ``Redactor`` that the registry client runs over any text it reports.
 
 from __future__ import annotations
 
-import binascii
 import json
 import os
 import re
@@ -35,9 +34,9 @@ from imagelint.errors import ConfigError, RegistryError
 from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.reference import DOCKER_HUB
+from imagelint.sources.docker_config import DOCKER_HUB_CONFIG_KEY, auths_entry, credential_store, find_docker_config, read_docker_config
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
 
-DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key `docker login` writes for Docker Hub
 DEFAULT_TOKEN_LIFETIME = 60  # seconds, per the token spec when expires_in is absent
 TOKEN_EXPIRY_MARGIN = 5  # refresh a little early so a token does not expire mid-request
 CLIENT_ID = "imagelint"
@@ -96,45 +95,15 @@ def load_credentials(registry: str, docker_config: str | None = None, timeout: f
     seconds) or flooding credential helper is a RegistryError (exit 3). Neither
     message carries a secret.
     """
-    if docker_config is not None:
-        path = os.path.join(docker_config, "config.json")
-        if not os.path.isfile(path):
-            return None
-    else:
-        path = None  # docker's lookup: $DOCKER_CONFIG, then ~/.docker/config.json, then ~/.dockercfg
-        env = os.environ.get("DOCKER_CONFIG")
-        candidates = ([os.path.join(env, "config.json")] if env else []) + [
-            os.path.expanduser("~/.docker/config.json"),
-            os.path.expanduser("~/.dockercfg"),
-        ]
-        if not any(os.path.isfile(c) for c in candidates):
-            return None  # nothing to read: skip importing the docker package (start-up)
-    import docker.auth
-    import docker.errors
-
-    try:
-        auth_config = docker.auth.load_config(config_path=path)
-    except docker.errors.InvalidConfigFile:
-        raise ConfigError("docker config has an invalid 'auths' section", path=path or "docker config") from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read docker config ({exc.__class__.__name__})", path=path) from None
-    try:
-        store = auth_config.get_credential_store(registry)
-    except (AttributeError, TypeError, ValueError):
-        raise ConfigError("docker config: credsStore / credHelpers is not valid", path=path or "docker config") from None
+    config = read_docker_config(find_docker_config(docker_config))
+    store = credential_store(config, registry)
     if store:
-        # docker's own helper call has no timeout and reads all output: ours is bounded.
+        # The helper's call is bounded in time and output (docker-py's had neither bound).
         if not isinstance(store, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", store):
-            raise ConfigError("docker config: a credential helper name is not a plain program name", path=path or "docker config")
+            raise ConfigError("docker config: a credential helper name is not a plain program name", path=config.path or "docker config")
         entry = _helper_credentials(store, registry, timeout)
     else:
-        # docker.auth resolves Docker Hub's key itself when asked for "docker.io".
-        try:
-            entry = auth_config.resolve_authconfig(registry)
-        except docker.errors.DockerException:
-            raise RegistryError(f"registry {registry}: the docker config's credentials cannot be read") from None
-        except (ValueError, TypeError, UnicodeDecodeError, binascii.Error):
-            raise ConfigError(f"docker config: the entry for {config_key(registry)} cannot be decoded", path=path) from None
+        entry = auths_entry(config, registry)
     if not entry:
         return None
     # auths entries use lower-case keys, credential stores capitalised ones.

@@ -24,7 +24,8 @@ line 10,000 of a padded entrypoint is found; memory is one batch plus what is ke
 files are read to the end is decided by their first ``SNIFF_BYTES``: scripts always; files
 with a config extension (``.txt``, ``.ini``, ``.cfg``, ``.conf``, ``.yml``, ``.yaml``) when
 the first line that is not blank or a comment is an INI ``[group]`` header (a GKeyFile, as
-DeepStream reads them, cannot hold a key outside a group), when a YAML file has a top-level
+DeepStream reads them, cannot hold a key outside a group; that line cut by the sniff's end is
+read whole before it decides), when a YAML file has a top-level
 DeepStream key in its head, or when the file is no longer than the sniff. Any other file
 (``CMakeLists.txt``, a 40 KB data file) is "partial": if the entrypoint follows it, that is
 a note and the image facts are not complete.
@@ -106,16 +107,30 @@ def _lines_lazily(text: str):
         start = nl + 1
 
 
-def _config_verdict(text: str, ext: str) -> bool | None:
-    """Is this the start of a DeepStream/GKeyFile config? None while there are only blank or comment lines."""
+def _config_verdict(text: str, ext: str, cut: bool = False) -> bool | None:
+    """Is this the start of a DeepStream/GKeyFile config? None while there are only blank or comment lines.
+
+    ``cut``: ``text`` is a head that may end inside a line. A first real line that is that last,
+    cut line and could still become an INI group line (``[`` and no ``]`` yet) decides nothing
+    yet: None, and the whole line decides when it has been read."""
     yaml = ext in ("yml", "yaml")
-    for line in _lines_lazily(text):
+    partial = cut and not text.endswith(("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"))
+    lines = list(_lines_lazily(text)) if partial else _lines_lazily(text)
+    for i, line in enumerate(lines):
         if _is_comment_or_blank(line) or yaml and line.startswith(("---", "%")):
             continue
         if INI_GROUP.match(line):
             return True
+        if partial and i == len(lines) - 1 and _may_become_group(line):  # type: ignore[arg-type]
+            return None
         return yaml and _DEEPSTREAM_YAML_KEY_AT_LINE_START.search("\n" + text) is not None
     return None
+
+
+def _may_become_group(cut_line: str) -> bool:
+    """Could a line cut here (not a group line yet) still read as an INI ``[group]`` once whole?"""
+    text = cut_line.lstrip()
+    return text.startswith("[") and "]" not in text
 
 
 def _head_config_verdict(head: bytes, ext: str) -> bool | None:
@@ -129,15 +144,18 @@ def _head_config_verdict(head: bytes, ext: str) -> bool | None:
     DeepStream key may be on any line of the head, so a YAML head is always decoded whole.
     """
     if ext in ("yml", "yaml"):
-        return _config_verdict(head.decode("utf-8", "replace"), ext)
+        return _config_verdict(head.decode("utf-8", "replace"), ext, cut=True)
     start = 0
     while True:
         nl = head.find(b"\n", start)
         line = (head[start:] if nl < 0 else head[start:nl]).decode("utf-8", "replace")
         if _other_breaks(line):
-            return _config_verdict(head.decode("utf-8", "replace"), ext)
+            return _config_verdict(head.decode("utf-8", "replace"), ext, cut=True)
         if not _is_comment_or_blank(line):
-            return INI_GROUP.match(line) is not None
+            if INI_GROUP.match(line):
+                return True
+            # The head's last line, cut at SNIFF_BYTES: "[applica" may yet be a group line.
+            return None if nl < 0 and _may_become_group(line) else False
         if nl < 0:
             return None
         start = nl + 1

@@ -109,7 +109,8 @@ def test_caps_are_notes_not_silence(monkeypatch) -> None:
 
 _LINE_PIECES = [b"", b"   ", b"# comment", b"; note", b"[property]", b"  [sink0]  ", b"[]", b"[a]b", b"gpu-id=1",
                 b"alpha beta", b"primary-gie:", b"---", b"%YAML 1.2", b"\xff\xfe", "caf\u00e9".encode(), b"\x85x",
-                "a\u2028[g]".encode(), b"x\ry", b"\x0b", b"\x1c[g]", b"\x1f", b"\t", b"[g]\r", b"#!/bin/sh"]
+                "a\u2028[g]".encode(), b"x\ry", b"\x0b", b"\x1c[g]", b"\x1f", b"\t", b"[g]\r", b"#!/bin/sh",
+                b"[prop", b"  [si", b"[", b"[a]"]
 
 
 def _random_head(rng: random.Random) -> bytes:
@@ -122,7 +123,7 @@ def test_the_head_verdict_decoding_line_by_line_is_the_whole_heads_verdict(ext: 
     rng = random.Random(ext)
     for _ in range(3000):
         head = _random_head(rng)
-        want = textscan._config_verdict(head.decode("utf-8", "replace"), ext)
+        want = textscan._config_verdict(head.decode("utf-8", "replace"), ext, cut=True)
         assert textscan._head_config_verdict(head, ext) == want, head
 
 
@@ -147,3 +148,31 @@ def test_decide_head_gives_the_scanners_result_or_leaves_it_to_the_scanner() -> 
             assert whole != textscan.BINARY and whole != textscan.NOT_A_CONFIG, (path, data[:200])
     # Not the whole sniff (and not the whole member): never decided on.
     assert textscan.decide_head("opt/x.txt", 10_000, b"\x00" * 100) is None
+
+
+@pytest.mark.parametrize("pad, first, sep", [
+    (4093, b"[application]", b"\n"),  # the group line starts 3 bytes before the sniff's end
+    (4095, b"[application]", b"\n"),  # ... and 1 byte before it
+    (4000, b"   [property]", b"\n"),  # indented, cut inside
+    (4093, b"[application]", b"\r\n"),  # the whole-head path (another line break in the head)
+])
+def test_a_first_real_line_cut_by_the_sniff_is_decided_whole(pad: int, first: bytes, sep: bytes) -> None:
+    """A config whose header comments run up to the 4 KiB sniff: its [group] line, cut there, is
+    not judged on its first bytes (it was: "[a" is no group, and the gpu-id was never found)."""
+    data = b"#" * pad + sep + first + sep + b"gpu-id=2" + sep + b"batch-size=1" + sep + b"#" * 5000 + sep
+    whole = scan_bytes("/opt/app/config.txt", data)
+    assert whole.get("u") == [["2", "gpu-id=2", 3]] and "unread_from" not in whole, whole
+    assert textscan.decide_head("/opt/app/config.txt", len(data), data[: textscan.SNIFF_BYTES]) is None
+    for cut in (1, 7, 4096, 4097, 65536):
+        scanner = TextFactsScanner()
+        scanner.begin("/opt/app/config.txt", len(data))
+        for i in range(0, len(data), cut):
+            scanner.feed(data[i : i + cut])
+        assert scanner.result() == whole, cut
+
+
+@pytest.mark.parametrize("cut_line", [b"batch-size=1", b"gpu-id=", b"[x] trailing"])
+def test_a_cut_first_line_that_cannot_become_a_group_still_decides_at_once(cut_line: bytes) -> None:
+    data = b"#" * (4096 - 5) + b"\n" + cut_line + b"\n" + b"x" * 5000
+    assert textscan.decide_head("/opt/data/d.txt", len(data), data[: textscan.SNIFF_BYTES]) is textscan.NOT_A_CONFIG \
+        or cut_line.startswith(b"[")

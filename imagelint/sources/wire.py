@@ -10,8 +10,8 @@ little of it. What is here, and only this:
   that could split the message (CR, LF, NUL, a name that is no token) are refused with
   ``ValueError``, before anything is sent;
 - a response head read within bounds (a line at most ``MAX_LINE`` bytes, at most
-  ``MAX_HEADERS`` header lines, interim 1xx answers skipped) and its body framed as RFC 9112
-  section 6.3 says: none for HEAD, 1xx, 204 and 304; chunked when ``Transfer-Encoding`` ends in
+  ``MAX_HEADERS`` header lines, at most ``MAX_INTERIM`` interim 1xx answers skipped) and its
+  body framed as RFC 9112 section 6.3 says: none for HEAD, 1xx, 204 and 304; chunked when ``Transfer-Encoding`` ends in
   chunked (it wins over ``Content-Length``; a response with both is not reused); else
   ``Content-Length`` (several different values, or one that is no number, are an error); else
   to the end of the connection.
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 MAX_LINE = 65536  # bytes in a status, header or chunk-size line (http.client's bound)
 MAX_HEADERS = 100  # header lines in one response head (http.client's bound)
+MAX_INTERIM = 8  # 1xx answers before the final one (http.client skips any number)
 _NO_BODY_STATUSES = frozenset({204, 304})
 _TOKEN_CHARS = frozenset(b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
@@ -174,11 +175,13 @@ class WireResponse:
 
     def __init__(self, fp, method: str) -> None:
         self._fp = fp
-        while True:
+        for _ in range(MAX_INTERIM + 1):
             minor, status, reason = _read_status(fp)
             fields = _read_fields(fp)
             if not 100 <= status < 200 or status == 101:
                 break  # interim answers (100 Continue, 103 Early Hints) are skipped
+        else:  # a peer that only ever says "wait" must not keep a run busy forever
+            raise HttpProtocolError(f"more than {MAX_INTERIM} interim (1xx) answers")
         self.status = status
         self.reason = reason
         self.headers = Headers(fields)

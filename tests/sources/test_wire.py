@@ -10,6 +10,7 @@ import pytest
 
 from imagelint.sources.wire import (
     MAX_HEADERS,
+    MAX_INTERIM,
     MAX_LINE,
     HttpProtocolError,
     IncompleteRead,
@@ -146,6 +147,7 @@ def test_a_body_cut_short_is_an_incomplete_read(answer: bytes, message: str) -> 
     (b"HTTP/1.1 200 OK\r\nX: " + b"a" * (MAX_LINE + 10) + b"\r\n\r\n", "longer than"),
     (b"HTTP/1.1 200 OK\r\n" + b"X: 1\r\n" * (MAX_HEADERS + 1) + b"\r\n", f"more than {MAX_HEADERS}"),
     (b"HTTP/1.1 200 OK\r\nX: 1\r\n", "closed inside the response head"),
+    (b"HTTP/1.1 100 Continue\r\n\r\n" * (MAX_INTERIM + 1) + b"HTTP/1.1 200 OK\r\n\r\n", "interim"),
 ])
 def test_a_broken_response_is_a_protocol_error(answer: bytes, message: str) -> None:
     with pytest.raises(HttpProtocolError, match=message):

@@ -24,15 +24,14 @@ list), this is a ``ConfigError`` as every other malformed config is.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import os
 from typing import Any
 
 from imagelint.errors import ConfigError
 from imagelint.frozen import frozen
+from imagelint.reference import DOCKER_HUB
 
-DOCKER_HUB_INDEX = "docker.io"
 DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key `docker login` writes for Docker Hub
 MAX_CONFIG_BYTES = 16 << 20  # a docker config is a few KB; a larger file is not read into memory
 
@@ -106,17 +105,22 @@ def _entries(entries: Any, path: str, strict: bool) -> dict[str, dict[str, Any]]
     return out
 
 
+def _user_password(auth: str | bytes) -> tuple[str, str]:
+    """``auth``: base64 of ``user:password`` (characters outside the alphabet skipped, as docker
+    does); ``ValueError`` (``binascii.Error`` and ``UnicodeError`` included) when it is not one."""
+    login, colon, password = base64.b64decode(auth.encode("ascii") if isinstance(auth, str) else auth).partition(b":")
+    if not colon:
+        raise ValueError("no colon")
+    return login.decode("utf-8"), password.decode("utf-8")
+
+
 def _decode_auth(auth: Any, key: str, path: str) -> tuple[str, str]:
-    """``auth``: base64 of ``user:password`` (characters outside the alphabet skipped, as docker does)."""
     where = f"docker config: the entry for {key[:100]} cannot be decoded"
     if not isinstance(auth, (str, bytes)):
         raise ConfigError(where, path=path)
     try:
-        login, colon, password = base64.b64decode(auth.encode("ascii") if isinstance(auth, str) else auth).partition(b":")
-        if not colon:
-            raise ValueError("no colon")
-        return login.decode("utf-8"), password.decode("utf-8")
-    except (ValueError, binascii.Error):  # UnicodeError included
+        return _user_password(auth)
+    except ValueError:
         raise ConfigError(where, path=path) from None
 
 
@@ -126,36 +130,35 @@ def _legacy_lines(raw: bytes) -> dict[str, dict[str, Any]]:
         values = [line.strip().split(" = ")[1] for line in raw.decode("utf-8").splitlines(keepends=True)]
         if len(values) < 2:
             return {}
-        login, colon, password = base64.b64decode(values[0].encode("ascii")).partition(b":")
-        if not colon:
-            return {}
-        return {DOCKER_HUB_INDEX: {"username": login.decode("utf-8"), "password": password.decode("utf-8"),
-                                   "email": values[1], "serveraddress": DOCKER_HUB_CONFIG_KEY}}
-    except (ValueError, IndexError, binascii.Error):
+        username, password = _user_password(values[0])
+        return {DOCKER_HUB: {"username": username, "password": password, "email": values[1],
+                             "serveraddress": DOCKER_HUB_CONFIG_KEY}}
+    except (ValueError, IndexError):
         return {}
+
+
+def config_key(registry: str) -> str:
+    """The key a registry's credentials are stored under (Docker Hub's is historical)."""
+    return DOCKER_HUB_CONFIG_KEY if not registry or registry == DOCKER_HUB else registry
 
 
 def credential_store(config: DockerConfig, registry: str) -> Any:
     """The helper named for ``registry`` (``credHelpers``, then ``credsStore``), or None."""
-    key = DOCKER_HUB_CONFIG_KEY if not registry or registry == DOCKER_HUB_INDEX else registry
     helpers = config.cred_helpers
     if helpers is not None and not isinstance(helpers, dict):
         raise ConfigError("docker config: credsStore / credHelpers is not valid", path=config.path or "docker config")
-    try:
-        return (helpers or {}).get(key) or config.creds_store
-    except TypeError:  # an unhashable key cannot be: JSON keys are strings
-        raise ConfigError("docker config: credsStore / credHelpers is not valid", path=config.path or "docker config") from None
+    return (helpers or {}).get(config_key(registry)) or config.creds_store
 
 
 def index_name(name: str) -> str:
     """A registry key as docker compares them: no scheme, no path; ``index.docker.io`` is Docker Hub."""
     host = name.replace("http://", "").replace("https://", "").split("/", 1)[0]
-    return DOCKER_HUB_INDEX if host == "index.docker.io" else host
+    return DOCKER_HUB if host == "index.docker.io" else host
 
 
 def auths_entry(config: DockerConfig, registry: str) -> dict[str, Any] | None:
     """The ``auths`` entry for ``registry``: its own key, else the first key that names it."""
-    wanted = index_name(registry) if registry else DOCKER_HUB_INDEX
+    wanted = index_name(registry) if registry else DOCKER_HUB
     if wanted in config.auths:
         return config.auths[wanted]
     for key, entry in config.auths.items():

@@ -47,7 +47,8 @@ from imagelint.sources.manifest import (
     parse_document,
     select_platforms,
 )
-from imagelint.sources.registry_auth import Authenticator, Redactor, config_key, load_credentials
+from imagelint.sources.docker_config import config_key
+from imagelint.sources.registry_auth import Authenticator, Redactor, load_credentials
 from imagelint.sources.wire import IncompleteRead
 
 CHUNK_SIZE = 1024 * 1024  # largest single read from a blob socket

@@ -33,8 +33,7 @@ from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
 from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
-from imagelint.reference import DOCKER_HUB
-from imagelint.sources.docker_config import DOCKER_HUB_CONFIG_KEY, auths_entry, credential_store, find_docker_config, read_docker_config
+from imagelint.sources.docker_config import auths_entry, config_key, credential_store, find_docker_config, read_docker_config
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
 
 DEFAULT_TOKEN_LIFETIME = 60  # seconds, per the token spec when expires_in is absent
@@ -80,11 +79,6 @@ class Redactor:
         for s in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(s, "***")
         return text
-
-
-def config_key(registry: str) -> str:
-    """The key a registry's credentials are stored under (Docker Hub's is historical)."""
-    return DOCKER_HUB_CONFIG_KEY if registry == DOCKER_HUB else registry
 
 
 def load_credentials(registry: str, docker_config: str | None = None, timeout: float = 30.0) -> Credentials | None:

@@ -16,7 +16,7 @@ instance-dict lookup per call, as it would on a compiled pattern. It is not an i
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from typing import Any, AnyStr, cast
 
 _DELEGATED = ("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split",
               "flags", "groups", "groupindex")
@@ -25,12 +25,12 @@ _DELEGATED = ("match", "fullmatch", "search", "findall", "finditer", "sub", "sub
 class LazyPattern:
     """One pattern, compiled on the first access to anything but its source text."""
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self.pattern = pattern
         self._flags = flags
 
     @property
-    def compiled(self) -> re.Pattern[str]:
+    def compiled(self) -> re.Pattern[Any]:
         """The compiled pattern (compiled now if it was not yet)."""
         compiled = self.__dict__.get("_compiled")
         if compiled is not None:
@@ -52,6 +52,7 @@ class LazyPattern:
         return f"lazy_pattern({self.pattern!r}{f', {self._flags}' if self._flags else ''})"
 
 
-def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """``re.compile(pattern, flags)``, compiled on first use (typed as the pattern it stands for)."""
-    return cast("re.Pattern[str]", LazyPattern(pattern, flags))
+def lazy_pattern(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
+    """``re.compile(pattern, flags)``, compiled on first use (typed as the pattern it stands for;
+    a bytes pattern, such as a shebang's, is one too)."""
+    return cast("re.Pattern[AnyStr]", LazyPattern(pattern, flags))

@@ -70,15 +70,26 @@ _DEEPSTREAM_YAML_KEY_AT_LINE_START = lazy_pattern(
 )
 
 
+# The line breaks str.splitlines() knows: "\n", the other ASCII ones, and the non-ASCII ones.
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+_NON_ASCII_BREAKS = "\x85\u2028\u2029"
+_LINE_BREAKS = "\n" + _ASCII_BREAKS + _NON_ASCII_BREAKS
+
+
 def _other_breaks(text: str) -> bool:
     """Does ``text`` hold a line break str.splitlines() knows besides "\\n"? (Then lines are counted its way.)
 
     ``in`` per character is ~25x faster than one character-class regex; ``isascii`` is O(1) on str.
     """
-    for c in "\r\x0b\x0c\x1c\x1d\x1e":
+    for c in _ASCII_BREAKS:
         if c in text:
             return True
-    return not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text)
+    if text.isascii():
+        return False
+    for c in _NON_ASCII_BREAKS:
+        if c in text:
+            return True
+    return False
 
 
 def _extension(path: str) -> str:
@@ -114,7 +125,7 @@ def _config_verdict(text: str, ext: str, cut: bool = False) -> bool | None:
     cut line and could still become an INI group line (``[`` and no ``]`` yet) decides nothing
     yet: None, and the whole line decides when it has been read."""
     yaml = ext in ("yml", "yaml")
-    partial = cut and not text.endswith(("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"))
+    partial = cut and bool(text) and text[-1] not in _LINE_BREAKS
     lines = list(_lines_lazily(text)) if partial else _lines_lazily(text)
     for i, line in enumerate(lines):
         if _is_comment_or_blank(line) or yaml and line.startswith(("---", "%")):

@@ -251,7 +251,7 @@ class WireResponse:
         if not data:
             raise IncompleteRead(self._chunk_left)
         self._chunk_left -= len(data)
-        if not self._chunk_left and self._fp.read(2) not in (b"\r\n",):
+        if not self._chunk_left and self._fp.read(2) != b"\r\n":
             raise HttpProtocolError("a chunk not followed by CRLF")
         return data
 
@@ -279,6 +279,7 @@ class WireConnection:
         self.tunnel = tunnel  # origin host, port, Proxy-Authorization
         self.sock: socket.socket | None = None
         self._fp = None
+        self._method: str | None = None  # of the request sent last (HEAD answers carry no body)
 
     def connect(self) -> None:
         # getaddrinfo encodes a str host with the idna codec (an import); an ASCII name goes as bytes.
@@ -322,8 +323,8 @@ class WireConnection:
         self._method = method
 
     def getresponse(self) -> WireResponse:
-        if self._fp is None:
-            raise OSError("not connected")
+        if self._fp is None or self._method is None:
+            raise OSError("not connected, or no request sent")
         return WireResponse(self._fp, self._method)
 
     def close(self) -> None:

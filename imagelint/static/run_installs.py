@@ -17,7 +17,6 @@ Package syntax, not NVIDIA facts (so code, like ``imagelint.facts.gpuindex``):
 
 from __future__ import annotations
 
-
 from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 
@@ -29,7 +28,7 @@ _CONDA = lazy_pattern(r"(?<![\w-])(?:pytorch-cuda|cudatoolkit|cuda-toolkit|cuda-
 _APT_CUDA = lazy_pattern(r"(?<![\w-])cuda-(?:toolkit|runtime|cudart|libraries|minimal-build)-(1\d)-(\d)(?![\w-])")
 _APT_COMPAT = lazy_pattern(r"(?<![\w-])cuda-compat-(1\d)-(\d)(?![\w-])")
 _DRIVER_PKG = lazy_pattern(r"(?<![\w-])(libnvidia-compute|libnvidia-gl|nvidia-driver|nvidia-utils|libnvidia-decode|"
-                         r"libnvidia-encode|nvidia-compute-utils)-(\d{3})(?:-server)?(?![\w-])")
+                           r"libnvidia-encode|nvidia-compute-utils)-(\d{3})(?:-server)?(?![\w-])")
 _STUBS_CONF = lazy_pattern(r"(/[\w./-]*/stubs)/?[\"']?\s*>>?\s*/etc/ld\.so\.conf\.d/[\w.-]+")
 _INSTALLERS = lazy_pattern(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba|apt-get|apt|dnf|yum|microdnf)\b")
 

@@ -10,7 +10,6 @@ refused before parsing. Mappings and sequences come back as ``LineDict`` /
 
 from __future__ import annotations
 
-
 from typing import Any, Iterator
 
 import yaml

@@ -22,14 +22,12 @@ import gc
 import os
 import sys
 
+from imagelint.errors import EXIT_BROKEN_PIPE  # a reader that went away: a quiet status 1
+
 # gen-0 collections every 100,000 net allocations instead of 700; see the module docstring.
 # (A check whose layers come from the cache allocates ~70,000 net: at 50,000 it ran one
 # collection that found nothing and cost ~10 ms, 4% of the run.)
 GC_THRESHOLD = (100_000, 20, 100)
-
-# click's convention, which typer follows inside main() too: a reader that went away
-# (``imagelint ... | head``) ends the run quietly with status 1.
-EXIT_BROKEN_PIPE = 1
 
 
 def exit_status(code: object) -> int:

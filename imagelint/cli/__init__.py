@@ -1,8 +1,12 @@
-"""The typer CLI: flags in, an options object to the core, an exit code out.
+"""The CLI: flags in, an options object to the core, an exit code out.
 
-Each command group lives in its own module and registers itself on ``app``.
-Core modules never import typer. Heavy modules are imported inside commands so
-that ``imagelint lint`` (the pre-commit path) starts fast.
+Each command group lives in its own module and registers itself on ``root``, declared in
+typer's vocabulary through ``imagelint.cli.spec``. ``main`` parses an ordinary command line
+itself (``imagelint.cli.argv``) and hands everything else (help, completion, a command line
+with a mistake in it) to the typer application built from the same declarations
+(``imagelint.cli.typer_app``; ``imagelint.cli.app`` is that application, for tests). Core
+modules never import typer. Heavy modules are imported inside commands so that ``imagelint
+lint`` (the pre-commit path) starts fast.
 """
 
 from __future__ import annotations
@@ -10,12 +14,13 @@ from __future__ import annotations
 import errno
 import sys
 
-import typer
+from typing import Any
 
 from imagelint import __version__
-from imagelint.errors import EXIT_INTERNAL, EXIT_OUTPUT, EXIT_UNREADABLE, ImagelintError
+from imagelint.cli.spec import CommandGroup, Exit, Option, echo
+from imagelint.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_UNREADABLE, ImagelintError
 
-app = typer.Typer(
+root = CommandGroup(
     name="imagelint",
     help="Lint built GPU container images against the NVIDIA driver, toolkit and device plugin they will meet.",
     no_args_is_help=True,
@@ -33,13 +38,13 @@ def _version(value: bool) -> None:
 
         # Which tar walk this install has: the native scanner (built with a C compiler) or the
         # Python parser alone (same results, slower on images of many small files).
-        typer.echo(f"imagelint {__version__} (tar scanner: {'native' if NATIVE else 'python'})")
-        raise typer.Exit(0)
+        echo(f"imagelint {__version__} (tar scanner: {'native' if NATIVE else 'python'})")
+        raise Exit(0)
 
 
-@app.callback()
+@root.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """imagelint: fail the pipeline before a GPU image fails on the cluster."""
 
@@ -69,10 +74,10 @@ def _register(command: str | None = None) -> None:
         __import__(f"imagelint.cli.{module}")
 
 
-def fail(exc: ImagelintError) -> "typer.Exit":
+def fail(exc: ImagelintError) -> Exit:
     """Print an imagelint error as one line on stderr and return the Exit to raise."""
-    typer.echo(error_line(exc.message), err=True)
-    return typer.Exit(exc.exit_code)
+    echo(error_line(exc.message), err=True)
+    return Exit(exc.exit_code)
 
 
 def error_line(message: str) -> str:
@@ -87,27 +92,54 @@ def main() -> None:
 
     from imagelint import deadline
 
+    from imagelint.cli.argv import resolve
+
     _register(next((a for a in sys.argv[1:] if not a.startswith("-")), None))
     try:
         deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
         try:
-            app(standalone_mode=True)
+            parsed = resolve(root, sys.argv[1:])
+            if parsed is None:  # help, completion, a mistake: typer and click, with their messages
+                _typer_app()(standalone_mode=True)
+            else:
+                command, keywords = parsed
+                try:
+                    command(**keywords)
+                except Exit as exc:
+                    sys.exit(exc.exit_code)
         finally:
             sys.stdout.flush()  # a full disk shows here, not as a traceback at interpreter exit
     except OSError as exc:
+        if exc.errno == errno.EPIPE:  # the reader went away: click's quiet status 1, as typer runs end
+            _quiet_stdout()
+            raise SystemExit(EXIT_BROKEN_PIPE) from None
         if exc.errno not in _OUTPUT_ERRNOS:
             raise _internal(exc) from None
         _output_failed(exc.strerror or str(exc))
     except ImagelintError as exc:  # commands normally convert these; this is the safety net
-        typer.echo(error_line(exc.message), err=True)
+        echo(error_line(exc.message), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        typer.echo("imagelint: interrupted", err=True)
+        echo("imagelint: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # never a traceback for users; say what broke in one line
         raise _internal(exc) from None
     finally:
         deadline.stop()
+
+
+def _typer_app() -> Any:
+    from imagelint.cli.typer_app import build
+
+    return build(root)
+
+
+def __getattr__(name: str) -> Any:
+    """``imagelint.cli.app``: the typer application of every command (typer's CliRunner takes it)."""
+    if name == "app":
+        _register()
+        return _typer_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Writing the report failed: no space, an I/O error on the output device. (A reader that went
@@ -120,12 +152,7 @@ def _output_failed(reason: str) -> None:
     interpreter's last flush cannot fail again."""
     import os
 
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
-        os.close(devnull)
-    except (OSError, AttributeError, ValueError):
-        pass
+    _quiet_stdout()
     try:
         sys.__stderr__.write(error_line(f"cannot write the output: {reason}") + "\n")
         sys.__stderr__.flush()
@@ -134,13 +161,25 @@ def _output_failed(reason: str) -> None:
     raise SystemExit(EXIT_OUTPUT)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that no later flush of what is buffered fails again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
 def _internal(exc: BaseException) -> SystemExit:
     from imagelint.escape import printable
 
     detail = printable(" ".join(str(exc).split()))[:200]  # one line, whatever the exception text holds
-    typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
+    echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
     # An OSError that escaped a source is an unreadable input (exit 3), anything else a bug.
     return SystemExit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
 
 
-__all__ = ["app", "main", "fail"]
+__all__ = ["root", "main", "fail", "error_line"]

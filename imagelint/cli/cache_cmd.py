@@ -12,19 +12,18 @@ import json
 from pathlib import Path
 from typing import Optional
 
-import typer
-
-from imagelint.cli import app, fail
+from imagelint.cli import fail, root
+from imagelint.cli.spec import CommandGroup, Option, echo
 from imagelint.errors import ImagelintError
 from imagelint.frozen import frozen
 
-cache_app = typer.Typer(
+cache_app = CommandGroup(
     help="The cache: what was read from each layer (keyed by layer digest), each image's facts, parsed matrices.",
     no_args_is_help=True,
 )
-app.add_typer(cache_app, name="cache")
+root.add_group(cache_app, name="cache")
 
-CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
+CacheDirOpt = Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
 
 
 @frozen
@@ -60,7 +59,7 @@ def counts(cache_dir: Optional[str]) -> CacheCounts:
 @cache_app.command("info")
 def info(
     cache_dir: Optional[str] = CacheDirOpt,
-    fmt: str = typer.Option("text", "--format", help="text or json."),
+    fmt: str = Option("text", "--format", help="text or json."),
 ) -> None:
     """Where the cache is, how many entries it holds, how big it is and its limit."""
     from imagelint.cli.choices import choose
@@ -72,10 +71,10 @@ def info(
     except ImagelintError as exc:
         raise fail(exc) from None
     if fmt == "json":
-        typer.echo(json.dumps({"directory": c.directory, "entries": c.entries, "bytes": c.entry_bytes,
+        echo(json.dumps({"directory": c.directory, "entries": c.entries, "bytes": c.entry_bytes,
                                "matrices": c.matrices, "matrix_bytes": c.matrix_bytes, "max_bytes": c.max_bytes}))
         return
-    typer.echo(f"directory: {c.directory}\n"
+    echo(f"directory: {c.directory}\n"
                f"entries:   {c.entries} layer extract(s) and image facts, {human_size(c.entry_bytes)}"
                f" (limit {human_size(c.max_bytes)}, $IMAGELINT_CACHE_MAX_SIZE)\n"
                f"matrices:  {c.matrices} parsed matri{'x' if c.matrices == 1 else 'ces'}, {human_size(c.matrix_bytes)}")
@@ -95,5 +94,5 @@ def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
     entries = cache.clean()
     matrices = clean_matrix_cache(cache.directory / "matrix")
     freed = before.entry_bytes + before.matrix_bytes
-    typer.echo(f"removed {entries} layer extract(s) and image facts and {matrices} parsed "
+    echo(f"removed {entries} layer extract(s) and image facts and {matrices} parsed "
                f"matri{'x' if matrices == 1 else 'ces'} ({human_size(freed)})")

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import typer
-
-from imagelint.cli import app, fail
+from imagelint.cli import fail, root
 from imagelint.cli.common import with_source_options
 from imagelint.cli.choices import choose
 from imagelint.cli.run_options import (
@@ -35,16 +33,17 @@ from imagelint.cli.run_options import (
     prepare_run,
     report_unreadable,
 )
+from imagelint.cli.spec import Argument, Exit, Option
 from imagelint.cli.target_options import TargetOptions, with_target_options
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.sources import SourceOptions
 
 
-@app.command("check")
+@root.command("check")
 @with_target_options
 @with_source_options
 def check_command(
-    references: Optional[List[str]] = typer.Argument(
+    references: Optional[List[str]] = Argument(
         None, help="Images: registry:, docker:, docker-archive:, oci-dir:, oci-archive: or a name (default: `images` in the config)."
     ),
     matrix: MatrixOpt = None,
@@ -60,7 +59,7 @@ def check_command(
     sarif_artifact: SarifArtifactOpt = None,
     color: ColorOpt = "auto",
     quiet: QuietOpt = False,
-    config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
+    config_only: bool = Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     *,
     source_options: SourceOptions,
     target_options: TargetOptions,
@@ -87,4 +86,4 @@ def check_command(
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run, setup.plan)
-    raise typer.Exit(run.exit_code)
+    raise Exit(run.exit_code)

@@ -4,7 +4,7 @@ Two ways to use them, as with ``target_options``:
 
 1. The decorator::
 
-       @app.command()
+       @root.command()
        @with_source_options
        def check(ref: str, source_options: SourceOptions) -> None: ...
 
@@ -26,8 +26,7 @@ import inspect
 import os
 from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional, TypeVar
 
-import typer
-
+from imagelint.cli.spec import Option
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.image import Platform
 from imagelint.sizes import parse_size  # the flags' size grammar (also used here by --max-*-size)
@@ -42,47 +41,47 @@ PANEL = "Image source"
 
 PlatformOpt = Annotated[
     Optional[str],
-    typer.Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64).", rich_help_panel=PANEL),
+    Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64).", rich_help_panel=PANEL),
 ]
 AllPlatformsOpt = Annotated[
-    bool, typer.Option("--all-platforms", help="Every platform of a multi-platform image.", rich_help_panel=PANEL)
+    bool, Option("--all-platforms", help="Every platform of a multi-platform image.", rich_help_panel=PANEL)
 ]
 CaCertOpt = Annotated[
-    Optional[str], typer.Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.", rich_help_panel=PANEL)
+    Optional[str], Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.", rich_help_panel=PANEL)
 ]
 InsecureRegistryOpt = Annotated[
     Optional[List[str]],
-    typer.Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable).", rich_help_panel=PANEL),
+    Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable).", rich_help_panel=PANEL),
 ]
 DockerConfigOpt = Annotated[
-    Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
+    Optional[str], Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
 ]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).", rich_help_panel=PANEL)
+    float, Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).", rich_help_panel=PANEL)
 ]
 DeadlineOpt = Annotated[
     Optional[str],
-    typer.Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none).", rich_help_panel=PANEL),
+    Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none).", rich_help_panel=PANEL),
 ]
 RetriesOpt = Annotated[
-    int, typer.Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).", rich_help_panel=PANEL)
+    int, Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).", rich_help_panel=PANEL)
 ]
 
 CacheDirOpt = Annotated[
     Optional[str],
-    typer.Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
+    Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
 ]
 NoCacheOpt = Annotated[
-    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.", rich_help_panel=PANEL)
+    bool, Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.", rich_help_panel=PANEL)
 ]
 
 MaxImageSizeOpt = Annotated[
     Optional[str],
-    typer.Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G).", rich_help_panel=PANEL),
+    Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G).", rich_help_panel=PANEL),
 ]
 MaxLayerSizeOpt = Annotated[
     Optional[str],
-    typer.Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G).", rich_help_panel=PANEL),
+    Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G).", rich_help_panel=PANEL),
 ]
 
 _FLAG_PARAMS = {

@@ -9,28 +9,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import typer
-
-from imagelint.cli import app, fail
+from imagelint.cli import fail, root
 from imagelint.cli.common import with_source_options
+from imagelint.cli.spec import Exit, Option, echo
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.sources import SourceOptions
 
 PANEL = "Cluster"
 
 
-@app.command("doctor")
+@root.command("doctor")
 @with_source_options
 def doctor_command(
-    cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required.", rich_help_panel=PANEL),
-    context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context.", rich_help_panel=PANEL),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file.", rich_help_panel=PANEL),
-    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere).", rich_help_panel=PANEL),
-    pod: Optional[str] = typer.Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace).", rich_help_panel=PANEL),
-    images: bool = typer.Option(False, "--images", help="Also read the images GPU-node pods run (config only, through the cache): their env for isolation, check's rules for stage 5."),
-    format: str = typer.Option("text", "--format", help="text or json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say what each finding means and where that comes from."),
+    cluster: bool = Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required.", rich_help_panel=PANEL),
+    context: Optional[str] = Option(None, "--context", help="kubeconfig context.", rich_help_panel=PANEL),
+    kubeconfig: Optional[str] = Option(None, "--kubeconfig", help="kubeconfig file.", rich_help_panel=PANEL),
+    namespace: Optional[str] = Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere).", rich_help_panel=PANEL),
+    pod: Optional[str] = Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace).", rich_help_panel=PANEL),
+    images: bool = Option(False, "--images", help="Also read the images GPU-node pods run (config only, through the cache): their env for isolation, check's rules for stage 5."),
+    format: str = Option("text", "--format", help="text or json."),
+    output: Optional[str] = Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    verbose: bool = Option(False, "--verbose", "-v", help="Also say what each finding means and where that comes from."),
     *,
     source_options: SourceOptions,
 ) -> None:
@@ -57,11 +56,11 @@ def doctor_command(
         text = render_json(report) if format == "json" else render_text(report, verbose=verbose)
         if output is not None:
             try:
-                output.write_text(text, encoding="utf-8")
+                Path(output).write_text(text, encoding="utf-8")
             except OSError as exc:
                 raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
         else:
-            typer.echo(text, nl=False)
+            echo(text, nl=False)
     except ImagelintError as exc:
         raise fail(exc) from None
-    raise typer.Exit(report.exit_code)
+    raise Exit(report.exit_code)

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import typer
-
-from imagelint.cli import app, fail
+from imagelint.cli import fail, root
 from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
 from imagelint.cli.choices import choose
 from imagelint.cli.run_options import (
@@ -33,19 +31,20 @@ from imagelint.cli.run_options import (
     prepare_run,
     report_unreadable,
 )
+from imagelint.cli.spec import Argument, Exit, Option
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError
 from imagelint.target.options import TargetOptions
 
 
-@app.command("lint")
+@root.command("lint")
 @with_target_options
 @with_deferred_source_options  # only --image reaches an image: the hook never imports imagelint.sources
 def lint_command(
-    files: List[str] = typer.Argument(
+    files: List[str] = Argument(
         ..., help="Dockerfiles, Kubernetes manifests, DeepStream configs, shell/Python scripts, directories, or - (stdin)."
     ),
-    image: Optional[List[str]] = typer.Option(
+    image: Optional[List[str]] = Option(
         None, "--image", help="Also check this image against the pools the manifests' scheduling reaches (repeatable)."
     ),
     config_path: ConfigOpt = None,
@@ -57,7 +56,7 @@ def lint_command(
     fmt: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
-    pre_commit: bool = typer.Option(
+    pre_commit: bool = Option(
         False, "--pre-commit", help="Files come from pre-commit's patterns: no note for files that are no kind lint reads."
     ),
     dockerfile: DockerfileOpt = None,
@@ -89,4 +88,4 @@ def lint_command(
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run, setup.plan)
-    raise typer.Exit(run.exit_code)
+    raise Exit(run.exit_code)

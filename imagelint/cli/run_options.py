@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, List, Optional
 
-import typer
-
 from imagelint.cli.choices import choose
+from imagelint.cli.spec import Option, echo
 from imagelint.errors import UsageError
 from imagelint.frozen import frozen
 from imagelint.target.options import TargetOptions
@@ -23,35 +22,35 @@ COLOR_MODES = ("auto", "always", "never")
 FORMAT_BY_EXTENSION = {".sarif": "sarif", ".json": "json", ".xml": "junit", ".txt": "text", ".log": "text"}
 
 # The run options check and lint share, declared once so their flags and help cannot drift.
-MatrixOpt = Annotated[Optional[str], typer.Option(
+MatrixOpt = Annotated[Optional[str], Option(
     "--matrix", help="Matrix version, file, or 'cluster' (ConfigMap imagelint-matrix; 'cluster:NAMESPACE/NAME' for another).")]
-MatrixOverlayOpt = Annotated[Optional[List[str]], typer.Option(
+MatrixOverlayOpt = Annotated[Optional[List[str]], Option(
     "--matrix-overlay", help="Overlay file adding/overriding matrix rows (repeatable).")]
-ConfigOpt = Annotated[Optional[str], typer.Option(
+ConfigOpt = Annotated[Optional[str], Option(
     "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml, found upwards).")]
-SelectOpt = Annotated[Optional[List[str]], typer.Option(
+SelectOpt = Annotated[Optional[List[str]], Option(
     "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
-IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
+IgnoreOpt = Annotated[Optional[List[str]], Option(
     "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
-FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error; any case).")]
-FormatOpt = Annotated[Optional[List[str]], typer.Option(
+FailOnOpt = Annotated[Optional[str], Option("--fail-on", help="error, warning, info or never (default error; any case).")]
+FormatOpt = Annotated[Optional[List[str]], Option(
     "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
-OutputOpt = Annotated[Optional[List[str]], typer.Option(
+OutputOpt = Annotated[Optional[List[str]], Option(
     "--output", "-o",
     help="File for the --format given just before (default: stdout); alone, the format follows the extension "
          "(.sarif, .json, .xml = junit, else text).")]
-ColorOpt = Annotated[str, typer.Option(
+ColorOpt = Annotated[str, Option(
     "--color", metavar="auto|always|never",
     help="Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.")]
-QuietOpt = Annotated[bool, typer.Option(
+QuietOpt = Annotated[bool, Option(
     "--quiet", "-q", help="Text report: findings only (no clean images, notes or summary line).")]
-DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
+DockerfileOpt = Annotated[Optional[List[str]], Option(
     "--dockerfile", metavar="[REF=]PATH",
     help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
-SarifArtifactOpt = Annotated[Optional[str], typer.Option(
+SarifArtifactOpt = Annotated[Optional[str], Option(
     "--sarif-artifact", metavar="PATH",
     help="Repository file SARIF points image findings at when their Dockerfile is not known (default: the config file).")]
-NoInlineIgnoresOpt = Annotated[bool, typer.Option(
+NoInlineIgnoresOpt = Annotated[bool, Option(
     "--no-inline-ignores",
     help="Refuse inline ignores: io.imagelint.ignore image labels, '# imagelint ignore=' comments, imagelint.io/ignore annotations.")]
 
@@ -202,7 +201,7 @@ def prepare_run(
 
     cfg = load_config(config_path)
     for note in cfg.notices:
-        typer.echo(f"imagelint: note: {note}", err=True)
+        echo(f"imagelint: note: {note}", err=True)
     for code in (split_codes(select) or ()) + (split_codes(ignore) or ()):
         problem = validate_code_prefix(code)
         if problem:
@@ -301,7 +300,7 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
                                               errors_on_stderr=on_stderr and out is None, quiet=quiet))
         if out is None:
-            typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
+            echo(text, nl=False, color=True if colored and fmt == "text" else None)
         else:
             write_output(out, text)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -331,4 +330,4 @@ def report_unreadable(run: Any, plan: list[tuple[str, str | None]]) -> None:
             from imagelint.cli import error_line
 
             detail = r.error if r.error.startswith(r.subject) else f"{r.subject}: {r.error}"
-            typer.echo(error_line(detail), err=True)
+            echo(error_line(detail), err=True)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Optional
 
-import typer
-
-from imagelint.cli import app, fail
+from imagelint.cli import fail, root
+from imagelint.cli.spec import CommandGroup, Option, echo
 from imagelint.cli.target_options import resolve_target, with_target_options
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.escape import guard_line, printable
@@ -14,16 +13,16 @@ from imagelint.target.describe import describe_target
 from imagelint.target.options import TargetOptions
 from imagelint.target.toml_writer import dump_target_toml
 
-target_app = typer.Typer(
+target_app = CommandGroup(
     name="target",
     help="Show the target (node pools: driver, GPUs, toolkit, device plugin) or snapshot a cluster into a target file.",
     no_args_is_help=True,
 )
-app.add_typer(target_app, name="target")
+root.add_group(target_app, name="target")
 
 MatrixOpt = Annotated[
     Optional[str],
-    typer.Option("--matrix", help="Matrix used to resolve GPU names and driver CUDA versions: VERSION, PATH or 'cluster'."),
+    Option("--matrix", help="Matrix used to resolve GPU names and driver CUDA versions: VERSION, PATH or 'cluster'."),
 ]
 
 
@@ -45,7 +44,7 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
-    typer.echo(describe_target(target))
+    echo(describe_target(target))
 
 
 @target_app.command("snapshot")
@@ -63,5 +62,5 @@ def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
 
     target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     for warning in target.warnings:
-        typer.echo(guard_line(f"imagelint: warning: {printable(warning)}"), err=True)
-    typer.echo(dump_target_toml(target), nl=False)
+        echo(guard_line(f"imagelint: warning: {printable(warning)}"), err=True)
+    echo(dump_target_toml(target), nl=False)

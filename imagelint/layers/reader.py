@@ -14,7 +14,6 @@ a warning. Nothing from the image is ever executed.
 
 from __future__ import annotations
 
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextvars import ContextVar, copy_context
 from functools import lru_cache
 from types import MappingProxyType
@@ -29,6 +28,7 @@ from imagelint.layers.filesystem import ImageFilesystem
 from imagelint.layers.limits import DEFAULT_LIMITS, ReadLimits
 from imagelint.layers.match import RuleMatcher
 from imagelint.layers.prefetch import prefetched
+from imagelint.layers.threads import Job, LayerThreads
 from imagelint.layers.model import (
     DIRECTORY,
     EXTRACTOR_VERSION,
@@ -425,18 +425,18 @@ def read_image_filesystem(
     if workers <= 1 or len(layers) <= 1:
         extracts = [copy_context().run(_extract_with_budget, budget, extract, l, spec, limits) for l in layers]
         return ImageFilesystem.from_extracts(extracts)
-    with ThreadPoolExecutor(max_workers=min(workers, len(layers)), thread_name_prefix="imagelint-layer") as pool:
+    with LayerThreads(min(workers, len(layers)), "imagelint-layer") as pool:
         # Largest layers first (longest-processing-time order): a 700 MB layer started last
         # leaves the other worker idle at the end. ``futures`` stays in layer order for merging
         # and for choosing the error.
-        by_index: dict[int, Future[LayerExtract]] = {}
+        by_index: dict[int, Job[LayerExtract]] = {}
         for i in sorted(range(len(layers)), key=lambda i: -(layers[i].size or 0)):
             by_index[i] = pool.submit(copy_context().run, _extract_with_budget, budget, extract, layers[i], spec, limits)
         futures = [by_index[i] for i in range(len(layers))]
         try:
             pending = set(futures)
             while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                done, pending = pool.wait_for_failure(pending)
                 failed = [i for i, f in enumerate(futures) if f in done and not f.cancelled() and f.exception() is not None]
                 if failed:
                     # Layers above the lowest failure are abandoned; those below run on,

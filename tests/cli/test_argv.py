@@ -294,3 +294,30 @@ def _one(func: Callable[..., Any]) -> spec.CommandGroup:
     group.command("cmd")(func)
     group.command("other")(lambda: None)  # two commands: typer keeps "cmd" a subcommand
     return group
+
+
+def test_ctrl_c_ends_a_check_with_130_and_one_line(tmp_path) -> None:
+    """Through the fast path a KeyboardInterrupt reaches main's own handler (click turned it
+    into "Aborted!" and status 1): 130, as shells report a SIGINT, and no traceback."""
+    import signal
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    host = f"127.0.0.1:{listener.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")}
+    process = subprocess.Popen([sys.executable, "-m", "imagelint", "check", f"registry:{host}/app:1", "--insecure-registry",
+                                host, "--driver", "550.54.15", "--timeout", "60", "--no-cache"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        listener.settimeout(30)
+        connection, _ = listener.accept()  # the registry answers nothing: the check waits in a read
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        listener.close()
+    connection.close()
+    assert process.returncode == 130, err
+    assert err == "imagelint: interrupted\n" and out == ""

@@ -190,7 +190,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def with_source_options(func: F) -> F:
-    """Add the source flags to a typer command; it receives ``source_options: SourceOptions``."""
+    """Add the source flags to a command; it receives ``source_options: SourceOptions``."""
     return _with_source_flags(func, source_options_from)
 
 

@@ -9,7 +9,8 @@
        def check(ref: str, target_options: TargetOptions) -> None:
            target = resolve_target(target_options, matrix)      # exits 2/3 on bad input
 
-   The decorator appends the flags to the command's signature (typer reads it) and
+   The decorator appends the flags to the command's signature (typer and
+   ``imagelint.cli.argv`` read it) and
    hands the command one frozen ``TargetOptions`` in the ``target_options`` argument.
    The flags go last in ``--help``, under the "Target" panel.
 
@@ -138,7 +139,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def with_target_options(func: F) -> F:
-    """Add the target flags to a typer command; it receives ``target_options: TargetOptions``."""
+    """Add the target flags to a command; it receives ``target_options: TargetOptions``."""
     original = inspect.signature(func, eval_str=True)
     if "target_options" not in original.parameters:
         raise TypeError(f"{func.__name__} must take a 'target_options' parameter to use @with_target_options")
@@ -147,7 +148,7 @@ def with_target_options(func: F) -> F:
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
         for name, (annotation, default) in _PARAMETERS.items()
     ]
-    # typer passes everything as keywords, so keyword-only is safe; *args/**kwargs are not supported by typer anyway.
+    # typer and imagelint.cli.argv pass everything as keywords, so keyword-only is safe; no *args/**kwargs.
     positional = [p for p in kept if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     keyword = [p for p in kept if p.kind == p.KEYWORD_ONLY]
     signature = original.replace(parameters=positional + keyword + added)

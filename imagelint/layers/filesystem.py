@@ -82,8 +82,9 @@ def _parts(path: str) -> list[str]:
     return out
 
 
-def _all_parts(paths: list[str]) -> list[list[str]]:
-    """``_parts`` of each path; one scan of them all finds the usual case, every path already
+def _split_all(paths: list[str]) -> tuple[list[list[str]], bool]:
+    """``_parts`` of each path, and whether every path was already normalised (then each is
+    its parts joined by '/'). One scan of them all finds the usual case, every path already
     normalised (as the layer reader records them), which needs only a split.
 
     Joined by newlines, a path with an empty, '.' or '..' component shows "//", "/.", a '/'
@@ -92,11 +93,12 @@ def _all_parts(paths: list[str]) -> list[list[str]]:
     blob = "\n".join(paths)
     if (not paths or "/." in blob or "//" in blob or "\n/" in blob or "\n." in blob or "/\n" in blob or "\n\n" in blob
             or blob.startswith((".", "/", "\n")) or blob.endswith(("/", "\n")) or not blob):
-        return [_parts(p) for p in paths]
-    return [p.split("/") for p in paths]
+        return [_parts(p) for p in paths], False
+    return [p.split("/") for p in paths], True
 
 
 _EMPTY: dict[str, Any] = {}
+_UNSEEN: Any = object()  # a parent directory not looked up yet
 
 
 def _prefix_range(keys: list[str], values: list[str], prefix: str) -> list[str]:
@@ -165,10 +167,26 @@ class ImageFilesystem:
                 node = _find(root, _parts(path))
                 if node is not None:
                     node.children.clear()
-            entry_parts = _all_parts([e.path for e in x.entries])
-            for e, parts in zip(x.entries, entry_parts):
+            paths = [e.path for e in x.entries]
+            entry_parts, normalised = _split_all(paths)
+            # Each entry's parent directory as a path (a normalised path's own text before its
+            # last '/'): the key of the node lookups below, one per directory, not one per entry.
+            parent_keys = ([p.rpartition("/")[0] for p in paths] if normalised
+                           else ["/".join(parts[:-1]) for parts in entry_parts])
+            # A non-directory entry replaces whatever lower layers had below it. Only clearing
+            # happens in this loop, so a parent looked up once stays right for its directory (a
+            # parent cut off by an earlier clear is no longer in the tree: clearing below it
+            # changes nothing, as finding nothing would).
+            parents: dict[str, _Node | None] = {"": root}
+            for e, parts, parent_key in zip(x.entries, entry_parts, parent_keys):
                 if e.kind != DIRECTORY:
-                    node = _find(root, parts)
+                    if not parts:
+                        root.children.clear()
+                        continue
+                    parent = parents.get(parent_key, _UNSEEN)
+                    if parent is _UNSEEN:
+                        parent = parents[parent_key] = _find(root, parts[:-1])
+                    node = parent.children.get(parts[-1]) if parent is not None else None
                     if node is not None:
                         node.children.clear()
             # Whatever this layer has entries, whiteouts or opaque markers below is a
@@ -176,7 +194,7 @@ class ImageFilesystem:
             # so a lower layer's symlink or file at that path is replaced, not followed.
             # (Each directory once: demoting is idempotent, and thousands of entries share a parent.)
             implied_dirs = {tuple(_parts(p)[:-1]) for p in x.whiteouts}
-            implied_dirs.update(tuple(parts[:-1]) for parts in entry_parts)
+            implied_dirs.update(tuple(key.split("/")) if key else () for key in set(parent_keys))
             implied_dirs.update(tuple(_parts(p)) for p in x.opaque_dirs)
             for implied in implied_dirs:
                 _demote_non_directories(root, implied)
@@ -185,8 +203,8 @@ class ImageFilesystem:
             contents, heads, scans = x.contents or _EMPTY, x.heads or _EMPTY, x.scans or _EMPTY
             # Only nodes are added from here to the layer's end, so a directory's node, once
             # found, stays in the tree: thousands of entries share a parent, walked once.
-            parents: dict[str, _Node] = {"": root}
-            for e, parts in zip(x.entries, entry_parts):
+            made: dict[str, _Node] = {"": root}
+            for e, parts, parent_key in zip(x.entries, entry_parts, parent_keys):
                 path = e.path
                 record = _Record(e, contents.get(path), heads.get(path), scans.get(path), path in truncated)
                 if e.kind == HARDLINK:
@@ -199,8 +217,7 @@ class ImageFilesystem:
                 if not parts:
                     root.record = record
                     continue
-                parent_key = "/".join(parts[:-1])
-                node = parents.get(parent_key)
+                node = made.get(parent_key)
                 if node is None:
                     node = root
                     for part in parts[:-1]:
@@ -208,7 +225,7 @@ class ImageFilesystem:
                         if child is None:
                             child = node.children[part] = _Node()
                         node = child
-                    parents[parent_key] = node
+                    made[parent_key] = node
                 name = parts[-1]
                 child = node.children.get(name)
                 if child is None:

@@ -265,12 +265,75 @@ def test_resolve_shortcut_agrees_with_the_walk(paths, links, queries) -> None:
 
 
 def test_component_split_of_a_layer_agrees_with_the_path_by_path_one() -> None:
-    """The one-scan shortcut (every path already normalised) never changes a path's components."""
-    from imagelint.layers.filesystem import _all_parts, _parts
+    """The one-scan shortcut (every path already normalised) never changes a path's components,
+    and says "normalised" only when each path is its components joined by '/' (the merge then
+    takes a path's parent directory from its own text)."""
+    from imagelint.layers.filesystem import _parts, _split_all
 
     odd = ["/abs", "a//b", "a/./b", "a/../b", "./a", "../a", "a/", "a/.", "a/..", ".", "..", "", "/", "a\n/b",
            "a/\n.b", "x\n", "\n", ".hidden/x", "a/.hidden", "a/b..c", "a.b/c.", "é/ü"]
     plain = ["usr/lib/x.so", "opt/a/b", "etc/ld.so.conf", "a.b/c.d", "usr/bin/python3.11"]
     for batch in ([*plain], [*plain, *odd], odd, [], [""], ["a"], *([p] for p in odd), *([*plain, p] for p in odd),
                   *([p, *plain] for p in odd)):
-        assert _all_parts(list(batch)) == [_parts(p) for p in batch], batch
+        parts, normalised = _split_all(list(batch))
+        assert parts == [_parts(p) for p in batch], batch
+        if normalised:
+            assert all("/".join(q) == p for q, p in zip(parts, batch)), batch
+    assert _split_all(plain)[1], "the usual case takes the shortcut"
+
+
+def _overlay_model(layers: list[LayerExtract]) -> dict[str, tuple[int, str]]:
+    """The merge rules of ``from_extracts``' docstring over a flat path → (layer, kind) map:
+    the reference the tree is held to."""
+    from imagelint.layers.filesystem import _normalize
+
+    seen: dict[str, tuple[int, str]] = {}
+
+    def drop_below(path: str, itself: bool) -> None:
+        for key in [k for k in seen if k.startswith(path + "/") or (itself and k == path)]:
+            del seen[key]
+
+    for x in layers:
+        for path in x.whiteouts:
+            drop_below(_normalize(path), itself=True)
+        for path in x.opaque_dirs:
+            drop_below(_normalize(path), itself=False)
+        for e in x.entries:
+            if e.kind != DIRECTORY:
+                drop_below(_normalize(e.path), itself=False)
+        dirs = {_normalize(p).rpartition("/")[0] for p in (*x.whiteouts, *(e.path for e in x.entries))}
+        dirs |= {_normalize(p) for p in x.opaque_dirs}
+        for d in dirs:
+            parts = d.split("/") if d else []
+            for i in range(1, len(parts) + 1):  # the directory and its ancestors are directories now
+                ancestor = "/".join(parts[:i])
+                if ancestor in seen and seen[ancestor][1] != DIRECTORY:
+                    del seen[ancestor]
+        for e in x.entries:
+            seen[_normalize(e.path)] = (x.index, e.kind)
+    return seen
+
+
+def test_merge_agrees_with_the_flat_model_on_random_layer_stacks() -> None:
+    """Layers that replace, shadow, white out and re-add each other's paths, in normalised and
+    odd spellings: the merged tree's visible records are the flat model's."""
+    import random
+
+    rng = random.Random(16)
+    names = ["a", "b", "c", "d"]
+    for _ in range(400):
+        layers = []
+        for index in range(rng.randint(1, 5)):
+            def path() -> str:
+                p = "/".join(rng.choice(names) for _ in range(rng.randint(1, 4)))
+                return rng.choice([p, p, p, "./" + p, p + "/", "/" + p, p.replace("/", "//", 1)])
+            kinds = [rng.choice([FILE, FILE, DIRECTORY, SYMLINK]) for _ in range(rng.randint(0, 8))]
+            entries = tuple(Entry(path(), kind, 0, 0o644, "a" if kind == SYMLINK else None, index, f"sha256:{index}")
+                            for kind in kinds)
+            whiteouts = tuple(path() for _ in range(rng.randint(0, 2)))
+            opaque = tuple(path() for _ in range(rng.randint(0, 1)))
+            layers.append(LayerExtract(index=index, digest=f"sha256:{index}", entries=entries,
+                                       whiteouts=whiteouts, opaque_dirs=opaque))
+        merged = ImageFilesystem.from_extracts(layers)
+        got = {path: (r.entry.layer_index, r.entry.kind) for path, r in merged._records.items() if path}
+        assert got == _overlay_model(layers), layers

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import threading
 from typing import IO, Iterator, Mapping
@@ -68,7 +67,7 @@ def progress_line(stream: IO[str] | None = None, environ: Mapping[str, str] | No
             if subject is None or elapsed < delay:
                 clear()
                 continue
-            width = shutil.get_terminal_size((100, 24)).columns - 1
+            width = _terminal_width()
             stream.write("\r\033[K" + line_for(subject, elapsed, inflated, width))
             stream.flush()
             shown.set()
@@ -81,3 +80,11 @@ def progress_line(stream: IO[str] | None = None, environ: Mapping[str, str] | No
         stop.set()
         thread.join(1.0)
         clear()
+
+
+def _terminal_width() -> int:
+    """The line's width: shutil's answer (COLUMNS, else the terminal's, else 100), less one.
+    Imported here: only a run that draws the line (stderr a terminal) pays for shutil."""
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns - 1

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -88,25 +87,14 @@ class LayerCache:
         return payload
 
     def put(self, key: str, payload: bytes) -> None:
-        from imagelint.cachedir import make_private_dirs
+        from imagelint.cachedir import write_entry
 
         path = self._path(key)
         raw_key = _raw(key)
         if raw_key is None:
             return
         try:
-            make_private_dirs(path.parent)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)  # 0600
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(_MAGIC + raw_key + _crc32(payload).to_bytes(4, "big") + payload)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_entry(path, _MAGIC + raw_key + _crc32(payload).to_bytes(4, "big") + payload)
         except OSError:
             return  # a cache that cannot be written is only slower, never an error
         self.evict()

@@ -220,27 +220,17 @@ def _cached_document(kind: str, text: str) -> dict[str, Any] | None:
 
 
 def _store_document(kind: str, text: str, doc: dict[str, Any]) -> None:
-    import tempfile  # only on a miss, which parses TOML anyway
-
     try:
         body = json.dumps({"imagelint": __version__, "kind": kind, "text": text, "doc": doc}, separators=(",", ":")).encode()
     except (TypeError, ValueError, RecursionError):  # a TOML date or time (or absurd nesting): not cached
         return
-    from imagelint.cachedir import make_private_dirs
+    from imagelint.cachedir import write_entry
 
     path = _entry_path(kind, text)
     if path is None:
         return
     try:
-        make_private_dirs(path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_CACHE_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
-            os.replace(tmp, path)  # atomic: parallel runs see the old entry or the new one
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_entry(path, _CACHE_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
         _evict(path.parent)
     except OSError:
         return

@@ -28,7 +28,6 @@ Nothing here knows about registries: callers turn a final bad status or a
 from __future__ import annotations
 
 import os
-import random
 import re
 import select
 import socket
@@ -200,6 +199,8 @@ class HttpTransport:
         """Exponential backoff with full jitter; a server's Retry-After wins, capped."""
         if retry_after is not None:
             return min(retry_after, RETRY_AFTER_CAP)
+        import random  # only a retry pays for it (~1 ms of start-up otherwise)
+
         ceiling = min(BACKOFF_CAP, self.backoff * (2**attempt))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from imagelint.cachedir import default_cache_dir
 from imagelint.layers.cache import LayerCache, caching_extractor
 from imagelint.layers.reader import extract_layer, read_image_filesystem
@@ -133,3 +135,27 @@ def test_cache_cli_info_and_clean(tmp_path) -> None:
     out = run("clean")
     assert out.returncode == 0 and out.stdout.startswith("removed 3 layer extract(s) and image facts and 2 parsed matrices"), out.stdout
     assert LayerCache(tmp_path / "c").info().entries == 0 and not list(matrix_dir.rglob("*.il?"))
+
+
+def test_an_entry_is_written_whole_private_and_never_through_a_link(tmp_path) -> None:
+    """cachedir.write_entry, under both caches: 0600, a link at the entry's path is replaced
+    (its target untouched), and a failed write leaves neither a temp file nor the entry."""
+    from imagelint.cachedir import write_entry
+
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"keep")
+    path = tmp_path / "cache" / "ab" / "entry.ilx"
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    write_entry(path, b"payload")
+    assert path.read_bytes() == b"payload" and not path.is_symlink() and target.read_bytes() == b"keep"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == ["entry.ilx"]
+
+    blocked = tmp_path / "cache" / "cd" / "entry.ilx"
+    with pytest.raises(TypeError):
+        write_entry(blocked, None)  # type: ignore[arg-type]  # the write itself fails
+    assert list(blocked.parent.iterdir()) == []
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(OSError):
+        write_entry(tmp_path / "file" / "entry.ilx", b"x")  # the directory cannot be made

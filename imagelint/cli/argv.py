@@ -12,7 +12,8 @@ typer runs the command line instead, whenever anything is not plain:
   value, an option's value that starts with ``-``, a value that does not convert (click says
   why), a number outside its range, a missing or extra argument;
 * a command whose declarations use anything beyond str, int, float, bool and lists of str
-  options and arguments, or a group callback that needs click's context.
+  options and arguments, or an option with a callback, or a group callback that needs click's
+  context.
 
 So every command line with something to complain about gets click's message and status;
 ``tests/cli/test_argv.py`` holds the keywords to typer's on every command, option by option.
@@ -28,7 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 from imagelint.cli.spec import Argument, CommandGroup, Option
 
 # Keywords of typer.Option/Argument that only change help and completion, or that this parser
-# implements (min, max; callback and is_eager for group callbacks).
+# implements (min, max; callback and is_eager for a group callback's options, which an ordinary
+# command line never gives: click calls the callback with the default).
 _KNOWN_SETTINGS = frozenset({"help", "rich_help_panel", "metavar", "show_default", "min", "max", "callback", "is_eager"})
 
 
@@ -62,9 +64,15 @@ def resolve(root: CommandGroup, args: Sequence[str],
         return None
     try:
         chain, command, rest = _find_command(root, args)
-        for group in chain:  # click runs each group's callback before the command, with its defaults
+        params = _params(command)
+        if any(p.callback is not None for p in params):
+            raise _Unsupported  # click calls an option's callback with its value: typer's to do
+        keywords = _keywords(params, rest)
+        # Only now, with the command line known to be the parser's (otherwise typer runs them):
+        # click runs each group's callback before the command, with the group's defaults.
+        for group in chain:
             _run_callback(group)
-        return command, _keywords(_params(command), rest)
+        return command, keywords
     except _Unsupported:
         return None
 
@@ -136,7 +144,7 @@ def _set_type(param: _Param, annotation: Any) -> None:
         if len(members) != 1:
             raise _Unsupported
         annotation = members[0]
-    if typing.get_origin(annotation) in (list, typing.List) and typing.get_args(annotation) == (str,):
+    if typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,):
         if param.default is not None:
             raise _Unsupported
         param.multiple = True

@@ -204,7 +204,11 @@ def test_the_parser_reads_what_it_does_not_support_as_typers() -> None:
     @group.command("plain")
     def plain(x: int = spec.Option(1, "--x", min=0, max=3)) -> None: ...
 
+    @group.command("eager")
+    def with_callback(x: bool = spec.Option(False, "--x", callback=lambda value: value, is_eager=True)) -> None: ...
+
     assert argv.resolve(group, ["envvar"], environ={}) is None
+    assert argv.resolve(group, ["eager"], environ={}) is None  # click would call the callback
     assert argv.resolve(group, ["path"], environ={}) is None
     assert argv.resolve(group, ["plain", "--x", "2"], environ={})[1] == {"x": 2}
     assert argv.resolve(group, ["plain", "--x", "4"], environ={}) is None  # out of range: click's message
@@ -321,3 +325,20 @@ def test_ctrl_c_ends_a_check_with_130_and_one_line(tmp_path) -> None:
     connection.close()
     assert process.returncode == 130, err
     assert err == "imagelint: interrupted\n" and out == ""
+
+
+def test_group_callbacks_run_once_and_only_for_a_command_line_the_parser_takes() -> None:
+    """A command line that goes to typer has run no callback yet (typer runs them itself)."""
+    ran: list[bool] = []
+    group = spec.CommandGroup()
+
+    @group.callback()
+    def main_callback(verbose: bool = spec.Option(False, "--verbose", callback=lambda v: ran.append(v) or v,
+                                                  is_eager=True)) -> None: ...
+
+    @group.command("cmd")
+    def cmd(n: int = spec.Option(1, "--n")) -> None: ...
+
+    group.command("other")(lambda: None)
+    assert argv.resolve(group, ["cmd", "--n", "x"], environ={}) is None and ran == []
+    assert argv.resolve(group, ["cmd", "--n", "2"], environ={})[1] == {"n": 2} and ran == [False]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import sys
-
 from typing import Any
 
 from imagelint import __version__
@@ -91,7 +90,6 @@ def main() -> None:
     import os
 
     from imagelint import deadline
-
     from imagelint.cli.argv import resolve
 
     _register(next((a for a in sys.argv[1:] if not a.startswith("-")), None))
@@ -143,7 +141,7 @@ def __getattr__(name: str) -> Any:
 
 
 # Writing the report failed: no space, an I/O error on the output device. (A reader that went
-# away, EPIPE, keeps click's convention: a quiet exit 1; imagelint/__main__.py.)
+# away, EPIPE, keeps click's convention: a quiet EXIT_BROKEN_PIPE, in main and in __main__.py.)
 _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
 
 

@@ -22,6 +22,8 @@ from typer.testing import CliRunner
 import imagelint.cli as cli
 from imagelint.cli import argv, spec
 from imagelint.cli.typer_app import build
+from tests.cli.test_check import imagelint
+from tests.support.cli_probe import probe
 
 cli._register()
 
@@ -214,24 +216,9 @@ def test_the_parser_reads_what_it_does_not_support_as_typers() -> None:
     assert argv.resolve(group, ["plain", "--x", "4"], environ={}) is None  # out of range: click's message
 
 
-_PROBE = r"""
-import json, sys
-sys.argv = ["imagelint", *json.loads(sys.argv[1])]
-from imagelint.cli import main
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code or 0
-print(json.dumps({"code": code, "frameworks": sorted({"typer", "click"} & set(sys.modules))}), file=sys.stderr)
-"""
-
-
 def _run_fresh(args: list[str], cwd: str) -> tuple[int, list[str], str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")}
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, env={**env, "IMAGELINT_NO_CACHE": "1"})
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    return report["code"], report["frameworks"], done.stdout
+    code, modules, out = probe(args, {"GITHUB_ACTIONS": None, "GITHUB_STEP_SUMMARY": None, "IMAGELINT_NO_CACHE": "1"}, cwd)
+    return code, sorted({"typer", "click"} & modules), out
 
 
 def test_check_and_lint_run_without_typer_and_say_what_typer_says(tmp_path) -> None:
@@ -249,13 +236,8 @@ def test_check_and_lint_run_without_typer_and_say_what_typer_says(tmp_path) -> N
         code, frameworks, out = _run_fresh(args, str(tmp_path))
         assert frameworks == [], args
         assert code == 1 and json.loads(out), (args, out)
-        old = os.getcwd()
-        os.chdir(tmp_path)
-        try:
-            through_typer = CliRunner().invoke(cli.app, args, env={"IMAGELINT_NO_CACHE": "1", "GITHUB_ACTIONS": None})
-        finally:
-            os.chdir(old)
-        assert (through_typer.exit_code, through_typer.stdout) == (code, out), args
+        through_typer = imagelint(*args, cwd=tmp_path)  # typer's CliRunner, in this process
+        assert (through_typer.returncode, through_typer.stdout) == (code, out), args
     code, frameworks, out = _run_fresh(["check", "--help"], str(tmp_path))
     assert code == 0 and "--driver" in out and frameworks == ["click", "typer"]
     code, frameworks, _ = _run_fresh(["check", "x", "--bogus"], str(tmp_path))

@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli_probe import probe
 
 # What `imagelint lint Dockerfile` must not pay for (each costs tens of ms to import).
 HEAVY = ("requests", "urllib3", "docker", "kubernetes", "isal", "zstandard", "jsonschema", "cryptography", "jwt")
 
-_PROBE = r"""
-import json, sys
-sys.argv = ["imagelint", *json.loads(sys.argv[1])]
-from imagelint.cli import main
-code = 0
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code or 0
-print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules}), "all": sorted(sys.modules)}),
-      file=sys.stderr)
-"""
-
-
-def _probe(args: list[str], env: dict[str, str] | None = None) -> tuple[int, set[str], str]:
-    """Run the CLI in a fresh interpreter: exit code, every module it imported, stdout."""
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **(env or {})})
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    return report["code"], set(report["all"]), done.stdout
-
 
 def _modules_after(args: list[str], env: dict[str, str] | None = None) -> tuple[int, set[str], str]:
-    code, modules, out = _probe(args, env)
+    code, modules, out = probe(args, env)
     return code, {m.split(".")[0] for m in modules}, out
 
 
@@ -112,8 +89,8 @@ def _warm_lint(tmp_path: Path, *extra: str) -> tuple[int, set[str], str]:
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(_DOCKERFILE)
     env = {"IMAGELINT_CACHE_DIR": str(tmp_path / "cache"), "GITHUB_ACTIONS": "", "GITHUB_STEP_SUMMARY": ""}
-    _probe(["lint", str(dockerfile), *extra], env)
-    return _probe(["lint", str(dockerfile), *extra], env)
+    probe(["lint", str(dockerfile), *extra], env)
+    return probe(["lint", str(dockerfile), *extra], env)
 
 
 def test_warm_lint_of_a_dockerfile_imports_only_what_it_uses(tmp_path) -> None:
@@ -135,7 +112,7 @@ def test_the_import_probe_sees_what_a_format_or_a_cold_cache_needs(tmp_path) -> 
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(_DOCKERFILE)
     cold = {"IMAGELINT_CACHE_DIR": str(tmp_path / "cold"), "GITHUB_ACTIONS": "", "GITHUB_STEP_SUMMARY": ""}
-    code, modules, out = _probe(["lint", str(dockerfile), "--format", "junit"], cold)
+    code, modules, out = probe(["lint", str(dockerfile), "--format", "junit"], cold)
     assert code == 0 and "<testsuites" in out
     assert {"imagelint.report.junit", "xml.etree.ElementTree", "tomllib"} <= modules
     assert "imagelint.report.sarif" not in modules, "only the format asked for is imported"
@@ -146,7 +123,7 @@ def test_lint_with_an_image_builds_the_source_options_then(tmp_path) -> None:
     """``--image`` is the one lint path that reaches images: the deferred SourceOptions are built and used."""
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(_DOCKERFILE)
-    code, modules, _ = _probe(["lint", str(dockerfile), "--image", f"oci-dir:{tmp_path / 'missing'}"],
+    code, modules, _ = probe(["lint", str(dockerfile), "--image", f"oci-dir:{tmp_path / 'missing'}"],
                               {"IMAGELINT_CACHE_DIR": str(tmp_path / "cache")})
     assert code in (2, 3)
     assert "imagelint.sources" in modules
@@ -156,6 +133,6 @@ def test_lint_still_checks_source_flags_at_once(tmp_path) -> None:
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(_DOCKERFILE)
     for bad in (["--timeout", "0"], ["--max-layer-size", "lots"], ["--platform", "linux/amd64", "--all-platforms"]):
-        code, modules, _ = _probe(["lint", str(dockerfile), *bad], {"IMAGELINT_CACHE_DIR": str(tmp_path / "cache")})
+        code, modules, _ = probe(["lint", str(dockerfile), *bad], {"IMAGELINT_CACHE_DIR": str(tmp_path / "cache")})
         assert code == 2, bad
         assert "imagelint.sources" not in modules, bad

@@ -7,12 +7,11 @@ here does I/O except ``Layer.open()``, which calls the source's opener.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import BinaryIO, Callable, Mapping
 
 from imagelint.errors import UsageError
-from imagelint.frozen import frozen
 
 # Media types (OCI image spec and Docker distribution).
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -41,7 +40,7 @@ LAYER_COMPRESSION: Mapping[str, str] = MappingProxyType(
 )
 
 
-@frozen(order=True)
+@dataclass(frozen=True, order=True)
 class Platform:
     """An OCI platform: ``os/architecture[/variant]``."""
 
@@ -98,7 +97,7 @@ DEFAULT_ARCH = "amd64"
 DEFAULT_PLATFORM = Platform("linux", DEFAULT_ARCH)
 
 
-@frozen
+@dataclass(frozen=True)
 class HistoryEntry:
     created_by: str = ""
     created: str | None = None
@@ -106,7 +105,7 @@ class HistoryEntry:
     empty_layer: bool = False
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageConfig:
     """What the image config says. ``env`` keeps the config's order and duplicates."""
 
@@ -135,7 +134,7 @@ class ImageConfig:
 LayerOpener = Callable[[], BinaryIO]
 
 
-@frozen
+@dataclass(frozen=True)
 class Layer:
     """One layer blob. ``open()`` returns the *compressed* stream, digest-verified at EOF.
 
@@ -161,7 +160,7 @@ class Layer:
         return self.opener()
 
 
-@frozen
+@dataclass(frozen=True)
 class Image:
     """One platform-specific image, whatever it came from.
 

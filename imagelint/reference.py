@@ -20,7 +20,7 @@ import os
 import re
 
 from imagelint.errors import SourceError, UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 SCHEMES = ("registry", "docker", "docker-archive", "oci-dir", "oci-archive")
@@ -42,7 +42,7 @@ def looks_like_path(text: str) -> bool:
     return text.startswith(_PATH_PREFIXES) or text.lower().endswith(_ARCHIVE_SUFFIXES) or text in (".", "..")
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageReference:
     """A parsed reference: its kind and what it points at.
 
@@ -60,7 +60,7 @@ class ImageReference:
         return self.text or f"{self.kind}:{self.value}"
 
 
-@frozen
+@dataclass(frozen=True)
 class RegistryName:
     """A normalised registry reference (``ubuntu`` → ``docker.io/library/ubuntu:latest``)."""
 

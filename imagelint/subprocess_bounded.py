@@ -15,13 +15,13 @@ import subprocess
 import time
 from typing import Mapping, Sequence
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 MAX_HELPER_OUTPUT = 1 << 20  # a credential is a small JSON document
 _STDERR_CAP = 4096
 
 
-@frozen
+@dataclass(frozen=True)
 class HelperResult:
     returncode: int
     stdout: bytes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 # A pool verdict, worst first. "error": the image could not be read (not checked), never a pass.
 FAIL, ERROR, WARN, PASS = "fail", "error", "warn", "pass"
@@ -16,7 +16,7 @@ VERDICTS = (FAIL, ERROR, WARN, PASS)
 VERDICT_RANK: Mapping[str, int] = {FAIL: 3, ERROR: 2, WARN: 1, PASS: 0}
 
 
-@frozen
+@dataclass(frozen=True)
 class Workload:
     """One container of one workload (owner), and the pools it can land on."""
 
@@ -39,7 +39,7 @@ class Workload:
         return (self.namespace, self.owner_kind, self.owner_name, self.container, self.image, self.image_key)
 
 
-@frozen
+@dataclass(frozen=True)
 class AuditImage:
     """One image to check, whatever references name it."""
 
@@ -48,7 +48,7 @@ class AuditImage:
     references: tuple[str, ...]  # every reference workloads use for it
 
 
-@frozen
+@dataclass(frozen=True)
 class FindingLine:
     """A finding as an audit keeps it: enough for reports and diffs, no provenance objects."""
 
@@ -58,7 +58,7 @@ class FindingLine:
     pool: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class PoolCheck:
     """One image checked against one pool."""
 
@@ -71,7 +71,7 @@ class PoolCheck:
     error: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class Inventory:
     """What runs where: the enumerate step's output, the input of every (sharded) check."""
 
@@ -81,7 +81,7 @@ class Inventory:
     warnings: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class AuditReport:
     """The audit of an inventory (or one shard of it) against one target."""
 

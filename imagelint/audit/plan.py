@@ -13,13 +13,13 @@ import dataclasses
 from typing import Any
 
 from imagelint.audit.model import FAIL, AuditReport, Workload
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 BREAKS, FIXED, UNCHANGED = "breaks", "fixed", "unchanged"
 PLAN_SCHEMA = "imagelint-audit-plan/1"
 
 
-@frozen
+@dataclass(frozen=True)
 class Change:
     workload: Workload
     pool: str
@@ -29,7 +29,7 @@ class Change:
     reasons: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class PlanReport:
     current: AuditReport
     proposed: AuditReport

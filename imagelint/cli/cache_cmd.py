@@ -15,7 +15,7 @@ from typing import Optional
 from imagelint.cli import fail, root
 from imagelint.cli.spec import CommandGroup, Option, echo
 from imagelint.errors import ImagelintError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 cache_app = CommandGroup(
     help="The cache: what was read from each layer (keyed by layer digest), each image's facts, parsed matrices.",
@@ -26,7 +26,7 @@ root.add_group(cache_app, name="cache")
 CacheDirOpt = Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
 
 
-@frozen
+@dataclass(frozen=True)
 class CacheCounts:
     directory: str
     entries: int        # layer extracts and image facts

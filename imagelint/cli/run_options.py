@@ -13,7 +13,7 @@ from typing import Annotated, Any, List, Optional
 from imagelint.cli.choices import choose
 from imagelint.cli.spec import Option, echo
 from imagelint.errors import UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.target.options import TargetOptions
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -168,7 +168,7 @@ def write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-@frozen
+@dataclass(frozen=True)
 class RunSetup:
     """What check and lint both need before they run: config, output plan, matrix and target."""
 

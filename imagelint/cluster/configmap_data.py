@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping
 from imagelint.cluster.resources import CONFIG_MAPS
-from imagelint.frozen import frozen
 
 MAX_VALUE = 256 * 1024  # a longer value is not an app config a human wrote: skipped
 
 
-@frozen
+@dataclass(frozen=True)
 class ConfigMapData:
     namespace: str
     name: str

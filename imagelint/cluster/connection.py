@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from imagelint.cluster.kubeconfig import load_client_configuration
 from imagelint.cluster.resources import Resource
 from imagelint.errors import ClusterError, UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 # (connect, read) seconds for every API call: a dead or stalled API server must
 # fail the run quickly, not hang CI.
@@ -58,7 +58,7 @@ def status_text(status: int) -> str:
     return f"{status} {_STATUS_TEXT.get(status, '')}".strip()
 
 
-@frozen
+@dataclass(frozen=True)
 class Listing:
     """The objects of one list call. ``refused`` (403/404) means an optional list was not checked."""
 
@@ -70,7 +70,7 @@ class Listing:
         return self.refused is None
 
 
-@frozen
+@dataclass(frozen=True)
 class Fetched:
     """One object, or ``refused`` (403/404) when an optional read was not checked."""
 
@@ -82,7 +82,7 @@ class Fetched:
         return self.refused is None
 
 
-@frozen
+@dataclass(frozen=True)
 class Connection:
     """A connected client. Readers use ``list_objects`` / ``get_object`` (generic over
     :class:`~imagelint.cluster.resources.Resource`), or ``request`` for a call of the

@@ -14,10 +14,10 @@ from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, string_map, text
 from imagelint.cluster.operator import OperatorComponent, workloads_from_daemonsets
 from imagelint.cluster.resources import DAEMON_SETS
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
-@frozen
+@dataclass(frozen=True)
 class DaemonSetStatus:
     namespace: str
     name: str
@@ -35,7 +35,7 @@ class DaemonSetStatus:
         return bool(self.selector) and all(labels.get(k) == v for k, v in self.selector.items())
 
 
-@frozen
+@dataclass(frozen=True)
 class DaemonSetListing:
     daemonsets: tuple[DaemonSetStatus, ...] = ()
     refused: int | None = None

@@ -13,17 +13,17 @@ from typing import Mapping
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, text
 from imagelint.cluster.resources import DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_SLICES
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
-@frozen
+@dataclass(frozen=True)
 class NodeDevices:
     node: str
     driver: str  # gpu.nvidia.com, compute-domain.nvidia.com...
     devices: int
 
 
-@frozen
+@dataclass(frozen=True)
 class ClaimInfo:
     namespace: str
     name: str
@@ -32,7 +32,7 @@ class ClaimInfo:
     reserved_for: tuple[str, ...]  # pod names
 
 
-@frozen
+@dataclass(frozen=True)
 class DraInventory:
     served: bool = False
     refused: dict[str, int] | None = None  # kinds → 403 status

@@ -12,10 +12,10 @@ from typing import Any, Mapping
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, text
 from imagelint.cluster.resources import EVENTS
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
-@frozen
+@dataclass(frozen=True)
 class EventInfo:
     namespace: str
     object_kind: str  # involvedObject.kind: Pod, ReplicaSet, DaemonSet, Node...
@@ -30,7 +30,7 @@ class EventInfo:
         return (self.object_kind, self.namespace, self.object_name)
 
 
-@frozen
+@dataclass(frozen=True)
 class EventListing:
     events: tuple[EventInfo, ...] = ()
     refused: int | None = None

@@ -3,7 +3,7 @@ node is in, and every container the workloads run (:mod:`imagelint.cluster.workl
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -14,12 +14,11 @@ from imagelint.cluster.pull_secrets import PullCredential, read_pull_secrets
 from imagelint.cluster.resources import MALFORMED
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
 from imagelint.cluster.workloads import WorkloadContainer, read_workload_containers
-from imagelint.frozen import frozen
 from imagelint.target.model import Taint, Target
 from imagelint.target.values import TargetMatrix
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuNode:
     """A GPU node as scheduling sees it: all its labels and taints (a pool keeps only the GPU ones)."""
 
@@ -29,7 +28,7 @@ class GpuNode:
     taints: tuple[Taint, ...]
 
 
-@frozen
+@dataclass(frozen=True)
 class Fleet:
     target: Target
     node_pools: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # node → pool name

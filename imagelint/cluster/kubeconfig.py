@@ -20,12 +20,12 @@ import os
 from typing import Any
 
 from imagelint.errors import ClusterError, UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
-@frozen
+@dataclass(frozen=True)
 class ClientConfiguration:
     configuration: Any  # kubernetes.client.Configuration
     context: str  # context name, or "in-cluster"

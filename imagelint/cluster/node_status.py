@@ -13,11 +13,11 @@ from typing import Any, Mapping
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, string_map, text
 from imagelint.cluster.resources import NODES
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.target.model import Taint
 
 
-@frozen
+@dataclass(frozen=True)
 class NodeInfo:
     name: str
     labels: Mapping[str, str]
@@ -31,7 +31,7 @@ class NodeInfo:
     runtime_handlers: tuple[str, ...]
 
 
-@frozen
+@dataclass(frozen=True)
 class NodeListing:
     nodes: tuple[NodeInfo, ...] = ()
     refused: int | None = None

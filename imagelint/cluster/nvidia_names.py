@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Any
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
 def _any_match(patterns: tuple[str, ...]) -> "re.Pattern[str]":
@@ -27,7 +27,7 @@ def _with_profile(template: str) -> "re.Pattern[str]":
     return re.compile(re.escape(head) + r"(\d+g\.\d+gb)" + re.escape(tail))
 
 
-@frozen
+@dataclass(frozen=True)
 class NvidiaNames:
     driver_full: str
     driver_parts: tuple[str, ...]

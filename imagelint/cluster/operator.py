@@ -15,13 +15,13 @@ from typing import Any, Iterable, Mapping, Sequence
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, MALFORMED
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 _IMAGE_VERSION = lazy_pattern(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
 
 
-@frozen
+@dataclass(frozen=True)
 class OperatorComponent:
     """A device plugin or toolkit DaemonSet, or the ClusterPolicy's view of one."""
 

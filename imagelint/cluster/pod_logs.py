@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from imagelint.cluster.connection import Connection, Refused
 from imagelint.cluster.objects import clean
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 TAIL_LINES = 60
 LIMIT_BYTES = 64 * 1024
 MAX_LINE = 500
 
 
-@frozen
+@dataclass(frozen=True)
 class LogTail:
     lines: tuple[str, ...] = ()
     refused: int | None = None  # 403: no get on pods/log; 404: no such container instance

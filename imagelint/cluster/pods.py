@@ -13,10 +13,10 @@ from typing import Any, Mapping
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, number, string_map, text
 from imagelint.cluster.resources import PODS
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
-@frozen
+@dataclass(frozen=True)
 class ContainerState:
     name: str
     init: bool
@@ -31,7 +31,7 @@ class ContainerState:
     image_id: str
 
 
-@frozen
+@dataclass(frozen=True)
 class PodInfo:
     namespace: str
     name: str
@@ -56,7 +56,7 @@ class PodInfo:
         return tuple(c.reason for c in self.containers if c.state == "waiting" and c.reason)
 
 
-@frozen
+@dataclass(frozen=True)
 class PodListing:
     pods: tuple[PodInfo, ...] = ()
     refused: int | None = None

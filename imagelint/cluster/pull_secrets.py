@@ -14,18 +14,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from imagelint.cluster.connection import Connection, status_text
 from imagelint.cluster.resources import SECRETS
-from imagelint.frozen import frozen
 
 MAX_SECRET_BYTES = 1 << 20
 _HUB_KEYS = {"https://index.docker.io/v1/", "index.docker.io", "docker.io", "registry-1.docker.io", "https://index.docker.io/v1"}
 
 
-@frozen
+@dataclass(frozen=True)
 class PullCredential:
     """One registry's credentials from one pull secret."""
 

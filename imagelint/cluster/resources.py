@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
-@frozen
+@dataclass(frozen=True)
 class Resource:
     group: str  # "" = the core API
     version: str

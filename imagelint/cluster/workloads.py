@@ -42,7 +42,7 @@ from imagelint.cluster.resources import (
     Resource,
 )
 from imagelint.facts.model import WorkloadFacts
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 TEMPLATE_KINDS = (DEPLOYMENTS, STATEFUL_SETS, DAEMON_SETS, JOBS, CRON_JOBS, *GPU_WORKLOAD_KINDS)
@@ -51,7 +51,7 @@ _DIGEST = lazy_pattern(r"sha256:[0-9a-f]{64}")
 _CRONJOB_SUFFIX = lazy_pattern(r"-\d{6,}$")  # a CronJob's Job: NAME-<scheduled minutes since epoch>
 
 
-@frozen
+@dataclass(frozen=True)
 class WorkloadContainer:
     """One container of one workload as the cluster runs (or would run) it."""
 

@@ -5,11 +5,10 @@ Only facts and matrix answers are combined here; NVIDIA's numbers stay in the ma
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from imagelint.facts.model import CUDA_SOURCES, CudaVersionEvidence, DriverLibrary, ImageFacts
-from imagelint.frozen import frozen
 
 
 def compare(a: str, b: str) -> int:
@@ -52,7 +51,7 @@ def _source_rank(source: str) -> int:
     return CUDA_SOURCES.index(source) if source in CUDA_SOURCES else len(CUDA_SOURCES)
 
 
-@frozen
+@dataclass(frozen=True)
 class GoverningCuda:
     """The CUDA version that sets the driver floor, and the evidence for it.
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 from imagelint.target import GpuSpec, NodePool
 
 _DRIVER = lazy_pattern(r"^[Rr]?(\d{3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
 
 
-@frozen
+@dataclass(frozen=True)
 class PoolGpu:
     """One GPU model of a pool as the runtime sees it.
 
@@ -74,7 +74,7 @@ def forward_compat_class(gpu: PoolGpu | None, matrix: Any) -> tuple[bool | None,
 # --- the driver -----------------------------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class HostDriver:
     """The pool's driver: ``535.104.05``, or a bare branch (``535`` / ``R535``: "some 535.x").
 
@@ -101,7 +101,7 @@ def host_driver(text: str | None) -> HostDriver | None:
     return HostDriver(text.strip(), ".".join(parts), int(m.group(1)), len(parts) == 1)
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverFacts:
     """What the matrix says about a pool's driver branch."""
 
@@ -129,7 +129,7 @@ def driver_facts(driver: HostDriver, matrix: Any) -> DriverFacts:
     )
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuSupport:
     """Whether a driver branch drives a GPU architecture (``driver_gpu_support`` rows)."""
 

@@ -26,7 +26,7 @@ from typing import Any
 from imagelint.compat.evidence import compare, major
 from imagelint.compat.pool import HostDriver
 from imagelint.facts.model import DriverLibrary
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.target import NodePool
 
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).
@@ -38,7 +38,7 @@ MODE_SINCE = {"cdi": "cdi-generate", "jit-cdi": "jit-cdi-default"}
 UNKNOWN_MODES = ("legacy", "cdi", "jit-cdi")
 
 
-@frozen
+@dataclass(frozen=True)
 class Scenario:
     """One runtime situation the pool may be in."""
 
@@ -161,7 +161,7 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".") if p.isdigit())
 
 
-@frozen
+@dataclass(frozen=True)
 class Injection:
     """Whether the runtime puts the image's compat libcuda on the loader path."""
 

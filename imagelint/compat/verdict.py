@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 NATIVE = "native"                 # the host driver runs the image's CUDA as is
 MINOR = "minor-version-compat"    # runs within the CUDA major, with documented limits
@@ -38,7 +38,7 @@ ERRORS = {
 _RANK = {FAILS: 0, UNKNOWN: 1, MINOR: 2, FORWARD: 3, NATIVE: 4}
 
 
-@frozen
+@dataclass(frozen=True)
 class CompatUse:
     """The forward-compat libcuda a case loads, and who put it on the loader path."""
 
@@ -48,7 +48,7 @@ class CompatUse:
     by: str  # "the image (LD_LIBRARY_PATH)", "the enable-cuda-compat hook (toolkit >= 1.17.5)", ...
 
 
-@frozen
+@dataclass(frozen=True)
 class Case:
     """One outcome and why, under ``condition`` ("" = whatever the runtime does)."""
 
@@ -75,7 +75,7 @@ class Case:
         return (self.outcome, self.failure, self.compat is not None)
 
 
-@frozen
+@dataclass(frozen=True)
 class Verdict:
     """Whether the image's CUDA runs on one pool (one GPU model of it), and why."""
 

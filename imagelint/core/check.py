@@ -18,7 +18,7 @@ images still get a result (with ``error``) so SARIF/JSON are always written.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from imagelint import __version__
@@ -26,7 +26,6 @@ from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, exit_code_for, needs_layers, run_rules, selected_rules, summary_counts
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
-from imagelint.frozen import frozen
 from imagelint.image import normalize_arch
 from imagelint.target import Target
 
@@ -36,7 +35,7 @@ if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does no
 Inspector = Callable[[str, "SourceOptions", bool], list[ImageFacts]]
 
 
-@frozen
+@dataclass(frozen=True)
 class CheckRun:
     """Everything one ``check`` produced, in reference order (one result per image platform)."""
 

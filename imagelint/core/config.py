@@ -37,13 +37,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from imagelint.errors import ConfigError
-from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.rules import RULES, RuleInfo
 from imagelint.tomlcompat import loads as toml_loads
@@ -64,7 +63,7 @@ _IGNORE_KEYS = ("rule", "image", "reason", "expires")
 _CODE_RE = lazy_pattern(r"^[A-Z]+[0-9]*$")
 
 
-@frozen
+@dataclass(frozen=True)
 class IgnoreEntry:
     """A configured suppression: a rule (ID or prefix) on images matching a glob, with a reason."""
 
@@ -75,7 +74,7 @@ class IgnoreEntry:
     source: str = ""  # "file:line" for notices
 
 
-@frozen
+@dataclass(frozen=True)
 class Config:
     images: tuple[str, ...] = ()
     select: tuple[str, ...] = ()

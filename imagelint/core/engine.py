@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.core.config import Config, IgnoreEntry
 from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
 from imagelint.facts.model import ImageFacts
-from imagelint.frozen import frozen
 from imagelint.redact import redact_data, redact_text, secret_values
 from imagelint.rules import RuleInfo
 from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
@@ -41,7 +40,7 @@ def needs_layers(rules: Iterable[RuleInfo]) -> bool:
     return any("files" in r.needs for r in rules)
 
 
-@frozen
+@dataclass(frozen=True)
 class SuppressedFinding:
     finding: Finding
     reason: str
@@ -54,7 +53,7 @@ class SuppressedFinding:
         return out
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageResult:
     """What imagelint found for one image (one platform), or why it could not look."""
 

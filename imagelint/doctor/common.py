@@ -3,12 +3,11 @@ log tail and events, and merging per-node findings into one per node pool."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from imagelint.cluster.pods import ContainerState, PodInfo
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
-from imagelint.frozen import frozen
 from imagelint.matrix.doctor_signatures import Signature
 
 MAX_EVIDENCE = 4  # per finding: enough to check it, short enough to read
@@ -27,7 +26,7 @@ def pod_ref(pod: PodInfo) -> ObjectRef:
     return ObjectRef("Pod", pod.name, pod.namespace)
 
 
-@frozen
+@dataclass(frozen=True)
 class Clue:
     """One piece of evidence about a pod, and the signature row it matched (None: unmatched)."""
 

@@ -19,13 +19,13 @@ from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 _TRUE = ("1", "t", "true", "yes", "on")
 _NO_DEVICES = ("", "void", "none")
 
 
-@frozen
+@dataclass(frozen=True)
 class Pinned:
     pod: PodWorkload
     container: str

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
-from imagelint.frozen import frozen
 
 STAGES: tuple[tuple[int, str, str], ...] = (
     (1, "driver", "driver ready on the node"),
@@ -23,7 +22,7 @@ STAGES: tuple[tuple[int, str, str], ...] = (
 OK, FAILED, NOT_CHECKED, BLOCKED = "ok", "failed", "not checked", "blocked"  # blocked: every subject failed an earlier stage
 
 
-@frozen
+@dataclass(frozen=True)
 class ObjectRef:
     kind: str  # Node, Pod, DaemonSet, Event, ConfigMap, RuntimeClass, ReplicaSet...
     name: str
@@ -33,7 +32,7 @@ class ObjectRef:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
-@frozen
+@dataclass(frozen=True)
 class Evidence:
     object: ObjectRef
     field: str = ""  # status.allocatable, spec.nodeSelector, containers[0].env...
@@ -53,7 +52,7 @@ class Evidence:
         return f"{where}: {self.value}" if self.value else where
 
 
-@frozen
+@dataclass(frozen=True)
 class Finding:
     stage: int
     signature: str  # the doctor-signatures.toml row id
@@ -67,7 +66,7 @@ class Finding:
     nodes: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class StageResult:
     number: int
     id: str
@@ -77,7 +76,7 @@ class StageResult:
     notes: tuple[str, ...] = ()  # "not checked: RBAC forbids listing pods", "2 GPU nodes checked"...
 
 
-@frozen
+@dataclass(frozen=True)
 class DoctorReport:
     server: str
     context: str
@@ -118,7 +117,7 @@ class DoctorReport:
         )
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageVerdict:
     rule: str
     severity: str

@@ -23,19 +23,18 @@ from imagelint.cluster.pod_logs import LogTail, read_log_tail
 from imagelint.cluster.pods import PodInfo, read_pods
 from imagelint.cluster.resources import CLUSTER_POLICIES, RUNTIME_CLASSES
 from imagelint.cluster.objects import mapping, text
-from imagelint.frozen import frozen
 
 MAX_LOGS = 24  # log tails read per run (one per failing component pod is enough)
 MAX_CONFIGMAPS = 64  # ConfigMaps read per run (configs mounted into GPU-visible pods)
 
 
-@frozen
+@dataclass(frozen=True)
 class DoctorOptions:
     namespace: str | None = None  # the affected pods looked at (NVIDIA components: everywhere)
     pod: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class RuntimeClassInfo:
     name: str
     handler: str

@@ -13,12 +13,12 @@ from typing import Any
 
 from imagelint.cluster.pods import PodInfo
 from imagelint.facts.model import ImageFacts, WorkloadFacts
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 MAX_DEPTH = 40
 
 
-@frozen
+@dataclass(frozen=True)
 class PodWorkload:
     pod: PodInfo
     containers: tuple[ImageFacts, ...]  # one per container, init containers included

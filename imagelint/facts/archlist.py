@@ -28,7 +28,7 @@ import re
 from typing import Iterable
 
 from imagelint.facts.model import ArchListSetting, EnvSetting, Provenance
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 TORCH = "TORCH_CUDA_ARCH_LIST"
@@ -58,7 +58,7 @@ _TORCH_ITEM = lazy_pattern(r"^(\d{1,2})\.(\d)([af]?)(\+PTX)?$", re.IGNORECASE)
 _CMAKE_ITEM = lazy_pattern(r"^(\d{2,3})([af]?)(-real|-virtual)?$")
 
 
-@frozen
+@dataclass(frozen=True)
 class ArchTargets:
     """An arch list as targets: ``8.0 8.6+PTX`` -> sm_80, sm_86 + compute_86."""
 

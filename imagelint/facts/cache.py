@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 FORMAT = "imagelint-facts/1"
 # The modules whose code decides an image's facts (relative to the package).
-_FACT_CODE = ("facts", "layers", "image.py", "frozen.py")
+_FACT_CODE = ("facts", "layers", "image.py")
 
 
 def fact_sources() -> list[Path]:

@@ -19,7 +19,7 @@ from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import ElfNoteScanner
 from imagelint.facts.loader import LoaderView
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, LoaderFacts, Provenance
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 from imagelint.tomlcompat import loads as toml_loads
@@ -30,14 +30,14 @@ ELF_NOTES_SCANNER = "elf-notes"
 _NAME_VERSION_RE = lazy_pattern(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverLibraryPattern:
     pattern: str
     capability: str
     source: str
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverLibraryTable:
     libraries: tuple[DriverLibraryPattern, ...]
     stub_dir: str

@@ -26,7 +26,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from imagelint.frozen import frozen
 
 ELF_MAGIC = b"\x7fELF"
 PT_NOTE = 4
@@ -58,7 +57,7 @@ class _Range:
         return self.start + len(self.data) >= self.end
 
 
-@frozen
+@dataclass(frozen=True)
 class _Header:
     is64: bool
     endian: str  # "<" or ">"
@@ -89,7 +88,7 @@ def _parse_header(data: bytes) -> _Header | None:
     return _Header(is64, e, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
 
 
-@frozen
+@dataclass(frozen=True)
 class SectionHeader:
     """One row of an ELF section header table; ``name`` once the name string is known."""
 

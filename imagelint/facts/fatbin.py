@@ -46,7 +46,7 @@ from typing import Any
 from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import SHT_NOBITS, SectionHeader, SectionTableCapture, parse_elf_header, read_sections
 from imagelint.facts.model import GpuCodeObject
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 
@@ -74,7 +74,7 @@ _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQIIHHIIIQ")  # kind .. flags (first 48 bytes)
 
 
-@frozen
+@dataclass(frozen=True)
 class FatbinEntry:
     """One entry header of a fatbin container."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 # --- what runs where ---------------------------------------------------------------------
@@ -24,7 +24,7 @@ _TARGET = lazy_pattern(r"^(sm|compute)_(\d{2,3})([af]?)$")
 _CC = lazy_pattern(r"^(\d{1,2})\.(\d)$")
 
 
-@frozen(order=True)
+@dataclass(frozen=True, order=True)
 class GpuTarget:
     """A compiled target: ``sm_86`` (SASS) or ``compute_90a`` (PTX)."""
 
@@ -62,7 +62,7 @@ def parse_compute_capability(text: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-@frozen
+@dataclass(frozen=True)
 class CodeFit:
     """How a set of compiled targets meets one compute capability."""
 
@@ -103,7 +103,7 @@ ERR_NO_KERNEL = "no kernel image is available for execution on the device"
 ERR_PTX_TOO_NEW = "the provided PTX was compiled with an unsupported toolchain"
 
 
-@frozen
+@dataclass(frozen=True)
 class JitLimit:
     """The newest PTX ISA a driver's JIT compiler handles, and why we think so.
 
@@ -120,7 +120,7 @@ class JitLimit:
     matrix_newest: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class KernelVerdict:
     """Can a library's code run on compute capability ``cc`` under a driver: the answer and why."""
 

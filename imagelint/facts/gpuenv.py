@@ -22,7 +22,7 @@ from __future__ import annotations
 
 
 from imagelint.facts.model import EnvSetting, ImageFacts
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 # NVIDIA_DRIVER_CAPABILITIES when empty or unset (nvidia-container-toolkit).
 DEFAULT_CAPABILITIES = ("compute", "utility")
@@ -37,7 +37,7 @@ def is_legacy(facts: ImageFacts) -> bool:
     return is_legacy_image(dict(facts.cuda.env))
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverCapabilities:
     """``NVIDIA_DRIVER_CAPABILITIES`` as the toolkit applies it.
 
@@ -66,7 +66,7 @@ def driver_capabilities(facts: ImageFacts) -> DriverCapabilities:
     return DriverCapabilities(setting, "empty" if setting is not None else "unset", DEFAULT_CAPABILITIES, False)
 
 
-@frozen
+@dataclass(frozen=True)
 class VisibleDevices:
     """``NVIDIA_VISIBLE_DEVICES`` as the toolkit applies it.
 

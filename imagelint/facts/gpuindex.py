@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 SHELL, PYTHON, INI, YAML = "shell", "python", "ini", "yaml"
@@ -21,7 +21,7 @@ _Q = r"""["']?"""  # optional quote
 _VAL = r"""([^\s"';|&)]+)"""  # a value up to whitespace, quote or shell operator
 
 
-@frozen
+@dataclass(frozen=True)
 class IndexPattern:
     kind: str
     regex: re.Pattern[str]
@@ -80,7 +80,7 @@ def may_match(text: str) -> bool:
     return False
 
 
-@frozen
+@dataclass(frozen=True)
 class TextMatch:
     kind: str
     value: str

@@ -10,15 +10,14 @@ a Kubernetes manifest's from a container spec. ``Provenance`` says which.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from imagelint.frozen import frozen
 from imagelint.image import Platform
 
 
-@frozen
+@dataclass(frozen=True)
 class Provenance:
     """Where a fact came from.
 
@@ -94,7 +93,7 @@ CUDA_SOURCES = (
 )
 
 
-@frozen
+@dataclass(frozen=True)
 class CudaVersionEvidence:
     """One piece of evidence for the CUDA runtime version in the image.
 
@@ -116,7 +115,7 @@ class CudaVersionEvidence:
     component: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class EnvSetting:
     """An env var as the image (or Dockerfile/manifest) sets it."""
 
@@ -125,7 +124,7 @@ class EnvSetting:
     provenance: Provenance
 
 
-@frozen
+@dataclass(frozen=True)
 class CudaFacts:
     versions: tuple[CudaVersionEvidence, ...] = ()
     # Every NVIDIA_REQUIRE_* (including NVIDIA_REQUIRE_JETPACK*, which the runtime ignores).
@@ -147,7 +146,7 @@ class CudaFacts:
 # --- driver libraries and the loader ---------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class ForwardCompatNote:
     """The ``.note.cuda.fwd_compatibility`` ELF note of a compat libcuda."""
 
@@ -157,7 +156,7 @@ class ForwardCompatNote:
     raw: str
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverLibrary:
     """A driver-owned library file in the image.
 
@@ -186,7 +185,7 @@ class DriverLibrary:
     loader_path_dirs: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class LoaderPathEntry:
     """One directory the dynamic loader searches, and why.
 
@@ -201,7 +200,7 @@ class LoaderPathEntry:
     resolved: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class LoaderFacts:
     """The dynamic loader's search path. ``resolved_directories``: ``directories`` as they
     are in the image, symlinks followed (a directory the image lacks stays as written),
@@ -224,7 +223,7 @@ class LoaderFacts:
 # --- GPU visibility and indices --------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuIndexSetting:
     """A GPU index (or device list) fixed somewhere the container will use it.
 
@@ -245,7 +244,7 @@ class GpuIndexSetting:
     referenced: bool = True
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuFacts:
     visible_devices: EnvSetting | None = None       # NVIDIA_VISIBLE_DEVICES
     cuda_visible_devices: EnvSetting | None = None  # CUDA_VISIBLE_DEVICES
@@ -260,7 +259,7 @@ class GpuFacts:
 # --- compiled GPU code -------------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuCodeObject:
     """The GPU architectures compiled into one library (from the fatbins the CUDA runtime
     loads: its ``.nv_fatbin`` section), or named by a build setting (``evidence``)."""
@@ -283,7 +282,7 @@ class GpuCodeObject:
         return dict(self.ptx_isa).get(ptx_target)
 
 
-@frozen
+@dataclass(frozen=True)
 class ArchListSetting:
     """A build setting that names GPU architectures (``imagelint.facts.archlist``), as written:
     secondary evidence of the GPU code an image has, where no fatbin says it."""
@@ -296,7 +295,7 @@ class ArchListSetting:
 # --- base image ----------------------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class BaseImageFacts:
     name: str | None = None
     digest: str | None = None
@@ -307,7 +306,7 @@ class BaseImageFacts:
 # --- Kubernetes workloads (static manifests only) -------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class ResourceAmount:
     """One extended resource (``nvidia.com/*``) of one container: its request and limit as written."""
 
@@ -317,7 +316,7 @@ class ResourceAmount:
     provenance: Provenance
 
 
-@frozen
+@dataclass(frozen=True)
 class Toleration:
     """A pod toleration as written (``operator`` defaults to ``Equal``; no ``effect`` = every effect)."""
 
@@ -327,7 +326,7 @@ class Toleration:
     effect: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class NodeSelectorRequirement:
     """One ``matchExpressions`` item of a required node-affinity term."""
 
@@ -336,7 +335,7 @@ class NodeSelectorRequirement:
     values: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class DeviceRequest:
     """One request of a DRA ResourceClaim (``spec.devices.requests[]``), as written.
 
@@ -354,7 +353,7 @@ class DeviceRequest:
     alternatives: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class PodClaim:
     """A pod's ``spec.resourceClaims[]`` entry and, once resolved, what the claim asks for.
 
@@ -373,7 +372,7 @@ class PodClaim:
     defined_in: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class WorkloadFacts:
     """The pod a container runs in, for facts of kind ``manifest``.
 
@@ -433,7 +432,7 @@ class WorkloadFacts:
 # --- the whole --------------------------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageFacts:
     """Everything rules may know about one image (or static input).
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 
 if TYPE_CHECKING:  # the model is imported where layers are read; a warm run reads none
@@ -40,7 +40,7 @@ _HEAD = 4 + 32 + 4
 _SUFFIX = ".ilx"
 
 
-@frozen
+@dataclass(frozen=True)
 class CacheInfo:
     directory: str
     entries: int

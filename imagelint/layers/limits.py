@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 KiB = 1 << 10
 MiB = 1 << 20
 GiB = 1 << 30
 
 
-@frozen
+@dataclass(frozen=True)
 class ReadLimits:
     """Bounds on what reading one image may cost. Exceeding one is a ``LimitExceededError`` (exit 3).
 

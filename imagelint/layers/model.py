@@ -13,11 +13,10 @@ Paths are normalised: no leading '/', no '.' or '..' components, '/'-separated.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol
 
-from imagelint.frozen import frozen
 
 # Bump whenever what is captured or how it is stored changes: it keys the layer cache.
 EXTRACTOR_VERSION = 4
@@ -29,7 +28,7 @@ DIRECTORY = "dir"
 OTHER = "other"  # device nodes, fifos: recorded, never read
 
 
-@frozen
+@dataclass(frozen=True)
 class Entry:
     """One tar member that the capture spec asked about (or any symlink/hardlink)."""
 
@@ -67,7 +66,7 @@ class MemberScanner(Protocol):
     def result(self) -> Any: ...
 
 
-@frozen
+@dataclass(frozen=True)
 class CaptureRule:
     """A glob over normalised paths and what to keep for matches.
 
@@ -87,7 +86,7 @@ class CaptureRule:
     name: str | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class CaptureSpec:
     rules: tuple[CaptureRule, ...]
     # name -> factory for ``scan`` rules; not part of the cache key (the name is).
@@ -100,7 +99,7 @@ class CaptureSpec:
         return "|".join(f"{r.action}:{r.max_bytes}:{r.name or ''}:{r.pattern}" for r in self.rules)
 
 
-@frozen
+@dataclass(frozen=True)
 class LayerExtract:
     """What one layer contributed, in tar order.
 

@@ -13,7 +13,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from imagelint.errors import ConfigError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 FILE = "doctor-signatures.toml"
 STAGES = (1, 2, 3, 4, 5, 6)  # 6 = isolation
@@ -23,7 +23,7 @@ _SIGNATURE_KEYS = {"id", "stage", "in", "component", "reason", "pattern", "meani
 _SETTING_KEYS = {"id", "component", "env", "default", "source", "uncertain"}
 
 
-@frozen
+@dataclass(frozen=True)
 class Signature:
     id: str
     stage: int
@@ -39,7 +39,7 @@ class Signature:
         return self.pattern.search(line) if self.pattern is not None else None
 
 
-@frozen
+@dataclass(frozen=True)
 class Setting:
     id: str
     component: str
@@ -48,7 +48,7 @@ class Setting:
     source: str
 
 
-@frozen
+@dataclass(frozen=True)
 class Signatures:
     signatures: tuple[Signature, ...]
     settings: tuple[Setting, ...]

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.versions import (
     VersionSyntaxError,
@@ -35,7 +34,7 @@ def _strip_v(version: str) -> str:
     return version[1:] if version[:1] in ("v", "V") else version
 
 
-@frozen
+@dataclass(frozen=True)
 class CudaRelease:
     version: str  # "12.4.1"
     label: str  # "CUDA 12.4 Update 1"
@@ -46,7 +45,7 @@ class CudaRelease:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverFloor:
     min_driver: str
     release: str  # the CUDA release whose floor this is
@@ -55,7 +54,7 @@ class DriverFloor:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class MinorVersionCompat:
     major: int
     min_driver: str  # "525.60.13"
@@ -64,7 +63,7 @@ class MinorVersionCompat:
     uncertain: bool = False
 
 
-@frozen
+@dataclass(frozen=True)
 class DriverBranch:
     branch: int
     max_cuda: str
@@ -72,7 +71,7 @@ class DriverBranch:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class ForwardCompat:
     package: str  # cuda-compat-12-8
     cuda: str  # "12.8"
@@ -86,7 +85,7 @@ class ForwardCompat:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuProduct:
     name: str
     aliases: tuple[str, ...]
@@ -100,7 +99,7 @@ class GpuProduct:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class NgcImage:
     repository: str
     tag: str
@@ -112,7 +111,7 @@ class NgcImage:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class ToolkitFeature:
     name: str
     since: str
@@ -121,7 +120,7 @@ class ToolkitFeature:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class ToolkitRelease:
     version: str
     date: str
@@ -132,7 +131,7 @@ class ToolkitRelease:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class DevicePluginRelease:
     version: str
     date: str
@@ -142,7 +141,7 @@ class DevicePluginRelease:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuOperatorRelease:
     version: str
     drivers: tuple[str, ...]
@@ -160,7 +159,7 @@ class GpuOperatorRelease:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class CudaImageEnv:
     """The env an official ``nvidia/cuda`` image sets (base row plus what its flavor chain adds)."""
 
@@ -173,7 +172,7 @@ class CudaImageEnv:
     uncertain: bool  # any row on the way is uncertain
 
 
-@frozen
+@dataclass(frozen=True)
 class DevicePluginNaming:
     """How the k8s-device-plugin names the resources it advertises."""
 
@@ -207,7 +206,7 @@ class DevicePluginNaming:
         return frozenset({self.full_gpu})
 
 
-@frozen
+@dataclass(frozen=True)
 class PtxIsaVersion:
     ptx_isa: str  # "8.4"
     min_cuda: str  # "12.4": the first CUDA (toolkit and driver) that handles it
@@ -215,7 +214,7 @@ class PtxIsaVersion:
     uncertain: bool
 
 
-@frozen
+@dataclass(frozen=True)
 class NvidiaName:
     """Names NVIDIA software or images use (labels, env, image names), from ``nvidia_names``."""
 
@@ -293,7 +292,7 @@ def _cuda_parts(version: str) -> str | None:
     return ".".join(text.split(".")[:3])
 
 
-@frozen
+@dataclass(frozen=True)
 class Matrix:
     """One versioned matrix (with overlays applied). Build it with ``load_matrix``/``matrix_from_text``."""
 

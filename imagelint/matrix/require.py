@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from imagelint.errors import EXIT_USAGE, ImagelintError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.matrix.versions import GoSemver, VersionSyntaxError, dsl_compare
 
 Result = Literal["pass", "fail", "error"]
@@ -62,7 +62,7 @@ class RequireEnvError(ImagelintError):
     exit_code = EXIT_USAGE
 
 
-@frozen
+@dataclass(frozen=True)
 class Device:
     """One visible GPU: ``brand`` as libnvidia-container reports it, ``arch`` = compute capability."""
 
@@ -70,7 +70,7 @@ class Device:
     arch: str | None
 
 
-@frozen
+@dataclass(frozen=True)
 class RequireOutcome:
     """What the runtime would do with the requirements.
 
@@ -158,7 +158,7 @@ def runtime_enforces_requirements(runtime_mode: str) -> bool:
 
 # --- legacy: libnvidia-container dsl.c -----------------------------------------------------------
 
-@frozen
+@dataclass(frozen=True)
 class _CContext:
     driver: str | None
     cuda: str | None
@@ -331,7 +331,7 @@ class _GoInvalid(Exception):
     """constraints.New returned an error (the whole check fails before evaluation)."""
 
 
-@frozen
+@dataclass(frozen=True)
 class _GoFactor:
     name: str
     op: str

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from imagelint.errors import ConfigError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 SCHEMA_VERSION = 1
 KIND_MATRIX = "imagelint-matrix"
@@ -41,7 +41,7 @@ _ENV_ENTRY = r"^[A-Za-z_][A-Za-z0-9_]*="
 _MIG_STRATEGIES = ("none", "single", "mixed")
 
 
-@frozen
+@dataclass(frozen=True)
 class Field:
     """One key of a row: its JSON type, whether it is required and an optional pattern/enum."""
 
@@ -63,7 +63,7 @@ def _section(key: tuple[str, ...], **fields: Field) -> "Section":
     return Section(key=key, fields={**fields, **_common()})
 
 
-@frozen
+@dataclass(frozen=True)
 class Section:
     """An array of tables; ``key`` names the fields that identify a row (for overlays and diff)."""
 

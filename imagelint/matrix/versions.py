@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 # strtoumax() returns UINTMAX_MAX on overflow and dsl.c treats that value itself as invalid.
@@ -136,7 +136,7 @@ _GO_SEMVER = lazy_pattern(
 )
 
 
-@frozen
+@dataclass(frozen=True)
 class GoSemver:
     """A version as Masterminds semver v3 ``NewVersion`` reads it."""
 

@@ -10,13 +10,13 @@ import importlib
 from typing import TYPE_CHECKING, Callable
 
 from imagelint.core.check import CheckRun
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from imagelint.report.artifacts import SarifArtifacts
 
 
-@frozen
+@dataclass(frozen=True)
 class ReportOptions:
     color: bool = False
     # Where SARIF points image findings (None: the working directory's repository, the config file).

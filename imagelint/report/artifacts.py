@@ -7,13 +7,12 @@ importing the SARIF writer.
 from __future__ import annotations
 
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Mapping
 
-from imagelint.frozen import frozen
 
 
-@frozen
+@dataclass(frozen=True)
 class SarifArtifacts:
     """Where SARIF points findings that are not in a repository file.
 

@@ -9,12 +9,11 @@ a finding is selected, suppressed or fatal: the engine does (flake8 style).
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Iterator, Mapping, Protocol
 
 from imagelint.facts.model import ImageFacts, Provenance
-from imagelint.frozen import frozen
 from imagelint.target import NodePool, Target
 
 ERROR = "error"
@@ -35,7 +34,7 @@ NEEDS_TARGET = "target"
 HEADLINE_LIMIT = 160
 
 
-@frozen
+@dataclass(frozen=True)
 class Finding:
     """One problem a rule found in one image (or static input), maybe for one pool."""
 
@@ -85,7 +84,7 @@ class MatrixLike(Protocol):
     def device_plugin(self, version: str) -> Any: ...
 
 
-@frozen
+@dataclass(frozen=True)
 class RuleContext:
     """What a rule may read: the facts, the target (maybe empty) and the matrix."""
 
@@ -109,7 +108,7 @@ FAMILY_TAGS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 })
 
 
-@frozen
+@dataclass(frozen=True)
 class RuleInfo:
     """A rule's metadata and entry point, read from its module."""
 

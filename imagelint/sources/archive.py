@@ -23,7 +23,7 @@ from typing import Any
 
 from imagelint.digest import compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError, UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.image import Image, Layer
 from imagelint.lazyre import lazy_pattern
 from imagelint.reference import ImageReference, parse_registry_name
@@ -49,7 +49,7 @@ _BLOB_NAME_RE = lazy_pattern(r"^blobs/(sha256|sha512)/([a-f0-9]+)$")
 _CLASSIC_CONFIG_RE = lazy_pattern(r"^([a-f0-9]{64})\.json$")
 
 
-@frozen
+@dataclass(frozen=True)
 class SaveEntry:
     """One ``manifest.json`` entry: member names of the config and layers, and the image's tags."""
 

@@ -24,7 +24,7 @@ from typing import BinaryIO, Protocol
 
 from imagelint.digest import VerifyingReader, parse_digest, verify_bytes
 from imagelint.errors import DigestMismatchError, ImageFormatError, LimitExceededError, SourceError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.sources.manifest import MAX_DOCUMENT_BYTES
 
 MAX_ARCHIVE_MEMBERS = 1_000_000  # real archives have a few hundred; this bounds the index
@@ -142,7 +142,7 @@ class DirBlobStore:
 # --- a tar file, read in place ----------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class TarMember:
     name: str
     offset: int  # of the data, in the tar file

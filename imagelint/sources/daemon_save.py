@@ -25,12 +25,11 @@ import posixpath
 import re
 import tarfile
 import threading
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator, Mapping
 
 from imagelint.digest import VerifyingReader
 from imagelint.errors import DaemonError, ImageFormatError
-from imagelint.frozen import frozen
 from imagelint.sources.archive import SaveEntry, digest_from_name, parse_save_manifest
 from imagelint.sources.blobstore import check_member_name
 from imagelint.sources.manifest import MAX_DOCUMENT_BYTES
@@ -68,7 +67,7 @@ def one_line_reason(exc: BaseException, host: str) -> str:
     return text[:160] or exc.__class__.__name__
 
 
-@frozen
+@dataclass(frozen=True)
 class DaemonConnection:
     """How to reach the daemon again (each save stream gets its own client and connection)."""
 
@@ -92,7 +91,7 @@ class DaemonConnection:
             raise DaemonError(f"the Docker daemon at {shown_host(self.host)} answered something the docker client cannot read") from None
 
 
-@frozen
+@dataclass(frozen=True)
 class PlannedLayer:
     member: str  # a regular member (links resolved)
     digest: str  # what the member's bytes hash to: the diff_id, or the blob digest of blobs/<alg>/<hex>

@@ -29,14 +29,14 @@ import os
 from typing import Any
 
 from imagelint.errors import ConfigError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.reference import DOCKER_HUB
 
 DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key `docker login` writes for Docker Hub
 MAX_CONFIG_BYTES = 16 << 20  # a docker config is a few KB; a larger file is not read into memory
 
 
-@frozen
+@dataclass(frozen=True)
 class DockerConfig:
     """The auth-related sections of one docker config file (``path``; None when there is none)."""
 

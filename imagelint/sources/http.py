@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import imagelint
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.sources.wire import RemoteDisconnected, WireConnection, WireResponse, host_header
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ DRAIN_LIMIT = 64 * 1024  # an unread body up to this is read at close, to keep t
 DRAIN_TIMEOUT = 0.05  # seconds: how long closing waits for such a body's bytes
 
 
-@frozen
+@dataclass(frozen=True)
 class RequestRecord:
     """One request as sent (query string dropped: presigned URLs carry secrets there)."""
 
@@ -401,7 +401,7 @@ def _still_open(conn: WireConnection) -> bool:
     return not readable
 
 
-@frozen
+@dataclass(frozen=True)
 class _Target:
     """Where one URL's request goes: the origin, the TLS context, and the proxy if any."""
 

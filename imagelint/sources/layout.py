@@ -14,7 +14,7 @@ import functools
 from types import MappingProxyType
 
 from imagelint.errors import ImageFormatError, SourceError, UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.image import LAYER_COMPRESSION, OCI_INDEX, Image, Layer
 from imagelint.reference import ImageReference, parse_registry_name
 from imagelint.sources.options import SourceOptions
@@ -53,7 +53,7 @@ def open_oci_archive(ref: ImageReference, options: SourceOptions) -> list[Image]
     return images_from_layout(TarBlobStore(ref.value), ref, options, "oci-archive")
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageOrigin:
     """What every Image built from one store shares: how the user named it and the source kind."""
 

@@ -8,13 +8,12 @@ every failure is an ImageFormatError with a one-line reason.
 from __future__ import annotations
 
 import json
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from imagelint.digest import parse_digest
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError
-from imagelint.frozen import frozen
 from imagelint.image import (
     DOCKER_MANIFEST,
     DOCKER_MANIFEST_LIST,
@@ -41,7 +40,7 @@ MAX_LAYERS = 1000
 ACCEPT_MANIFESTS = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOCKER_MANIFEST))
 
 
-@frozen
+@dataclass(frozen=True)
 class Descriptor:
     media_type: str
     digest: str
@@ -50,7 +49,7 @@ class Descriptor:
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
-@frozen
+@dataclass(frozen=True)
 class Manifest:
     media_type: str
     config: Descriptor
@@ -58,7 +57,7 @@ class Manifest:
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
-@frozen
+@dataclass(frozen=True)
 class Index:
     media_type: str
     manifests: tuple[Descriptor, ...]

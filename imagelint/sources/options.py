@@ -6,16 +6,15 @@ can import it without importing the dispatching package ``imagelint.sources``.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from imagelint.frozen import frozen
 from imagelint.image import DEFAULT_PLATFORM, Platform
 from imagelint.layers.limits import ReadLimits
 
 
-@frozen
+@dataclass(frozen=True)
 class SourceOptions:
     """How to reach images. Built by the CLI from flags and config; never mutated.
 

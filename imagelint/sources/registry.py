@@ -28,7 +28,7 @@ from imagelint.deadline import DeadlineExceeded
 from imagelint.deadline import message as deadline_message
 from imagelint.digest import VerifyingReader, compute_digest, parse_digest, verify_bytes
 from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError, SourceError, UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
 from imagelint.sources.options import SourceOptions
@@ -69,7 +69,7 @@ def open_registry(ref: ImageReference, options: SourceOptions) -> list[Image]:
     return read_images(RegistryClient(name, options), options)
 
 
-@frozen
+@dataclass(frozen=True)
 class FetchedDocument:
     data: bytes
     digest: str

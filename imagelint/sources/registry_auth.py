@@ -23,7 +23,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 from urllib.parse import urlencode, urlsplit
@@ -31,7 +31,6 @@ from urllib.parse import urlencode, urlsplit
 from imagelint.deadline import DeadlineExceeded, bounded
 from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
-from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.sources.docker_config import auths_entry, config_key, credential_store, find_docker_config, read_docker_config
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
@@ -42,7 +41,7 @@ CLIENT_ID = "imagelint"
 MAX_TOKEN_RESPONSE_BYTES = 256 * 1024  # a token response is a small JSON object; JWTs run to a few KB
 
 
-@frozen
+@dataclass(frozen=True)
 class Credentials:
     """What the Docker config holds for one registry. ``repr`` hides the secrets."""
 
@@ -151,7 +150,7 @@ def _helper_credentials(store: str, registry: str, timeout: float) -> dict[str, 
 _PARAM_RE = lazy_pattern(r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
 
-@frozen
+@dataclass(frozen=True)
 class Challenge:
     scheme: str  # lower-case: "bearer" or "basic"
     params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -186,7 +185,7 @@ def parse_challenges(header: str | None) -> list[Challenge]:
 # --- token cache ---------------------------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True)
 class CachedToken:
     token: str = field(repr=False)
     expires_at: float

@@ -20,14 +20,14 @@ import re
 from typing import Any
 
 from imagelint.errors import UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 _CUDA_TAG_RE = lazy_pattern(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 
 
-@frozen
+@dataclass(frozen=True)
 class ImageCuda:
     """What the table says about an image: its CUDA version and how that was known."""
 

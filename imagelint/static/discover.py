@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.static.detect import FILES_REGEX
 from imagelint.static.gitignore import not_ignored
 
@@ -27,7 +27,7 @@ MAX_DEPTH = 32
 MAX_FILES = 100_000
 
 
-@frozen
+@dataclass(frozen=True)
 class Discovered:
     """Files found under a directory, in a stable order, and what was left out."""
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from imagelint.errors import ConfigError
-from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
 
@@ -47,7 +46,7 @@ NEEDS_ARGUMENTS = MappingProxyType({
 MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024  # a larger "Dockerfile" is not one a person wrote
 
 
-@frozen
+@dataclass(frozen=True)
 class Heredoc:
     """One here-document: ``name`` is the terminator word, ``line`` its first content line."""
 
@@ -58,7 +57,7 @@ class Heredoc:
     quoted: bool = False
 
 
-@frozen
+@dataclass(frozen=True)
 class Instruction:
     """One instruction. ``args`` is the text after the keyword and flags, continuations joined.
 
@@ -99,7 +98,7 @@ class Instruction:
         return found
 
 
-@frozen
+@dataclass(frozen=True)
 class Dockerfile:
     path: str
     instructions: tuple[Instruction, ...]

@@ -34,7 +34,6 @@ from imagelint.facts.model import (
     LoaderPathEntry,
     Provenance,
 )
-from imagelint.frozen import frozen
 from imagelint.image import Platform
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.dockerfile import Dockerfile, Instruction
@@ -54,7 +53,7 @@ _DEFAULT_LIB_DIRS = (
 _CUDA_FLAVOR_RE = lazy_pattern(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
 
 
-@frozen
+@dataclass(frozen=True)
 class Stage:
     index: int
     name: str | None

@@ -15,11 +15,10 @@ linted stays ``unknown``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.facts.model import DeviceRequest, ImageFacts, PodClaim
-from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.yamlsafe import LineDict
 
@@ -36,7 +35,7 @@ _TYPE_ATTR = lazy_pattern(r"""attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.type
 _DRIVER_EQ = lazy_pattern(r"""device\.driver\s*==\s*['"]([\w.-]+)['"]""")
 
 
-@frozen
+@dataclass(frozen=True)
 class DraObject:
     """A ResourceClaim / ResourceClaimTemplate / DeviceClass / ComputeDomain from a manifest."""
 
@@ -180,7 +179,7 @@ def _device_of(requests: Sequence[DeviceRequest], classes: Mapping[str, DraObjec
     return min(kinds, key=lambda k: _RANK[k])
 
 
-@frozen
+@dataclass(frozen=True)
 class DraIndex:
     """The DRA objects of one lint run, by kind and name (namespaces are not compared: a
     manifest often omits them and is applied with ``-n``)."""

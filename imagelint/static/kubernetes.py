@@ -36,7 +36,7 @@ from imagelint.facts.model import (
     Toleration,
     WorkloadFacts,
 )
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.podspecs import PodSpecAt, find_pod_specs
 from imagelint.static.yamlsafe import LineDict, LineList, load_documents
@@ -282,7 +282,7 @@ def container_images(docs: Sequence[Any]) -> list[str]:
     return list(seen)
 
 
-@frozen
+@dataclass(frozen=True)
 class ManifestRead:
     """What one manifest file gave: container facts, DRA objects, and notes on what was not read."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from imagelint.core.check import CheckRun
@@ -31,7 +31,6 @@ from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
-from imagelint.frozen import frozen
 from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
@@ -41,7 +40,7 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 _SNIFF_BYTES = 16 * 1024
 
 
-@frozen
+@dataclass(frozen=True)
 class StaticInput:
     """One file's facts and what the engine needs besides them."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.static.yamlsafe import LineDict, LineList
 
 MAX_DEPTH = 14
@@ -54,7 +54,7 @@ _NO_POD_CORE_KINDS = frozenset({
 _NO_POD_KINDS = frozenset({"PriorityClass"})
 
 
-@frozen
+@dataclass(frozen=True)
 class PodSpecAt:
     """A pod spec found in a document: the owning object, where it sits, and its shape."""
 

@@ -17,7 +17,7 @@ Package syntax, not NVIDIA facts (so code, like ``imagelint.facts.gpuindex``):
 
 from __future__ import annotations
 
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 _TORCH_LOCAL = lazy_pattern(r"(?<![\w-])torch(?:vision|audio)?==\d[\w.]*\+cu(\d{2,3})\b")
@@ -33,7 +33,7 @@ _STUBS_CONF = lazy_pattern(r"(/[\w./-]*/stubs)/?[\"']?\s*>>?\s*/etc/ld\.so\.conf
 _INSTALLERS = lazy_pattern(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba|apt-get|apt|dnf|yum|microdnf)\b")
 
 
-@frozen
+@dataclass(frozen=True)
 class RunInstall:
     """One thing a RUN line installs or writes: ``what`` is cuda / compat / driver-package / stubs-conf."""
 

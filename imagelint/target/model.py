@@ -8,14 +8,13 @@ Frozen dataclasses; ``merge_targets`` combines targets from several sources.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from imagelint.frozen import frozen
 
 
-@frozen
+@dataclass(frozen=True)
 class GpuSpec:
     """A GPU model in a pool. ``brand`` is the NVML brand string libnvidia-container
     reports (``Tesla``, ``Nvidia``, ``GeForce``...); ``compute_capability`` is ``X.Y``."""
@@ -28,14 +27,14 @@ class GpuSpec:
     mig_profiles: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class Taint:
     key: str
     value: str | None = None
     effect: str = "NoSchedule"
 
 
-@frozen
+@dataclass(frozen=True)
 class NodePool:
     """Nodes that share one GPU stack.
 
@@ -75,7 +74,7 @@ class NodePool:
     source: str = "flags"  # flags | file:PATH | cluster:CONTEXT
 
 
-@frozen
+@dataclass(frozen=True)
 class Target:
     """All the pools an image may land on. Empty ``pools`` means no target was given."""
 

@@ -14,7 +14,7 @@ import dataclasses
 from typing import Any, Callable, Sequence
 
 from imagelint.errors import UsageError
-from imagelint.frozen import frozen
+from dataclasses import dataclass
 from imagelint.target.file import load_target_file
 from imagelint.target.model import GpuSpec, NodePool, Target, merge_targets
 from imagelint.target.values import (
@@ -107,7 +107,7 @@ def pool_from_spec(spec: str, matrix: TargetMatrix | None) -> NodePool:
     )
 
 
-@frozen
+@dataclass(frozen=True)
 class TargetOptions:
     """The shared target flags as plain values (what ``cli/target_options.py`` collects).
 

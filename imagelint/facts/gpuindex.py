@@ -6,6 +6,10 @@ each match with its line; comments are skipped. ``parse_indices`` turns a
 value into the integer indices it names (UUIDs, ``all``, ``none``, ``void`` name
 none). ``find_capability_needs`` spots uses that need a driver capability
 (DeepStream, NVENC/NVDEC → ``video``).
+
+Text is scanned the way grep does: ``hit_lines`` finds, in C, the lines that hold one of
+``KEYWORDS`` (every pattern's match holds one), and only those lines reach the patterns and
+``strip_comment`` in Python; the cost of a file grows with its bytes, not with its lines.
 """
 
 from __future__ import annotations
@@ -26,46 +30,60 @@ class IndexPattern:
     kind: str
     regex: re.Pattern[str]
     languages: tuple[str, ...]
+    needle: str  # every match holds it: a line without it is not searched
 
 
-def _p(kind: str, pattern: str, *languages: str) -> IndexPattern:
-    return IndexPattern(kind, lazy_pattern(pattern), languages or (SHELL, PYTHON, INI, YAML))
+def _p(kind: str, pattern: str, needle: str, *languages: str) -> IndexPattern:
+    return IndexPattern(kind, lazy_pattern(pattern), languages or (SHELL, PYTHON, INI, YAML), needle)
 
 
 # Order matters: earlier patterns claim their span of a line first.
 INDEX_PATTERNS: tuple[IndexPattern, ...] = (
     # Env assignments: export X=1, X=1 cmd, ENV-style "X=1" in argv, os.environ["X"] = "1", setdefault/putenv.
-    _p("cuda-visible-devices", rf"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*=\s*{_Q}{_VAL}""", SHELL, INI, YAML),
-    _p("nvidia-visible-devices", rf"""(?<![\w-])NVIDIA_VISIBLE_DEVICES\s*=\s*{_Q}{_VAL}""", SHELL, INI, YAML),
-    _p("cuda-visible-devices", r"""["']CUDA_VISIBLE_DEVICES["']\s*(?:\]\s*=|,)\s*f?["']([^"']*)["']""", PYTHON),
-    _p("nvidia-visible-devices", r"""["']NVIDIA_VISIBLE_DEVICES["']\s*(?:\]\s*=|,)\s*f?["']([^"']*)["']""", PYTHON),
-    _p("cuda-visible-devices", r"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*:\s*["']?([^\s"'#]+)""", YAML),
+    _p("cuda-visible-devices", rf"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*=\s*{_Q}{_VAL}""", "CUDA_VISIBLE_DEVICES", SHELL, INI, YAML),
+    _p("nvidia-visible-devices", rf"""(?<![\w-])NVIDIA_VISIBLE_DEVICES\s*=\s*{_Q}{_VAL}""", "NVIDIA_VISIBLE_DEVICES",
+       SHELL, INI, YAML),
+    _p("cuda-visible-devices", r"""["']CUDA_VISIBLE_DEVICES["']\s*(?:\]\s*=|,)\s*f?["']([^"']*)["']""", "CUDA_VISIBLE_DEVICES",
+       PYTHON),
+    _p("nvidia-visible-devices", r"""["']NVIDIA_VISIBLE_DEVICES["']\s*(?:\]\s*=|,)\s*f?["']([^"']*)["']""",
+       "NVIDIA_VISIBLE_DEVICES", PYTHON),
+    _p("cuda-visible-devices", r"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*:\s*["']?([^\s"'#]+)""", "CUDA_VISIBLE_DEVICES", YAML),
     # DeepStream / nvinfer keys (INI groups) and their YAML form.
-    _p("gpu-id", r"""^\s*gpu[-_]id\s*[=:]\s*["']?(-?\d+)""", INI, YAML),
+    _p("gpu-id", r"""^\s*gpu[-_]id\s*[=:]\s*["']?(-?\d+)""", "gpu", INI, YAML),
     # nvinferserver (Triton in DeepStream) protobuf-text configs: infer_config { gpu_ids: [0] }.
-    _p("gpu-id", r"""^\s*gpu_ids\s*:\s*\[\s*([\d\s,]*\d)\s*\]""", INI),
+    _p("gpu-id", r"""^\s*gpu_ids\s*:\s*\[\s*([\d\s,]*\d)\s*\]""", "gpu_ids", INI),
     # Command-line flags: --gpu-id 1, --gpu_id=1, --gpu-ids 0,1, --gpus 1, --device cuda:1, --cuda-device 1.
-    _p("cli-flag", r"""(?<![\w-])--(?:gpu[-_]?ids?|gpus|cuda[-_]device|device[-_]id)(?:\s+|=)["']?([\w,:-]+)""", SHELL, PYTHON),
-    _p("cli-flag", r"""(?<![\w-])--device(?:\s+|=)["']?(cuda:\d+)""", SHELL, PYTHON),
+    _p("cli-flag", r"""(?<![\w-])--(?:gpu[-_]?ids?|gpus|cuda[-_]device|device[-_]id)(?:\s+|=)["']?([\w,:-]+)""", "--",
+       SHELL, PYTHON),
+    _p("cli-flag", r"""(?<![\w-])--device(?:\s+|=)["']?(cuda:\d+)""", "--device", SHELL, PYTHON),
     # Python: torch.cuda.set_device(1), torch.device("cuda", 1), "cuda:1" anywhere.
-    _p("code", r"""\b(?:torch\.)?cuda\.set_device\(\s*(\d+)\s*\)""", PYTHON),
-    _p("code", r"""\btorch\.device\(\s*["']cuda["']\s*,\s*(\d+)\s*\)""", PYTHON),
-    _p("code", r"""["'](cuda:\d+)["']""", PYTHON, SHELL),
+    _p("code", r"""\b(?:torch\.)?cuda\.set_device\(\s*(\d+)\s*\)""", "cuda.set_device", PYTHON),
+    _p("code", r"""\btorch\.device\(\s*["']cuda["']\s*,\s*(\d+)\s*\)""", "torch.device", PYTHON),
+    _p("code", r"""["'](cuda:\d+)["']""", "cuda:", PYTHON, SHELL),
 )
 
+
+@dataclass(frozen=True)
+class CapabilityPattern:
+    capability: str
+    regex: re.Pattern[str]
+    needles: tuple[str, ...]  # every match holds one: a line without any is not searched
+
+
 # Uses that need a driver capability beyond the default utility,compute.
-CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("video", lazy_pattern(r"(?<![\w-])deepstream-app(?![\w-])")),
-    ("video", lazy_pattern(r"\bnvv4l2(?:decoder|h26[45]enc|av1enc)\b")),
-    ("video", lazy_pattern(r"\b(?:h264|hevc|av1)_nvenc\b|\b\w+_cuvid\b|-hwaccel\s+(?:cuda|nvdec|cuvid)\b")),
-    ("video", lazy_pattern(r"\bPyNvVideoCodec\b|^\s*(?:import|from)\s+pyds\b")),
-    ("graphics", lazy_pattern(r"\b__GLX_VENDOR_LIBRARY_NAME\s*=\s*nvidia\b")),
+CAPABILITY_PATTERNS: tuple[CapabilityPattern, ...] = (
+    CapabilityPattern("video", lazy_pattern(r"(?<![\w-])deepstream-app(?![\w-])"), ("deepstream-app",)),
+    CapabilityPattern("video", lazy_pattern(r"\bnvv4l2(?:decoder|h26[45]enc|av1enc)\b"), ("nvv4l2",)),
+    CapabilityPattern("video", lazy_pattern(r"\b(?:h264|hevc|av1)_nvenc\b|\b\w+_cuvid\b|-hwaccel\s+(?:cuda|nvdec|cuvid)\b"),
+                      ("_nvenc", "_cuvid", "-hwaccel")),
+    CapabilityPattern("video", lazy_pattern(r"\bPyNvVideoCodec\b|^\s*(?:import|from)\s+pyds\b"), ("PyNvVideoCodec", "pyds")),
+    CapabilityPattern("graphics", lazy_pattern(r"\b__GLX_VENDOR_LIBRARY_NAME\s*=\s*nvidia\b"), ("__GLX_VENDOR_LIBRARY_NAME",)),
 )
 
 
 # Every match of the patterns above (and of the config-file keys) contains one of these: a line
-# without any cannot match, so a streamed file runs the regexes only on batches that hold one.
-# tests/facts/test_gpuindex_scripts.py checks each pattern's examples against this list.
+# without any cannot match, so only lines that hold one are handed to the patterns.
+# tests/facts/test_textscan.py checks each pattern's examples against this list.
 KEYWORDS: tuple[str, ...] = (
     "VISIBLE_DEVICES", "gpu", "cuda", "--device", "config-file", "deepstream-app", "nvv4l2", "_nvenc",
     "_cuvid", "hwaccel", "PyNvVideoCodec", "pyds", "GLX_VENDOR_LIBRARY_NAME",
@@ -73,11 +91,70 @@ KEYWORDS: tuple[str, ...] = (
 
 
 def may_match(text: str) -> bool:
-    """False when no pattern here can match anywhere in ``text`` (``in`` per keyword: faster than one regex)."""
+    """False when no pattern here can match anywhere in ``text``."""
     for keyword in KEYWORDS:
         if keyword in text:
             return True
     return False
+
+
+# The line breaks str.splitlines() knows: "\n", the other ASCII ones, and the non-ASCII ones.
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+_NON_ASCII_BREAKS = "\x85\u2028\u2029"
+LINE_BREAKS = "\n" + _ASCII_BREAKS + _NON_ASCII_BREAKS
+_OTHER_BREAK = lazy_pattern("\r\n|[" + _ASCII_BREAKS + _NON_ASCII_BREAKS + "]")
+
+
+def has_other_breaks(text: str) -> bool:
+    """Does ``text`` hold a line break str.splitlines() knows besides "\\n"?
+
+    ``in`` per character runs at memchr speed, where a character-class regex tests each
+    character in turn; ``isascii`` is O(1) on str.
+    """
+    for c in _ASCII_BREAKS:
+        if c in text:
+            return True
+    if text.isascii():
+        return False
+    for c in _NON_ASCII_BREAKS:
+        if c in text:
+            return True
+    return False
+
+
+def newline_text(text: str) -> str:
+    """``text`` with every line break str.splitlines() knows ("\\r\\n" as one) written as "\\n":
+    ``split("\\n")`` then cuts the lines (and counts them) as ``splitlines`` does."""
+    return _OTHER_BREAK.sub("\n", text) if has_other_breaks(text) else text
+
+
+def hit_lines(text: str, first_line: int = 1) -> list[tuple[int, str]]:
+    """The lines of ``text`` that hold a keyword, in order, each with its number (the first line of
+    ``text`` is ``first_line``; lines cut and counted as str.splitlines() does).
+
+    The search is one ``str.find`` pass per keyword over the whole text (C, a skip search): a
+    single literal is an order of magnitude faster than an alternation in ``re``, which tests
+    every character against the keywords' first letters. Python runs once per hit, never per line.
+    """
+    text = newline_text(text)
+    starts: set[int] = set()
+    find, rfind = text.find, text.rfind
+    for keyword in KEYWORDS:
+        at = find(keyword)
+        while at >= 0:
+            starts.add(rfind("\n", 0, at) + 1)
+            end = find("\n", at)
+            if end < 0:
+                break
+            at = find(keyword, end)
+    out: list[tuple[int, str]] = []
+    number, counted = first_line, 0
+    for start in sorted(starts):
+        number += text.count("\n", counted, start)
+        counted = start
+        end = find("\n", start)
+        out.append((number, text[start:] if end < 0 else text[start:end]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -101,20 +178,18 @@ def parse_indices(value: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+# The code part of a line: runs of ordinary characters, quoted strings (an unclosed quote runs to
+# the end of the line) and "#" right after a non-space character. It stops at a comment's "#".
+_CODE_PART = lazy_pattern(r"""(?:[^"'#]+|"[^"]*"?|'[^']*'?|(?<=\S)#)*""")
+
+
 def strip_comment(line: str, language: str) -> str:
     """Drop a trailing comment (``#`` at line start or after whitespace, outside quotes; ``;`` in INI)."""
     if language == INI and line.lstrip().startswith((";", "#")):
         return ""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
-            return line[:i]
-    return line
+    if "#" not in line:
+        return line
+    return line[: _CODE_PART.match(line).end()]
 
 
 def language_of(path: str, data: bytes) -> str:
@@ -131,30 +206,44 @@ def language_of(path: str, data: bytes) -> str:
     return SHELL
 
 
+def settings_in_line(code: str, language: str, number: int) -> list[TextMatch]:
+    """The GPU-index settings in one line whose comment is already stripped (``strip_comment``)."""
+    out: list[TextMatch] = []
+    if not code.strip():
+        return out
+    taken: list[tuple[int, int]] = []
+    for pattern in INDEX_PATTERNS:
+        if language not in pattern.languages or pattern.needle not in code:
+            continue
+        for m in pattern.regex.finditer(code):
+            if any(m.start() < end and start < m.end() for start, end in taken):
+                continue
+            taken.append((m.start(), m.end()))
+            value = m.group(1)
+            out.append(TextMatch(pattern.kind, value, parse_indices(value), m.group(0).strip(), number))
+    return out
+
+
+def needs_in_line(code: str) -> list[str]:
+    """The driver capabilities one comment-stripped line needs, each once."""
+    out: list[str] = []
+    for pattern in CAPABILITY_PATTERNS:
+        if pattern.capability in out or not any(needle in code for needle in pattern.needles):
+            continue
+        if pattern.regex.search(code):
+            out.append(pattern.capability)
+    return out
+
+
 def find_gpu_settings(text: str, language: str, first_line: int = 1) -> list[TextMatch]:
     out: list[TextMatch] = []
-    for number, raw in enumerate(text.splitlines(), first_line):
-        line = strip_comment(raw, language)
-        if not line.strip():
-            continue
-        taken: list[tuple[int, int]] = []
-        for pattern in INDEX_PATTERNS:
-            if language not in pattern.languages:
-                continue
-            for m in pattern.regex.finditer(line):
-                if any(m.start() < end and start < m.end() for start, end in taken):
-                    continue
-                taken.append((m.start(), m.end()))
-                value = m.group(1)
-                out.append(TextMatch(pattern.kind, value, parse_indices(value), m.group(0).strip(), number))
+    for number, raw in hit_lines(text, first_line):
+        out += settings_in_line(strip_comment(raw, language), language, number)
     return out
 
 
 def find_capability_needs(text: str, language: str, first_line: int = 1) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
-    for number, raw in enumerate(text.splitlines(), first_line):
-        line = strip_comment(raw, language)
-        for capability, regex in CAPABILITY_PATTERNS:
-            if regex.search(line) and (capability, number) not in out:
-                out.append((capability, number))
+    for number, raw in hit_lines(text, first_line):
+        out += [(capability, number) for capability in needs_in_line(strip_comment(raw, language))]
     return out

@@ -33,6 +33,7 @@ a note and the image facts are not complete.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from imagelint.facts import gpuindex
@@ -56,7 +57,12 @@ _SCRIPT_EXTS = ("sh", "bash", "py", "")
 # DeepStream config keys that name another config file (relative to the config's directory).
 DEEPSTREAM_FILE_KEYS = lazy_pattern(r"^\s*(config-file|ll-config-file|config-file-path)\s*[=:]\s*(\S+)")
 INI_GROUP = lazy_pattern(r"^\s*\[([^\]]+)\]\s*$")
-_MAYBE_GROUP = lazy_pattern(r"\[[^\]]+\]")  # every INI group line holds one: a cheap superset test
+# INI_GROUP for any line of a text whose line breaks are all "\n" (gpuindex.newline_text).
+_GROUP_LINE = lazy_pattern(r"^[^\S\n]*\[[^\]\n]+\][^\S\n]*$", re.M)
+# The first line that is neither blank nor a comment ("#", ";"), in such a text; in YAML, neither a
+# document marker ("---") nor a directive ("%") either.
+_REAL_LINE = lazy_pattern(r"^(?![^\S\n]*(?:[#;]|$))", re.M)
+_YAML_REAL_LINE = lazy_pattern(r"^(?!---|%)(?![^\S\n]*(?:[#;]|$))", re.M)
 # Top-level keys of DeepStream app and plugin YAML configs (deepstream-app, nvinfer, nvtracker,
 # nvdspreprocess, nvdsanalytics, nvmsgconv): one at column 0 in a YAML file's head makes it a config.
 # Searched as "\n" + text with the pattern led by that literal (what a multiline "^" would find,
@@ -70,28 +76,6 @@ _DEEPSTREAM_YAML_KEY_AT_LINE_START = lazy_pattern(
 )
 
 
-# The line breaks str.splitlines() knows: "\n", the other ASCII ones, and the non-ASCII ones.
-_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
-_NON_ASCII_BREAKS = "\x85\u2028\u2029"
-_LINE_BREAKS = "\n" + _ASCII_BREAKS + _NON_ASCII_BREAKS
-
-
-def _other_breaks(text: str) -> bool:
-    """Does ``text`` hold a line break str.splitlines() knows besides "\\n"? (Then lines are counted its way.)
-
-    ``in`` per character is ~25x faster than one character-class regex; ``isascii`` is O(1) on str.
-    """
-    for c in _ASCII_BREAKS:
-        if c in text:
-            return True
-    if text.isascii():
-        return False
-    for c in _NON_ASCII_BREAKS:
-        if c in text:
-            return True
-    return False
-
-
 def _extension(path: str) -> str:
     base = path.rpartition("/")[2]  # posixpath.basename's own rule, without its call
     return base.rpartition(".")[2].lower() if "." in base.lstrip(".") else ""
@@ -102,22 +86,6 @@ def _is_comment_or_blank(line: str) -> bool:
     return not s or s.startswith(("#", ";"))
 
 
-def _lines_lazily(text: str):
-    """``text.splitlines()`` one line at a time: a verdict is usually reached at the first line,
-    and splitting a whole 4 KiB head into ~100 strings was most of a data file's cost."""
-    if _other_breaks(text):
-        yield from text.splitlines()
-        return
-    start, end = 0, len(text)
-    while start < end:
-        nl = text.find("\n", start)
-        if nl < 0:
-            yield text[start:]
-            return
-        yield text[start:nl]
-        start = nl + 1
-
-
 def _config_verdict(text: str, ext: str, cut: bool = False) -> bool | None:
     """Is this the start of a DeepStream/GKeyFile config? None while there are only blank or comment lines.
 
@@ -125,17 +93,17 @@ def _config_verdict(text: str, ext: str, cut: bool = False) -> bool | None:
     cut line and could still become an INI group line (``[`` and no ``]`` yet) decides nothing
     yet: None, and the whole line decides when it has been read."""
     yaml = ext in ("yml", "yaml")
-    partial = cut and bool(text) and text[-1] not in _LINE_BREAKS
-    lines = list(_lines_lazily(text)) if partial else _lines_lazily(text)
-    for i, line in enumerate(lines):
-        if _is_comment_or_blank(line) or yaml and line.startswith(("---", "%")):
-            continue
-        if INI_GROUP.match(line):
-            return True
-        if partial and i == len(lines) - 1 and _may_become_group(line):  # type: ignore[arg-type]
-            return None
-        return yaml and _DEEPSTREAM_YAML_KEY_AT_LINE_START.search("\n" + text) is not None
-    return None
+    lines = gpuindex.newline_text(text)
+    real = (_YAML_REAL_LINE if yaml else _REAL_LINE).search(lines)
+    if real is None:
+        return None
+    end = lines.find("\n", real.start())
+    line = lines[real.start() :] if end < 0 else lines[real.start() : end]
+    if INI_GROUP.match(line):
+        return True
+    if cut and end < 0 and _may_become_group(line):
+        return None
+    return yaml and _DEEPSTREAM_YAML_KEY_AT_LINE_START.search("\n" + text) is not None
 
 
 def _may_become_group(cut_line: str) -> bool:
@@ -160,7 +128,7 @@ def _head_config_verdict(head: bytes, ext: str) -> bool | None:
     while True:
         nl = head.find(b"\n", start)
         line = (head[start:] if nl < 0 else head[start:nl]).decode("utf-8", "replace")
-        if _other_breaks(line):
+        if gpuindex.has_other_breaks(line):
             return _config_verdict(head.decode("utf-8", "replace"), ext, cut=True)
         if not _is_comment_or_blank(line):
             if INI_GROUP.match(line):
@@ -230,6 +198,7 @@ class TextFactsScanner:
         self._fed = 0  # bytes handed to the line scanner
         self._skipped = 0
         self._lang = gpuindex.SHELL
+        self.lines_matched = 0  # lines handed to the Python patterns: only those holding a keyword
 
     def _start_streaming(self, ext: str, keep_text: bool, pending: bool) -> None:
         self._full = True
@@ -390,10 +359,9 @@ class TextFactsScanner:
                 self._incomplete = True
                 self._notes.append(f"script text kept only up to line {self._line} ({MAX_SCRIPT_TEXT >> 20} MiB): "
                                    "commands after it are not followed")
-        if gpuindex.may_match(text):
-            self._match(text, first)
-        if self._group_matters and not self._has_group and "[" in text and _MAYBE_GROUP.search(text):
-            self._has_group = any(INI_GROUP.match(line) for line in text.splitlines())
+        self._match(text, first)
+        if self._group_matters and not self._has_group and "[" in text:
+            self._has_group = _GROUP_LINE.search(gpuindex.newline_text(text)) is not None
         if whole_line:
             self._uncounted = text  # counted when a later batch needs line numbers (most files have one batch)
             self._uncounted_final = final
@@ -402,30 +370,41 @@ class TextFactsScanner:
         text, self._uncounted = self._uncounted, None
         if text is None:
             return
-        if self._uncounted_final or _other_breaks(text):
+        if self._uncounted_final or gpuindex.has_other_breaks(text):
             self._line += len(text.splitlines())
         else:
             self._line += text.count("\n")
 
     def _match(self, text: str, first: int) -> None:
+        """The facts of one batch: Python sees only the lines that hold a keyword (gpuindex.hit_lines)."""
         lang = self._lang
-        if len(self._settings) < MAX_ITEMS:
-            for m in gpuindex.find_gpu_settings(text, lang, first):
-                self._settings.append([m.kind, m.value, m.text, m.line])
-        if len(self._needs) < MAX_ITEMS:
-            for capability, line in gpuindex.find_capability_needs(text, lang, first):
-                self._needs.append([capability, line])
-        if "gpu-id" in text:
-            self._has_gpu_id = True
-        if lang != gpuindex.INI and ("gpu-id" in text or "gpu_id" in text) and len(self._ini_gpu_ids) < MAX_ITEMS:
-            for m in gpuindex.find_gpu_settings(text, gpuindex.INI, first):
-                if m.kind == "gpu-id":
-                    self._ini_gpu_ids.append([m.value, m.text, m.line])
-        if (lang == gpuindex.INI or lang == gpuindex.YAML) and "config-file" in text and len(self._refs) < MAX_ITEMS:
-            for line in text.splitlines():
-                m = DEEPSTREAM_FILE_KEYS.match(gpuindex.strip_comment(line, gpuindex.INI))
-                if m:
-                    self._refs.append(m.group(2))
+        ini, yaml = lang == gpuindex.INI, lang == gpuindex.YAML
+        # The caps are checked per batch: a batch's items are kept whole or not at all.
+        want_settings = len(self._settings) < MAX_ITEMS
+        want_needs = len(self._needs) < MAX_ITEMS
+        want_ini_ids = not ini and len(self._ini_gpu_ids) < MAX_ITEMS
+        want_refs = (ini or yaml) and len(self._refs) < MAX_ITEMS
+        for number, raw in gpuindex.hit_lines(text, first):
+            self.lines_matched += 1
+            code = gpuindex.strip_comment(raw, lang)
+            if want_settings:
+                for m in gpuindex.settings_in_line(code, lang, number):
+                    self._settings.append([m.kind, m.value, m.text, m.line])
+            if want_needs:
+                for capability in gpuindex.needs_in_line(code):
+                    self._needs.append([capability, number])
+            if "gpu-id" in raw:
+                self._has_gpu_id = True
+            # The line read as INI: strip_comment's INI rule only adds whole-line ";" and "#" comments.
+            ini_code = code if ini or not raw.lstrip().startswith((";", "#")) else ""
+            if want_ini_ids and ("gpu-id" in ini_code or "gpu_id" in ini_code):
+                for m in gpuindex.settings_in_line(ini_code, gpuindex.INI, number):
+                    if m.kind == "gpu-id":
+                        self._ini_gpu_ids.append([m.value, m.text, m.line])
+            if want_refs and "config-file" in raw:
+                ref = DEEPSTREAM_FILE_KEYS.match(ini_code)
+                if ref:
+                    self._refs.append(ref.group(2))
 
 
 def scan_bytes(path: str, data: bytes) -> dict[str, Any]:

@@ -67,9 +67,17 @@ def test_every_pattern_example_holds_a_keyword() -> None:
              "h264_cuvid", "-hwaccel nvdec", "import PyNvVideoCodec", "import pyds", "__GLX_VENDOR_LIBRARY_NAME=nvidia"]
     for line in lines:
         hit = any(p.regex.search(line) for p in gpuindex.INDEX_PATTERNS) or any(
-            r.search(line) for _, r in gpuindex.CAPABILITY_PATTERNS) or textscan.DEEPSTREAM_FILE_KEYS.match(line)
+            p.regex.search(line) for p in gpuindex.CAPABILITY_PATTERNS) or textscan.DEEPSTREAM_FILE_KEYS.match(line)
         assert hit, line
         assert gpuindex.may_match(line), line
+        assert gpuindex.hit_lines(line) == [(1, line)], line
+        # Each pattern's needle is in every match of it: a line without the needle is not searched.
+        for p in gpuindex.INDEX_PATTERNS:
+            for m in p.regex.finditer(line):
+                assert p.needle in m.group(0), (p, line)
+        for c in gpuindex.CAPABILITY_PATTERNS:
+            for m in c.regex.finditer(line):
+                assert any(needle in m.group(0) for needle in c.needles), (c, line)
     assert not gpuindex.may_match("import numpy as np\nx = [1, 2]\n")
 
 
@@ -176,3 +184,106 @@ def test_a_cut_first_line_that_cannot_become_a_group_still_decides_at_once(cut_l
     data = b"#" * (4096 - 5) + b"\n" + cut_line + b"\n" + b"x" * 5000
     assert textscan.decide_head("/opt/data/d.txt", len(data), data[: textscan.SNIFF_BYTES]) is textscan.NOT_A_CONFIG \
         or cut_line.startswith(b"[")
+
+
+# Where a setting sits at an edge of the text: the facts are the same as line by line.
+EDGE_SAMPLES = {
+    # the last line, with no line break after it
+    "app/last.sh": (b"#!/bin/sh\necho start\nexport CUDA_VISIBLE_DEVICES=3",
+                    [["cuda-visible-devices", "3", "CUDA_VISIBLE_DEVICES=3", 3]]),
+    # after a comment of 200,000 characters on one line, and after 5,000 comment lines
+    "app/after-comment.sh": (b"#!/bin/sh\n# " + b"gpu " * 50_000 + b"\n" + b"# CUDA_VISIBLE_DEVICES=9\n" * 5000
+                             + b"export CUDA_VISIBLE_DEVICES=1 # not 2\n",
+                             [["cuda-visible-devices", "1", "CUDA_VISIBLE_DEVICES=1", 5003]]),
+    # a "#" inside quotes is not a comment; one after them is
+    "app/quotes.py": (b"x = 'a # b'; torch.cuda.set_device(2)  # torch.cuda.set_device(7)\n"
+                      b"y = \"#\" + 'cuda:4'\nz = 'unclosed # \"cuda:5\"\n",
+                      [["code", "2", "torch.cuda.set_device(2)", 1], ["code", "cuda:4", "'cuda:4'", 2],
+                       ["code", "cuda:5", '"cuda:5"', 3]]),
+    # CRLF line ends, and a lone CR inside the file
+    "app/crlf.sh": (b"#!/bin/sh\r\necho a\r\nexport CUDA_VISIBLE_DEVICES=0\r\necho b\rexport NVIDIA_VISIBLE_DEVICES=1\r\n",
+                    [["cuda-visible-devices", "0", "CUDA_VISIBLE_DEVICES=0", 3],
+                     ["nvidia-visible-devices", "1", "NVIDIA_VISIBLE_DEVICES=1", 5]]),
+    "opt/ds/crlf.txt": (b"[primary-gie]\r\nenable=1\r\ngpu-id=2\r\nconfig-file=pgie.txt\r\n",
+                        [["gpu-id", "2", "gpu-id=2", 3]]),
+    # very long lines around and holding a setting
+    "app/long.sh": (b"#!/bin/sh\nx=" + b"y" * 300_000 + b"\nz=" + b"w" * 200_000 + b" CUDA_VISIBLE_DEVICES=4\n"
+                    + b"a" * 100_000 + b"\n",
+                    [["cuda-visible-devices", "4", "CUDA_VISIBLE_DEVICES=4", 3]]),
+}
+
+
+@pytest.mark.parametrize("path", sorted(EDGE_SAMPLES))
+def test_settings_at_the_edges_of_a_text(path: str) -> None:
+    data, want = EDGE_SAMPLES[path]
+    got = scan_bytes(path, data)
+    assert got.get("s", []) == want and "partial" not in got
+    rng = random.Random(path)
+    for _ in range(3):
+        cuts = sorted(rng.sample(range(1, len(data)), min(30, len(data) - 1)))
+        assert _fed(path, data, cuts) == got
+    if path.endswith(".txt"):
+        assert got["u"] == [["2", "gpu-id=2", 3]] and got["r"] == ["pgie.txt"]
+
+
+def _reference_strip(line: str, language: str) -> str:
+    """strip_comment's rule, character by character."""
+    if language == gpuindex.INI and line.lstrip().startswith((";", "#")):
+        return ""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
+def test_comment_stripping_is_the_character_rule() -> None:
+    rng = random.Random(27)
+    alphabet = ["#", "'", '"', " ", "\t", "\u00a0", "a", ";", "x=1", "cuda:1"]
+    for _ in range(20_000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        for language in (gpuindex.SHELL, gpuindex.INI):
+            assert gpuindex.strip_comment(line, language) == _reference_strip(line, language), repr(line)
+
+
+def test_hit_lines_give_what_every_line_gives() -> None:
+    """Searching only the lines that hold a keyword finds what matching every line does, numbered
+    as str.splitlines() numbers lines, whatever the line breaks."""
+    rng = random.Random(2727)
+    pieces = ["export CUDA_VISIBLE_DEVICES=1", "gpu-id=2", "x = 'cuda:3'  # cuda:9", "plain words", "",
+              "--gpus 2", "import pyds", "# gpu-id=5", "a = \"#\"; torch.cuda.set_device(4)", "deepstream-app -c x"]
+    breaks = ["\n", "\r\n", "\r", "\x0b", "\u2028", "\x85"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) + rng.choice(breaks) for _ in range(rng.randint(0, 8)))
+        if rng.random() < 0.5:
+            text += rng.choice(pieces)
+        for language in (gpuindex.SHELL, gpuindex.PYTHON, gpuindex.INI, gpuindex.YAML):
+            every = []
+            for number, raw in enumerate(text.splitlines(), 7):
+                every += gpuindex.settings_in_line(_reference_strip(raw, language), language, number)
+            assert gpuindex.find_gpu_settings(text, language, 7) == every, repr(text)
+
+
+def test_python_sees_only_the_lines_that_hold_a_keyword(monkeypatch) -> None:
+    """The scanner hands Python (comment stripping, the patterns) only the lines that hold a
+    keyword: a file of 30,000 lines with three such lines costs three lines of Python, not 30,000."""
+    lines = [b"value_%d = compute(%d)  # a comment with 'quotes' and # signs\n" % (i, i) for i in range(30_000)]
+    lines[12_000] = b"torch.cuda.set_device(1)\n"
+    data = b"import torch\n" + b"".join(lines) + b"dev = 'cuda:2'\nif gpu_count > 1:\n    pass\n"
+    calls = []
+    real = gpuindex.strip_comment
+    monkeypatch.setattr(gpuindex, "strip_comment", lambda line, language: calls.append(line) or real(line, language))
+    scanner = TextFactsScanner()
+    scanner.begin("app/train.py", len(data))
+    for i in range(0, len(data), 1 << 16):
+        scanner.feed(data[i : i + (1 << 16)])
+    got = scanner.result()
+    assert [s[:2] for s in got["s"]] == [["code", "1"], ["code", "cuda:2"]]
+    keyword_lines = [line for line in data.decode().splitlines() if any(k in line for k in gpuindex.KEYWORDS)]
+    assert len(keyword_lines) == 3
+    assert calls == keyword_lines and scanner.lines_matched == 3

@@ -1,9 +1,12 @@
-"""The one native part: the tar walk's inner loop (imagelint/layers/_tarscan.c).
+"""The native parts: the tar walk's inner loop (imagelint/layers/_tarscan.c) and the text-facts
+keyword search (imagelint/facts/_hitscan.c).
 
-Optional: where it cannot be built (no C compiler), imagelint installs without it and walks
-layers with the Python parser alone (same results, slower on images of many small files).
+Optional: where they cannot be built (no C compiler), imagelint installs without them and walks
+layers and searches text in Python alone (same results, slower on images of many small files
+or much text).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("imagelint.layers._tarscan", ["imagelint/layers/_tarscan.c"], optional=True)])
+setup(ext_modules=[Extension("imagelint.layers._tarscan", ["imagelint/layers/_tarscan.c"], optional=True),
+                   Extension("imagelint.facts._hitscan", ["imagelint/facts/_hitscan.c"], optional=True)])

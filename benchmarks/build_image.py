@@ -1,6 +1,6 @@
 """Build a realistic multi-gigabyte GPU image as an OCI layout, streaming (never whole in memory).
 
-    python3 benchmarks/build_image.py OUT_DIR [--shape gpu|ngc|bulk] [--scale 1.0] [--seed 1]
+    python3 benchmarks/build_image.py OUT_DIR [--shape gpu|ngc|bulk|torch] [--scale 1.0] [--seed 1] [--real DIR]
 
 Writes OUT_DIR/layout (an OCI layout with two tags: ``base`` and ``second``, which
 share every layer but the top one) and prints a JSON summary (layers, files,
@@ -13,7 +13,14 @@ uncompressed and compressed bytes). Content is synthetic but shaped like real im
   small text files under /opt (Python, C++/CUDA sources, CMakeLists.txt, YAML, Markdown,
   scripts), a dist-packages of ~20,000 files with .dist-info metadata, /workspace examples,
   and the /opt/nvidia/nvidia_entrypoint.sh + entrypoint.d script chain; a smaller CUDA toolkit.
+  With ``--real DIR`` (``real_content.py``) it also carries real files: NVIDIA's CUDA wheels
+  (headers, ``.so`` files, metadata) and a ``pip install --target`` of common ML packages in its
+  dist-packages, and PyTorch's real sources beside the synthetic tree under /opt/pytorch.
 * ``bulk``: ten layers of thousands of 40 KB files under /opt (text and binary data shards).
+* ``torch`` (needs ``--real``): an application image of real content: the PyTorch CPU wheel
+  installed in site-packages, and PyTorch's sources (its ``.py``/``.pyi`` files and C++ headers,
+  ~12k files, ~90 MB of text that mentions CUDA everywhere) copied under /app, the shape of
+  ``COPY . /app`` of an ML repository.
 
 Binary data is semi-compressible (about 2-3x under gzip), like real libraries; text is ASCII
 words and code-like lines, which compress more.
@@ -32,6 +39,8 @@ from pathlib import Path
 from typing import Iterator
 
 from isal import igzip
+
+import real_content
 
 MTIME = 1_700_000_000
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -113,7 +122,8 @@ def fatbin_like(synth: Synth, size: int, archs: list[int]) -> bytes:
     return blob + synth.blob(max(0, size - len(blob)))
 
 
-def layer_specs(synth: Synth, scale: float, top: str, shape: str = "gpu") -> Iterator[tuple[str, Iterator[None]]]:
+def layer_specs(synth: Synth, scale: float, top: str, shape: str = "gpu",
+                real: Path | None = None) -> Iterator[tuple[str, Iterator[None]]]:
     """Yield (created_by, writer) for each layer; writer(tf) adds members."""
     rng = random.Random(7)
 
@@ -179,7 +189,12 @@ def layer_specs(synth: Synth, scale: float, top: str, shape: str = "gpu") -> Ite
             _add(tf, f"app/top/{top}/f{i}.py", synth.source(2000 + i))
 
     if shape == "ngc":
-        yield from ngc_layers(synth, scale, top, rng, base_os, cuda_toolkit_small(synth, scale), cuda_links)
+        yield from ngc_layers(synth, scale, top, rng, base_os, cuda_toolkit_small(synth, scale), cuda_links, real)
+        return
+    if shape == "torch":
+        if real is None:
+            raise SystemExit("--shape torch needs --real DIR (benchmarks/real_content.py)")
+        yield from torch_layers(top, base_os, real)
         return
     if shape == "bulk":
         yield from bulk_layers(synth, scale, top, rng, base_os, app)
@@ -233,7 +248,57 @@ _ENTRYPOINT_D = (
 )
 
 
-def ngc_layers(synth: Synth, scale: float, top: str, rng: random.Random, base_os, cuda_toolkit, cuda_links):
+def torch_layers(top: str, base_os, real: Path):
+    wheel = real_content.torch_wheel(real)
+    site = "usr/local/lib/python3.11/site-packages"
+
+    def installed(tf):
+        for name, data, mode in real_content.wheel_members(wheel):
+            _add(tf, f"{site}/{name}", data, mode=mode)
+
+    def sources(tf):
+        for name, data, _mode in real_content.wheel_members(wheel, real_content.is_source):
+            _add(tf, f"app/{name}", data)
+
+    def entrypoint(tf):
+        _add(tf, "app/entrypoint.sh", b"#!/bin/sh\nset -e\nexec python3 /app/train.py \"$@\"\n", mode=0o755)
+        _add(tf, "app/train.py", b"import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+             b"model = torch.nn.Linear(8, 2).to(device)\nprint(model(torch.zeros(1, 8, device=device)))\n")
+
+    def top_layer(tf):
+        _add(tf, "app/build-info.txt", f"build {top}\n".encode())
+
+    yield "debootstrap", base_os
+    yield "pip install torch (the CPU wheel)", installed
+    yield "COPY . /app (PyTorch's sources)", sources
+    yield "COPY entrypoint", entrypoint
+    yield f"COPY top {top}", top_layer
+
+
+def real_ngc_layers(real: Path):
+    """The NGC image's real files: NVIDIA's CUDA wheels and common packages in dist-packages, PyTorch's sources."""
+    sp = "usr/local/lib/python3.10/dist-packages"
+
+    def cuda_wheels(tf):
+        for wheel in real_content.cuda_wheels(real):
+            for name, data, mode in real_content.wheel_members(wheel):
+                _add(tf, f"{sp}/{name}", data, mode=mode)
+
+    def dist_packages(tf):
+        for name, data, mode in real_content.tree_members(real / "dist"):
+            _add(tf, f"{sp}/{name}", data, mode=mode)
+
+    def sources(tf):
+        for name, data, _mode in real_content.wheel_members(real_content.torch_wheel(real), real_content.is_source):
+            _add(tf, f"opt/pytorch/pytorch/{name}", data)
+
+    yield "pip install nvidia-*-cu12 (real wheels)", cuda_wheels
+    yield "pip install (real packages)", dist_packages
+    yield "PyTorch sources (real)", sources
+
+
+def ngc_layers(synth: Synth, scale: float, top: str, rng: random.Random, base_os, cuda_toolkit, cuda_links,
+               real: Path | None = None):
     exts = [e for e, n in _SOURCE_TREE for _ in range(n)]
 
     def source_tree(tf):
@@ -294,6 +359,8 @@ def ngc_layers(synth: Synth, scale: float, top: str, rng: random.Random, base_os
     yield "framework source tree", source_tree
     yield "pip install (dist-packages)", dist_packages
     yield "COPY workspace examples", workspace
+    if real is not None:
+        yield from real_ngc_layers(real)
     yield "entrypoint.d", entrypoint
     yield f"COPY top {top}", top_layer
 
@@ -364,20 +431,20 @@ def write_json_blob(blobs: Path, obj) -> tuple[str, int]:
     return "sha256:" + h, len(data)
 
 
-def build(out: Path, scale: float, seed: int, shape: str = "gpu") -> dict:
+def build(out: Path, scale: float, seed: int, shape: str = "gpu", real: Path | None = None) -> dict:
     layout = out / "layout"
     blobs = layout / "blobs" / "sha256"
     blobs.mkdir(parents=True, exist_ok=True)
     (layout / "oci-layout").write_text('{"imageLayoutVersion":"1.0.0"}')
     shared: list[dict] = []
     synth = Synth(seed)
-    specs = list(layer_specs(synth, scale, "base", shape))
+    specs = list(layer_specs(synth, scale, "base", shape, real))
     for created_by, writer in specs[:-1]:
         shared.append(write_layer(blobs, created_by, writer))
     manifests = []
     summary = {"images": {}}
     for tag in ("base", "second"):
-        created_by, writer = list(layer_specs(Synth(seed), scale, tag, shape))[-1]
+        created_by, writer = list(layer_specs(Synth(seed), scale, tag, shape, real))[-1]
         layers = shared + [write_layer(blobs, created_by, writer)]
         config = {
             "architecture": "amd64", "os": "linux",
@@ -411,11 +478,12 @@ def build(out: Path, scale: float, seed: int, shape: str = "gpu") -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
-    ap.add_argument("--shape", choices=("gpu", "ngc", "bulk"), default="gpu")
+    ap.add_argument("--shape", choices=("gpu", "ngc", "bulk", "torch"), default="gpu")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--real", type=Path, help="real files fetched by real_content.py (shapes ngc and torch)")
     args = ap.parse_args()
-    print(json.dumps(build(args.out, args.scale, args.seed, args.shape), indent=2))
+    print(json.dumps(build(args.out, args.scale, args.seed, args.shape, args.real), indent=2))
 
 
 if __name__ == "__main__":

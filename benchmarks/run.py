@@ -44,12 +44,15 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))  # tests.support.registry
 
 from install import Venv, child_env, install_imagelint, install_peers  # noqa: E402  (benchmarks/install.py)
+import real_content  # noqa: E402  (benchmarks/real_content.py)
 
 WORKERS = 2  # imagelint.layers.reader.DEFAULT_WORKERS: the floor uses the same parallelism
 REPO_NAME = "bench/gpu"
 LARGE_REPO_NAME = "bench/gpu-large"
 # The other image shapes (issue 16), each with its own repository and a compact set of rows.
-SHAPES = {"ngc": "NGC-shaped image", "bulk": "bulk-file image"}
+SHAPES = {"ngc": "NGC-shaped image", "bulk": "bulk-file image", "torch": "real-sources image"}
+# Shapes that carry real files (benchmarks/real_content.py, fetched into WORK/real at run time).
+REAL_SHAPES = ("ngc", "torch")
 PEERS_BIN: Path | None = None
 
 
@@ -179,14 +182,15 @@ class Runner:
 
 
 def build_or_reuse(work: Path, scale: float, shape: str = "gpu") -> dict:
-    """Build ``build_image.py --shape --scale`` into WORK/img-[SHAPE-]SCALE, or reuse a finished build there."""
-    out_dir = work / (f"img-{scale:g}" if shape == "gpu" else f"img-{shape}-{scale:g}")
+    """Build ``build_image.py --shape --scale`` into WORK/img-[SHAPE-]SCALE[-real], or reuse a finished build there."""
+    real = work / "real" if shape in REAL_SHAPES else None
+    out_dir = work / ((f"img-{scale:g}" if shape == "gpu" else f"img-{shape}-{scale:g}") + ("-real" if real else ""))
     summary_path = out_dir / "build.json"  # written last: its presence means the build finished
     if summary_path.exists() and (out_dir / "layout" / "index.json").exists():
         return json.loads(summary_path.read_text())
     shutil.rmtree(out_dir, ignore_errors=True)
     out = subprocess.run([sys.executable, str(HERE / "build_image.py"), str(out_dir), "--scale", str(scale),
-                          "--shape", shape], check=True, capture_output=True, text=True)
+                          "--shape", shape, *(["--real", str(real)] if real else [])], check=True, capture_output=True, text=True)
     summary = {**json.loads(out.stdout), "scale": scale, "shape": shape}
     summary_path.write_text(json.dumps(summary, indent=2))
     return summary
@@ -326,8 +330,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--short-runs", type=int, default=15, help="runs of the short rows: lint and python -c pass")
     ap.add_argument("--command", default="check", choices=("check", "inspect"),
                     help="imagelint command to time (inspect has the same reading path)")
-    ap.add_argument("--shapes", default="ngc,bulk",
-                    help="other image shapes to measure besides the main image (comma-separated: ngc, bulk; '' for none)")
+    ap.add_argument("--shapes", default="ngc,bulk,torch",
+                    help="other image shapes to measure besides the main image (comma-separated: ngc, bulk, torch; '' for none)")
     ap.add_argument("--shape-scale", type=float, default=1.0, help="build_image.py scale of the other shapes")
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--write-readme", action="store_true")
@@ -355,6 +359,8 @@ def main() -> None:
     global PEERS_BIN
     if not args.skip_peers:
         PEERS_BIN = install_peers(work)
+    if any(shape in REAL_SHAPES for shape in args.shapes):
+        real_content.fetch(work / "real")
     t0 = time.perf_counter()
     summary = build_or_reuse(work, args.scale)
     large = build_or_reuse(work, args.rss_scale) if args.rss_scale > 0 else None
@@ -387,7 +393,10 @@ def main() -> None:
         server.stop()
         shutil.rmtree(regdir, ignore_errors=True)
 
-    table = render(measures, summary, large, args, shapes)
+    from scan_counts import scan_counts  # imports imagelint from this tree: after the timed rows
+
+    counts = {"": scan_counts(layout)} | {f"{shape}: ": scan_counts(Path(built["layout"])) for shape, built in shapes.items()}
+    table = render(measures, summary, large, args, shapes, counts)
     print(table)
     if args.write_readme:
         write_readme(table, args)
@@ -555,7 +564,7 @@ def _get(measures: list[Measure], *names: str) -> Measure | None:
 
 
 def render(measures: list[Measure], summary: dict, large: dict | None, args: argparse.Namespace,
-           shapes: dict[str, dict] | None = None) -> str:
+           shapes: dict[str, dict] | None = None, counts: dict[str, dict[str, int]] | None = None) -> str:
     shapes = shapes or {}
     b = summary["images"]["base"]
     lines = [
@@ -563,7 +572,7 @@ def render(measures: list[Measure], summary: dict, large: dict | None, args: arg
         + (f"; larger image for the peak-RSS row: {describe(large['images']['base'])} (`--scale {args.rss_scale:g}`)"
            if large else "")
         + "".join(f"; {SHAPES[shape]} (rows `{shape}:`): {describe(built['images']['base'])} "
-                  f"(`--shape {shape} --scale {args.shape_scale:g}`)" for shape, built in shapes.items())
+                  f"(`--shape {shape} --scale {args.shape_scale:g}{' --real WORK/real' if shape in REAL_SHAPES else ''}`)" for shape, built in shapes.items())
         + ". Served by Debian's docker-registry 2.8 over plain HTTP on 127.0.0.1.",
         "",
         "imagelint: the current tree installed as a wheel (`pip install --force-reinstall`) into a venv without "
@@ -592,6 +601,17 @@ def render(measures: list[Measure], summary: dict, large: dict | None, args: arg
     lint = _get(measures, "imagelint lint Dockerfile")
     if lint:
         lines.append(f"| `imagelint lint Dockerfile` (wall, median / min) | {lint.wall:.2f} s / {lint.wall_min:.2f} s | ≤ 0.3 s |")
+    if counts:
+        lines += ["", "What the text-facts scan reads of each image (`benchmarks/scan_counts.py`; every layer, "
+                  "the `base` tag): candidate files (matched by a text-facts rule), those their first 4 KiB decided "
+                  "(not read on), files and bytes read to the end, and lines handed to Python (lines that hold a keyword).",
+                  "", "| image | candidate files | decided by the head | files read | bytes read | lines to Python |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for prefix, label, _image in images:
+            c = counts.get(prefix)
+            if c:
+                lines.append(f"| {label} | {c['text_candidates']:,} | {c['decided_by_head']:,} | {c['files_read']:,} | "
+                             f"{c['bytes_read'] / 1e6:.1f} MB | {c['lines_to_python']:,} |")
     return "\n".join(lines)
 
 

@@ -128,15 +128,34 @@ def newline_text(text: str) -> str:
     return _OTHER_BREAK.sub("\n", text) if has_other_breaks(text) else text
 
 
+try:
+    from imagelint.facts._hitscan import lines as _native_lines
+except ImportError:  # not built (no compiler at install time): str.find passes do the search
+    _native_lines = None
+
+NATIVE = _native_lines is not None
+
+
 def hit_lines(text: str, first_line: int = 1) -> list[tuple[int, str]]:
     """The lines of ``text`` that hold a keyword, in order, each with its number (the first line of
     ``text`` is ``first_line``; lines cut and counted as str.splitlines() does).
 
-    The search is one ``str.find`` pass per keyword over the whole text (C, a skip search): a
-    single literal is an order of magnitude faster than an alternation in ``re``, which tests
-    every character against the keywords' first letters. Python runs once per hit, never per line.
+    The search runs in C over the whole text: one pass with a table of the keywords' first bytes
+    (``_hitscan.c``), or, without the extension or for a text beyond Latin-1, one ``str.find``
+    pass per keyword (a single literal; an alternation in ``re`` tests every character against
+    the keywords' first letters and is several times slower). Python runs once per hit line,
+    never once per line.
     """
     text = newline_text(text)
+    if _native_lines is not None:
+        flat = _native_lines(text, KEYWORDS)
+        if flat is not None:
+            return [(first_line + flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
+    return _hit_lines_by_find(text, first_line)
+
+
+def _hit_lines_by_find(text: str, first_line: int) -> list[tuple[int, str]]:
+    """``hit_lines`` of a text whose breaks are all "\\n", by one ``str.find`` pass per keyword."""
     starts: set[int] = set()
     find, rfind = text.find, text.rfind
     for keyword in KEYWORDS:

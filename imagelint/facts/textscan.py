@@ -252,6 +252,11 @@ class TextFactsScanner:
     def skipped(self, n: int) -> None:
         self._skipped += n
 
+    @property
+    def scanned_bytes(self) -> int:
+        """Bytes handed to the line scanner (0 for a file its head decided: not read on)."""
+        return self._fed if self._full else 0
+
     def held_bytes(self) -> int:
         """What this result keeps in memory, roughly (the reader counts it against its per-layer bound)."""
         if not self._full:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -251,9 +252,14 @@ def test_comment_stripping_is_the_character_rule() -> None:
             assert gpuindex.strip_comment(line, language) == _reference_strip(line, language), repr(line)
 
 
-def test_hit_lines_give_what_every_line_gives() -> None:
+@pytest.mark.parametrize("search", ["native", "str.find"])
+def test_hit_lines_give_what_every_line_gives(search: str, monkeypatch) -> None:
     """Searching only the lines that hold a keyword finds what matching every line does, numbered
-    as str.splitlines() numbers lines, whatever the line breaks."""
+    as str.splitlines() numbers lines, whatever the line breaks; in C and in Python alike."""
+    if search == "str.find":
+        monkeypatch.setattr(gpuindex, "_native_lines", None)
+    elif not gpuindex.NATIVE:
+        pytest.skip("the native keyword search is not built")
     rng = random.Random(2727)
     pieces = ["export CUDA_VISIBLE_DEVICES=1", "gpu-id=2", "x = 'cuda:3'  # cuda:9", "plain words", "",
               "--gpus 2", "import pyds", "# gpu-id=5", "a = \"#\"; torch.cuda.set_device(4)", "deepstream-app -c x"]
@@ -287,3 +293,27 @@ def test_python_sees_only_the_lines_that_hold_a_keyword(monkeypatch) -> None:
     keyword_lines = [line for line in data.decode().splitlines() if any(k in line for k in gpuindex.KEYWORDS)]
     assert len(keyword_lines) == 3
     assert calls == keyword_lines and scanner.lines_matched == 3
+
+
+def test_the_native_keyword_search_finds_what_the_python_search_finds() -> None:
+    """``_hitscan.c`` against the ``str.find`` passes it stands in for; texts beyond Latin-1 are
+    left to Python (None)."""
+    if os.environ.get("IMAGELINT_REQUIRE_NATIVE"):
+        assert gpuindex.NATIVE, "imagelint/facts/_hitscan.c was not built (setup.py; a C compiler and Python headers)"
+    if not gpuindex.NATIVE:
+        pytest.skip("the native keyword search is not built")
+    from imagelint.facts._hitscan import lines
+
+    rng = random.Random(64)
+    words = [*gpuindex.KEYWORDS, "gp", "cud", "--devic", "x", " ", "é", "\xff", "#", "'", "\n", "\n", "\n"]
+    for _ in range(5000):
+        text = "".join(rng.choice(words) for _ in range(rng.randint(0, 30)))
+        flat = lines(text, gpuindex.KEYWORDS)
+        native = [(1 + flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
+        assert native == gpuindex._hit_lines_by_find(text, 1), repr(text)
+    assert lines("x \u2603 cuda", gpuindex.KEYWORDS) is None  # not Latin-1: Python searches
+    assert gpuindex.hit_lines("a\n\u2603 cuda\n") == [(2, "\u2603 cuda")]
+    with pytest.raises(ValueError):
+        lines("cuda", ())
+    with pytest.raises(ValueError):
+        lines("cuda", ("",))

@@ -1,4 +1,5 @@
-"""``imagelint.layers.threads``: the layer readers' threads keep ThreadPoolExecutor's contract."""
+"""The layer reader's worker threads: largest layers first on the threads asked for, nothing new
+started once a layer has failed, and every thread joined on the way out."""
 
 from __future__ import annotations
 
@@ -7,88 +8,73 @@ import time
 
 import pytest
 
-from imagelint.layers.threads import LayerThreads
+from imagelint.errors import ImageFormatError
+from imagelint.layers.reader import extract_layer, read_image_filesystem
+from tests.layers.helpers import image_of, make_layer
+from tests.support.imagebuilder import File
+from tests.layers.test_reader import CUDA_SPEC
 
 
-def test_results_in_submission_order_on_the_number_of_threads_asked_for() -> None:
+def _layer_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("imagelint-layer")}
+
+
+def _sized_layers(sizes: list[int]):
+    """Layers whose blobs grow with ``sizes`` (incompressible bytes: the blob size follows)."""
+    import os
+
+    return [make_layer(i, [File(f"f{i}", os.urandom(size))]) for i, size in enumerate(sizes)]
+
+
+def test_layers_start_largest_first_on_the_threads_asked_for_and_merge_in_layer_order() -> None:
+    layers = _sized_layers([1_000, 50_000, 5_000, 200_000, 20_000])
     started: list[int] = []
     names: set[str] = set()
     lock = threading.Lock()
 
-    def call(i: int) -> int:
+    def extract(layer, spec, limits):  # type: ignore[no-untyped-def]
         with lock:
-            started.append(i)
+            started.append(layer.index)
             names.add(threading.current_thread().name)
-        time.sleep(0.01)
-        return i * i
+        time.sleep(0.02)
+        return extract_layer(layer, spec, limits)
 
-    with LayerThreads(2, "t") as pool:
-        jobs = [pool.submit(call, i) for i in range(6)]
-        done, pending = pool.wait_for_failure(jobs)
-    assert not pending and done == set(jobs)
-    assert [j.result() for j in jobs] == [i * i for i in range(6)]
-    assert started[:2] in ([0, 1], [1, 0]) and sorted(started) == list(range(6))
-    assert names <= {"t_0", "t_1"} and len(names) == 2
-
-
-def test_wait_returns_at_the_first_failure_and_pending_calls_can_be_cancelled() -> None:
-    release, running = threading.Event(), threading.Event()
-
-    def fail() -> None:
-        raise ValueError("broken layer")
-
-    def slow() -> str:
-        running.set()
-        release.wait(10)
-        return "late"
-
-    with LayerThreads(1, "t") as pool:  # one thread: fail, then slow; queued waits behind slow
-        failing = pool.submit(fail)
-        slow_job = pool.submit(slow)
-        queued = pool.submit(lambda: "never")
-        t0 = time.monotonic()
-        done, pending = pool.wait_for_failure([slow_job, failing, queued])
-        assert time.monotonic() - t0 < 5, "did not wait for the slow call"
-        assert failing in done and {slow_job, queued} == pending
-        assert running.wait(5)
-        assert isinstance(failing.exception(), ValueError)
-        with pytest.raises(ValueError):
-            failing.result()
-        assert queued.cancel() and queued.cancelled() and queued.done()
-        assert not slow_job.cancel(), "a running call cannot be cancelled"
-        release.set()
-    assert slow_job.result() == "late", "the way out waits for running calls"
-    with pytest.raises(RuntimeError):
-        queued.exception()
+    fs = read_image_filesystem(image_of(layers), CUDA_SPEC, workers=2, extract=extract)
+    assert sorted(started[:2]) == [1, 3], "the two largest layers go first"
+    assert sorted(started) == [0, 1, 2, 3, 4]
+    assert len(names) == 2 and all(n.startswith("imagelint-layer") for n in names)
+    assert [e.path for e in fs.entries()] == []  # nothing in the spec matched; the merge still ran
+    assert not _layer_threads()
 
 
-def test_every_thread_is_joined_on_the_way_out_even_after_an_exception() -> None:
-    before = set(threading.enumerate())
+def test_a_failed_layer_stops_the_queued_layers_above_it_from_starting() -> None:
+    # Layer 2 (the largest) fails at once; layers 3 and 4 wait in the queue behind layer 0 and 1.
+    layers = _sized_layers([30_000, 20_000, 100_000, 2_000, 1_000])
+    started: list[int] = []
+    release = threading.Event()
+
+    def extract(layer, spec, limits):  # type: ignore[no-untyped-def]
+        started.append(layer.index)
+        if layer.index == 2:
+            raise ImageFormatError("layer 2 is broken")
+        release.wait(0.3)  # the first failure is seen while this one still runs
+        return extract_layer(layer, spec, limits)
+
+    with pytest.raises(ImageFormatError, match="layer 2 is broken"):
+        read_image_filesystem(image_of(layers), CUDA_SPEC, workers=2, extract=extract)
+    assert 3 not in started and 4 not in started, started
+    assert not _layer_threads()
+
+
+def test_every_thread_is_joined_on_the_way_out_even_after_an_interrupt() -> None:
+    layers = _sized_layers([4_000, 3_000, 2_000, 1_000])
+
+    def extract(layer, spec, limits):  # type: ignore[no-untyped-def]
+        if layer.index == 0:
+            raise KeyboardInterrupt  # handed to the waiting thread, as a Future hands any exception
+        time.sleep(0.05)
+        return extract_layer(layer, spec, limits)
+
     with pytest.raises(KeyboardInterrupt):
-        with LayerThreads(3, "t") as pool:
-            jobs = [pool.submit(time.sleep, 0.02) for _ in range(5)]
-            raise KeyboardInterrupt
-    assert set(threading.enumerate()) == before
-    assert all(j.done() and j.exception() is None for j in jobs), "queued calls still ran"
-    with pytest.raises(RuntimeError):
-        pool.submit(time.sleep, 0)
-
-
-def test_a_base_exception_in_a_call_is_handed_to_the_waiter() -> None:
-    def interrupted() -> None:
-        raise KeyboardInterrupt
-
-    with LayerThreads(1, "t") as pool:
-        job = pool.submit(interrupted)
-        done, _ = pool.wait_for_failure([job])
-    assert isinstance(job.exception(), KeyboardInterrupt)
-
-
-def test_reading_layers_does_not_import_concurrent_futures() -> None:
-    import subprocess
-    import sys
-
-    code = ("import sys; import imagelint.layers.reader, imagelint.layers.cache; "
-            "print('concurrent.futures' in sys.modules, 'logging' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.split()
-    assert out == ["False", "False"]
+        read_image_filesystem(image_of(layers), CUDA_SPEC, workers=3, extract=extract)
+    assert not _layer_threads()

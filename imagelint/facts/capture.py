@@ -18,8 +18,8 @@ _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
 
 
 def _rank(rule: CaptureRule) -> float:
-    # The text-facts scan stands in for what was a broad ``content`` capture: it ranks after the
-    # narrow content rules (cuda's version.json, ld.so.conf.d/*), which must win their paths.
+    # The text-facts scan is a broad capture: it ranks after the narrow content rules (cuda's
+    # version.json, ld.so.conf.d/*), which must win their paths.
     if rule.action == "scan" and rule.name == textscan.TEXT_SCANNER:
         return 2.5
     return _ACTION_ORDER[rule.action]

@@ -247,10 +247,13 @@ def needs_in_line(code: str) -> list[str]:
     """The driver capabilities one comment-stripped line needs, each once."""
     out: list[str] = []
     for pattern in CAPABILITY_PATTERNS:
-        if pattern.capability in out or not any(needle in code for needle in pattern.needles):
+        if pattern.capability in out:
             continue
-        if pattern.regex.search(code):
-            out.append(pattern.capability)
+        for needle in pattern.needles:
+            if needle in code:
+                if pattern.regex.search(code):
+                    out.append(pattern.capability)
+                break
     return out
 
 

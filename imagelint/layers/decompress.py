@@ -7,8 +7,8 @@ bytes against the per-layer limit and an optional shared per-image budget, so
 a gzip bomb stops as soon as it crosses the limit, without ever holding more
 than one buffer of it in memory.
 
-gzip goes through ``isal.igzip`` (about 2.5x the stdlib on this hardware; it
-releases the GIL, so layers inflate in parallel) and falls back to the stdlib
+gzip goes through ``isal.igzip`` (faster than the stdlib; it releases the GIL,
+so layers inflate in parallel) and falls back to the stdlib
 ``gzip`` module (zlib) when isal is missing. Both read multi-member gzip.
 """
 

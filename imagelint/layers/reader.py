@@ -42,14 +42,13 @@ from imagelint.layers.model import (
     LayerExtract,
 )
 
-# Measured on this 2-core machine (python3 -m tests.layers.bench_parallel 64 4): a 4 x 64 MB
-# image reads in 0.28 s with 1 worker vs 0.15 s with 2 (gzip; zstd 0.39 vs 0.23 s) and
-# 0.18 s with 3: more workers than cores only add contention.
+# Two workers: inflating releases the GIL, so two layers read side by side on two cores, and
+# more workers than cores only add contention (python3 -m tests.layers.bench_parallel measures it).
 DEFAULT_WORKERS = 2
 MAX_WARNINGS_PER_LAYER = 100
 # Scanners are fed 64 KB at a time: small enough that a payload a scanner can skip is
 # dropped soon after its header, and below malloc's mmap threshold (a 1 MB bytes object per
-# read costs page faults); measured ~4% less CPU on a cold read than 1 MB.
+# read would cost page faults).
 _SCAN_CHUNK = 1 << 16
 _DRAIN_CHUNK = 1 << 20
 ACTIONS = ("record", "content", "head", "scan")

@@ -1,0 +1,211 @@
+"""Proxies as users expect them from requests and docker: the variables, NO_PROXY, and a real proxy.
+
+The real proxy is Debian's tinyproxy on loopback (tests/support/tinyproxy.py); the registries are
+the suite's own (plain HTTP, and TLS with basic auth for CONNECT). Every test sets the proxy
+variables it needs and clears the rest, upper and lower case.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from imagelint.errors import EXIT_UNREADABLE, RegistryError
+from imagelint.sources.proxy import Proxy, ProxyConfigError, bypasses_proxy, parse_proxy_url, proxy_for
+from tests.hostile.cli import assert_unreadable, run_cli
+from tests.sources.test_registry import layer_members, open_name, opts, repo, unique_image
+from tests.support.tinyproxy import ProxyUnavailable, start_tinyproxy
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+PROXY_PASSWORD = "pr0xy-pa55-n3ver-sh0wn"
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    return monkeypatch
+
+
+def _proxy(tmp_path, *registries, auth: bool = False):
+    ports = [int(r.host.rsplit(":", 1)[1]) for r in registries]
+    try:
+        return start_tinyproxy(tmp_path / "proxy", connect_ports=ports, basic_auth=("proxyuser", PROXY_PASSWORD) if auth else None)
+    except ProxyUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+# --- NO_PROXY and the variables ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host, port, no_proxy, bypass", [
+    ("registry.corp", 443, ".corp", True),
+    ("corp", 443, ".corp", True),
+    ("a.b.corp", 443, "corp", True),
+    ("registry.corp", 443, "*.corp", True),
+    ("xcorp", 443, "corp", False),
+    ("corp.example", 443, "corp", False),
+    ("Registry.Corp.", 443, "registry.corp", True),
+    ("registry.corp", 5000, "registry.corp:5000", True),
+    ("registry.corp", 5001, "registry.corp:5000", False),
+    ("10.1.2.3", 5000, "10.0.0.0/8", True),
+    ("11.1.2.3", 5000, "10.0.0.0/8", False),
+    ("10.1.2.3", 5000, "example.com, 10.0.0.0/8", True),
+    ("10.1.2.3", 5000, "example.com 10.0.0.0/8", True),
+    ("192.168.7.9", 443, "192.168.7.9", True),
+    ("192.168.7.9", 443, "192.168.7.10", False),
+    ("::1", 5000, "[::1]:5000", True),
+    ("fd00::12", 443, "fd00::/8", True),
+    ("fe80::1", 443, "fd00::/8", False),
+    ("10.1.2.3", 443, "corp", False),
+    ("anything.example", 1, "*", True),
+    ("registry.example", 443, "", False),
+])
+def test_no_proxy_entries(host: str, port: int, no_proxy: str, bypass: bool) -> None:
+    assert bypasses_proxy(host, port, no_proxy) is bypass
+
+
+def test_the_variables_lower_case_first_and_the_scheme_before_all_proxy() -> None:
+    environ = {"HTTPS_PROXY": "http://upper:1", "https_proxy": "http://lower:2", "ALL_PROXY": "http://all:3"}
+    assert proxy_for("https", "r.example", 443, environ) == Proxy("http://lower:2")
+    assert proxy_for("http", "r.example", 80, environ) == Proxy("http://all:3")
+    assert proxy_for("https", "10.1.2.3", 443, {**environ, "NO_PROXY": "10.0.0.0/8"}) is None
+    assert proxy_for("https", "r.example", 443, {}) is None
+
+
+def test_proxy_urls_https_credentials_and_what_is_refused() -> None:
+    assert parse_proxy_url("proxy.corp:3128") == Proxy("http://proxy.corp:3128")
+    assert parse_proxy_url("https://proxy.corp") == Proxy("https://proxy.corp:443")
+    with_auth = parse_proxy_url("http://me:p%40ss@proxy.corp:3128")
+    assert (with_auth.url, with_auth.username, with_auth.password) == ("http://proxy.corp:3128", "me", "p@ss")
+    assert "p@ss" not in repr(with_auth) and with_auth.name == "proxy.corp:3128"
+    for bad, why in (("socks5://proxy:1080", "socks5://"), ("http://:3128", "no host"), ("http://proxy:port", "port")):
+        with pytest.raises(ProxyConfigError, match=why):
+            parse_proxy_url(bad)
+
+
+# --- through a real proxy --------------------------------------------------------------------------
+
+
+@pytest.mark.registry
+def test_a_plain_http_registry_through_the_proxy(plain_registry, tmp_path, env) -> None:
+    built = unique_image().build()
+    r = repo()
+    plain_registry.push(r, "1", built)
+    proxy = _proxy(tmp_path)
+    try:
+        env.setenv("http_proxy", proxy.url())
+        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
+        assert image.digest == built.digest and layer_members(image.layers[0])["etc/marker"]
+        seen = proxy.requests()
+        assert f"GET http://{plain_registry.host}/v2/{r}/manifests/1 HTTP/1.1" in seen, seen
+        assert any(f"/v2/{r}/blobs/{image.layers[0].digest}" in line for line in seen), seen
+    finally:
+        proxy.stop()
+
+
+@pytest.mark.registry
+def test_a_tls_registry_through_a_connect_tunnel(tls_registry, tmp_path, env) -> None:
+    """HTTPS_PROXY: CONNECT to the registry, then TLS (its certificate checked with --ca-cert) end to end."""
+    built = unique_image().build()
+    r = repo()
+    tls_registry.push(r, "1", built)
+    proxy = _proxy(tmp_path, tls_registry)
+    try:
+        env.setenv("HTTPS_PROXY", proxy.url())
+        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
+        [image], client = open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
+        assert image.digest == built.digest and [rec.status for rec in client.log] == [401, 200, 200]
+        seen = proxy.requests()
+        assert seen and all(line.startswith(f"CONNECT {tls_registry.host} HTTP/1.") for line in seen), seen
+    finally:
+        proxy.stop()
+
+
+@pytest.mark.registry
+def test_the_certificate_is_still_checked_through_the_tunnel(tls_registry, tmp_path, env) -> None:
+    proxy = _proxy(tmp_path, tls_registry)
+    try:
+        env.setenv("HTTPS_PROXY", proxy.url())
+        with pytest.raises(RegistryError, match="certificate"):
+            open_name(f"{tls_registry.host}/x/y:1", opts())  # no --ca-cert: the test CA is not trusted
+        assert [line.split(" HTTP/")[0] for line in proxy.requests()] == [f"CONNECT {tls_registry.host}"]
+    finally:
+        proxy.stop()
+
+
+@pytest.mark.registry
+def test_a_proxy_that_requires_basic_auth(plain_registry, tls_registry, tmp_path, env) -> None:
+    """Credentials in the proxy URL go as Proxy-Authorization, on plain requests and on CONNECT."""
+    plain, tls = unique_image().build(), unique_image().build()
+    r = repo()
+    plain_registry.push(r, "1", plain)
+    tls_registry.push(r, "1", tls)
+    proxy = _proxy(tmp_path, tls_registry, auth=True)
+    try:
+        env.setenv("HTTP_PROXY", proxy.url("proxyuser", PROXY_PASSWORD))
+        env.setenv("HTTPS_PROXY", proxy.url("proxyuser", PROXY_PASSWORD))
+        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
+        assert image.digest == plain.digest
+        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
+        [image], _ = open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
+        assert image.digest == tls.digest
+        assert any(line.startswith(f"CONNECT {tls_registry.host} ") for line in proxy.requests())
+    finally:
+        proxy.stop()
+
+
+def _cli_through(proxy_url: str, scheme: str, registry):
+    env = {v: "" for v in PROXY_VARIABLES} | {v.upper(): "" for v in PROXY_VARIABLES}
+    env[f"{scheme.upper()}_PROXY"] = proxy_url
+    return run_cli("inspect", f"registry:{registry.host}/x/y:1", "--insecure-registry", registry.host,
+                   "--retries", "2", env=env)
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("password", [None, "wr0ng-pr0xy-pa55"])
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_proxy_refusing_us_is_one_line_exit_3_without_the_password(password, scheme, plain_registry, tls_registry,
+                                                                        tmp_path) -> None:
+    registry = plain_registry if scheme == "http" else tls_registry
+    proxy = _proxy(tmp_path, tls_registry, auth=True)
+    try:
+        run = _cli_through(proxy.url() if password is None else proxy.url("proxyuser", password), scheme, registry)
+        assert run.returncode == EXIT_UNREADABLE
+        if scheme == "http" and password:
+            # tinyproxy answers wrong credentials on a forwarded request with a 401 of its own,
+            # which no client can tell from the registry's: still one line, exit 3, no password
+            line = assert_unreadable(run, registry.host, "401")
+        else:
+            line = assert_unreadable(run, registry.host, f"the proxy {proxy.host}")
+            assert ("rejected the credentials" if password else "requires credentials") in line, line
+            assert len(proxy.requests()) <= 2, proxy.requests()  # not retried: the answer would not change
+        assert password is None or password not in run.output
+        assert PROXY_PASSWORD not in run.output
+    finally:
+        proxy.stop()
+
+
+@pytest.mark.registry
+def test_no_proxy_bypasses_the_proxy_for_a_cidr_range(plain_registry, tmp_path, env) -> None:
+    built = unique_image().build()
+    r = repo()
+    plain_registry.push(r, "1", built)
+    proxy = _proxy(tmp_path)
+    try:
+        env.setenv("http_proxy", proxy.url())
+        env.setenv("NO_PROXY", "registry.corp, 127.0.0.0/8")
+        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
+        assert image.digest == built.digest
+        assert proxy.requests() == []
+        env.setenv("NO_PROXY", "registry.corp, 10.0.0.0/8")  # another range: through the proxy again
+        open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
+        assert proxy.requests(), "NO_PROXY without a matching entry bypassed the proxy"
+    finally:
+        proxy.stop()
+
+
+def test_a_socks_proxy_is_refused_with_the_reason(env) -> None:
+    env.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
+    with pytest.raises(RegistryError, match=r"socks5://.*http:// and https:// proxies"):
+        open_name("registry.invalid/x/y:1", opts(retries=0))

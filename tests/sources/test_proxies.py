@@ -13,7 +13,8 @@ from imagelint.errors import EXIT_UNREADABLE, RegistryError
 from imagelint.sources.proxy import Proxy, ProxyConfigError, bypasses_proxy, parse_proxy_url, proxy_for
 from tests.hostile.cli import assert_unreadable, run_cli
 from tests.sources.test_registry import layer_members, open_name, opts, repo, unique_image
-from tests.support.tinyproxy import ProxyUnavailable, start_tinyproxy
+from tests.support.registry import server_ssl_context
+from tests.support.tinyproxy import ProxyUnavailable, TlsFront, start_tinyproxy
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 PROXY_PASSWORD = "pr0xy-pa55-n3ver-sh0wn"
@@ -119,6 +120,36 @@ def test_a_tls_registry_through_a_connect_tunnel(tls_registry, tmp_path, env) ->
         seen = proxy.requests()
         assert seen and all(line.startswith(f"CONNECT {tls_registry.host} HTTP/1.") for line in seen), seen
     finally:
+        proxy.stop()
+
+
+@pytest.mark.registry
+def test_an_https_proxy_url(plain_registry, tls_registry, registry_ca, tmp_path, env) -> None:
+    """TLS to the proxy itself (verified against the system store, which SSL_CERT_FILE names here),
+    then plain requests forwarded, or CONNECT and the registry's own TLS inside that."""
+    plain, tls = unique_image().build(), unique_image().build()
+    r = repo()
+    plain_registry.push(r, "1", plain)
+    tls_registry.push(r, "1", tls)
+    proxy = _proxy(tmp_path, tls_registry, auth=True)
+    front = TlsFront(proxy.host, server_ssl_context(registry_ca))
+    try:
+        env.setenv("SSL_CERT_FILE", registry_ca.cert)
+        env.setenv("HTTPS_PROXY", f"https://proxyuser:{PROXY_PASSWORD}@{front.host}")
+        env.setenv("HTTP_PROXY", f"https://proxyuser:{PROXY_PASSWORD}@{front.host}")
+        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
+        assert image.digest == plain.digest
+        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
+        [image], _ = open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
+        assert image.digest == tls.digest
+        seen = proxy.requests()
+        assert f"GET http://{plain_registry.host}/v2/{r}/manifests/1 HTTP/1.1" in seen, seen
+        assert any(line.startswith(f"CONNECT {tls_registry.host} ") for line in seen), seen
+        env.delenv("SSL_CERT_FILE")  # the proxy's certificate is no longer trusted
+        with pytest.raises(RegistryError, match=f"TLS to the proxy {front.host}.*certificate"):
+            open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
+    finally:
+        front.stop()
         proxy.stop()
 
 

@@ -7,14 +7,20 @@ Its configuration file is the test's own: it listens on loopback only, allows ``
 to the given ports only, and with ``basic_auth`` answers 407 to requests without those
 credentials. ``requests()`` reads the request lines it logged (``GET http://host/v2/ HTTP/1.1``,
 ``CONNECT host:port HTTP/1.1``), so a test can tell what went through it.
+
+tinyproxy listens in plain TCP only; ``TlsFront(proxy.host, context)`` puts TLS in front of it
+(a relay on loopback, each byte passed on as it comes), which makes it an ``https://`` proxy.
 """
 
 from __future__ import annotations
 
+import select
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,3 +90,47 @@ def start_tinyproxy(workdir: Path, connect_ports: Iterable[int] = (), basic_auth
             time.sleep(0.02)
     proxy.stop()
     raise ProxyUnavailable("tinyproxy did not listen within 4 s")
+
+
+class TlsFront:
+    """TLS on 127.0.0.1 (``.host``), relayed in plain TCP to ``target`` (``host:port``)."""
+
+    def __init__(self, target: str, context: ssl.SSLContext) -> None:
+        self._target = target.rsplit(":", 1)
+        self._context = context
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.host = f"127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        try:
+            tls = self._context.wrap_socket(client, server_side=True)
+        except OSError:
+            client.close()
+            return
+        with tls, socket.create_connection((self._target[0], int(self._target[1]))) as upstream:
+            pair = {tls: upstream, upstream: tls}
+            while True:
+                # Bytes OpenSSL has already decrypted do not make the socket readable again.
+                ready = [tls] if tls.pending() else select.select(list(pair), [], [], 30)[0]
+                if not ready:
+                    return
+                for sock in ready:
+                    try:
+                        data = sock.recv(65536)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    pair[sock].sendall(data)
+
+    def stop(self) -> None:
+        self._listener.close()

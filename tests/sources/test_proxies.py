@@ -28,12 +28,46 @@ def env(monkeypatch):
     return monkeypatch
 
 
-def _proxy(tmp_path, *registries, auth: bool = False):
-    ports = [int(r.host.rsplit(":", 1)[1]) for r in registries]
+def _started(tmp_path, tls_registry, auth: bool):
+    """A tinyproxy that tunnels (CONNECT) to the TLS registry's port only."""
     try:
-        return start_tinyproxy(tmp_path / "proxy", connect_ports=ports, basic_auth=("proxyuser", PROXY_PASSWORD) if auth else None)
+        proxy = start_tinyproxy(tmp_path / "proxy", connect_ports=[int(tls_registry.host.rsplit(":", 1)[1])],
+                                basic_auth=("proxyuser", PROXY_PASSWORD) if auth else None)
     except ProxyUnavailable as exc:
         pytest.skip(str(exc))
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def proxy(tmp_path, tls_registry):
+    yield from _started(tmp_path, tls_registry, auth=False)
+
+
+@pytest.fixture
+def auth_proxy(tmp_path, tls_registry):
+    """The same, asking for Basic credentials (``proxyuser``, ``PROXY_PASSWORD``)."""
+    yield from _started(tmp_path, tls_registry, auth=True)
+
+
+def _pushed(*registries) -> tuple[str, list]:
+    """A new repository holding one image of its own on each registry, tag 1."""
+    r, built = repo(), []
+    for registry in registries:
+        built.append(unique_image().build())
+        registry.push(r, "1", built[-1])
+    return r, built
+
+
+def _read_plain(registry, r: str):
+    [image], _ = open_name(f"{registry.host}/{r}:1", opts(insecure_registries=(registry.host,)))
+    return image
+
+
+def _read_tls(registry, r: str, tmp_path):
+    config_dir = registry.docker_config_dir(tmp_path / "docker")
+    [image], client = open_name(f"{registry.host}/{r}:1", opts(ca_cert=registry.ca_cert, docker_config=str(config_dir)))
+    return image, client
 
 
 # --- NO_PROXY and the variables ----------------------------------------------------------------------
@@ -89,101 +123,66 @@ def test_proxy_urls_https_credentials_and_what_is_refused() -> None:
 
 
 @pytest.mark.registry
-def test_a_plain_http_registry_through_the_proxy(plain_registry, tmp_path, env) -> None:
-    built = unique_image().build()
-    r = repo()
-    plain_registry.push(r, "1", built)
-    proxy = _proxy(tmp_path)
-    try:
-        env.setenv("http_proxy", proxy.url())
-        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
-        assert image.digest == built.digest and layer_members(image.layers[0])["etc/marker"]
-        seen = proxy.requests()
-        assert f"GET http://{plain_registry.host}/v2/{r}/manifests/1 HTTP/1.1" in seen, seen
-        assert any(f"/v2/{r}/blobs/{image.layers[0].digest}" in line for line in seen), seen
-    finally:
-        proxy.stop()
+def test_a_plain_http_registry_through_the_proxy(proxy, plain_registry, tmp_path, env) -> None:
+    r, [built] = _pushed(plain_registry)
+    env.setenv("http_proxy", proxy.url())
+    image = _read_plain(plain_registry, r)
+    assert image.digest == built.digest and layer_members(image.layers[0])["etc/marker"]
+    seen = proxy.requests()
+    assert f"GET http://{plain_registry.host}/v2/{r}/manifests/1 HTTP/1.1" in seen, seen
+    assert any(f"/v2/{r}/blobs/{image.layers[0].digest}" in line for line in seen), seen
 
 
 @pytest.mark.registry
-def test_a_tls_registry_through_a_connect_tunnel(tls_registry, tmp_path, env) -> None:
+def test_a_tls_registry_through_a_connect_tunnel(proxy, tls_registry, tmp_path, env) -> None:
     """HTTPS_PROXY: CONNECT to the registry, then TLS (its certificate checked with --ca-cert) end to end."""
-    built = unique_image().build()
-    r = repo()
-    tls_registry.push(r, "1", built)
-    proxy = _proxy(tmp_path, tls_registry)
-    try:
-        env.setenv("HTTPS_PROXY", proxy.url())
-        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
-        [image], client = open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
-        assert image.digest == built.digest and [rec.status for rec in client.log] == [401, 200, 200]
-        seen = proxy.requests()
-        assert seen and all(line.startswith(f"CONNECT {tls_registry.host} HTTP/1.") for line in seen), seen
-    finally:
-        proxy.stop()
+    r, [built] = _pushed(tls_registry)
+    env.setenv("HTTPS_PROXY", proxy.url())
+    image, client = _read_tls(tls_registry, r, tmp_path)
+    assert image.digest == built.digest and [rec.status for rec in client.log] == [401, 200, 200]
+    seen = proxy.requests()
+    assert seen and all(line.startswith(f"CONNECT {tls_registry.host} HTTP/1.") for line in seen), seen
 
 
 @pytest.mark.registry
-def test_an_https_proxy_url(plain_registry, tls_registry, registry_ca, tmp_path, env) -> None:
+def test_an_https_proxy_url(auth_proxy, plain_registry, tls_registry, registry_ca, tmp_path, env) -> None:
     """TLS to the proxy itself (verified against the system store, which SSL_CERT_FILE names here),
     then plain requests forwarded, or CONNECT and the registry's own TLS inside that."""
-    plain, tls = unique_image().build(), unique_image().build()
-    r = repo()
-    plain_registry.push(r, "1", plain)
-    tls_registry.push(r, "1", tls)
-    proxy = _proxy(tmp_path, tls_registry, auth=True)
-    front = TlsFront(proxy.host, server_ssl_context(registry_ca))
+    r, (plain, tls) = _pushed(plain_registry, tls_registry)
+    front = TlsFront(auth_proxy.host, server_ssl_context(registry_ca))
     try:
         env.setenv("SSL_CERT_FILE", registry_ca.cert)
         env.setenv("HTTPS_PROXY", f"https://proxyuser:{PROXY_PASSWORD}@{front.host}")
         env.setenv("HTTP_PROXY", f"https://proxyuser:{PROXY_PASSWORD}@{front.host}")
-        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
-        assert image.digest == plain.digest
-        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
-        [image], _ = open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
-        assert image.digest == tls.digest
-        seen = proxy.requests()
+        assert _read_plain(plain_registry, r).digest == plain.digest
+        assert _read_tls(tls_registry, r, tmp_path)[0].digest == tls.digest
+        seen = auth_proxy.requests()
         assert f"GET http://{plain_registry.host}/v2/{r}/manifests/1 HTTP/1.1" in seen, seen
         assert any(line.startswith(f"CONNECT {tls_registry.host} ") for line in seen), seen
         env.delenv("SSL_CERT_FILE")  # the proxy's certificate is no longer trusted
         with pytest.raises(RegistryError, match=f"TLS to the proxy {front.host}.*certificate"):
-            open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
+            _read_tls(tls_registry, r, tmp_path)
     finally:
         front.stop()
-        proxy.stop()
 
 
 @pytest.mark.registry
-def test_the_certificate_is_still_checked_through_the_tunnel(tls_registry, tmp_path, env) -> None:
-    proxy = _proxy(tmp_path, tls_registry)
-    try:
-        env.setenv("HTTPS_PROXY", proxy.url())
-        with pytest.raises(RegistryError, match="certificate"):
-            open_name(f"{tls_registry.host}/x/y:1", opts())  # no --ca-cert: the test CA is not trusted
-        assert [line.split(" HTTP/")[0] for line in proxy.requests()] == [f"CONNECT {tls_registry.host}"]
-    finally:
-        proxy.stop()
+def test_the_certificate_is_still_checked_through_the_tunnel(proxy, tls_registry, tmp_path, env) -> None:
+    env.setenv("HTTPS_PROXY", proxy.url())
+    with pytest.raises(RegistryError, match="certificate"):
+        open_name(f"{tls_registry.host}/x/y:1", opts())  # no --ca-cert: the test CA is not trusted
+    assert [line.split(" HTTP/")[0] for line in proxy.requests()] == [f"CONNECT {tls_registry.host}"]
 
 
 @pytest.mark.registry
-def test_a_proxy_that_requires_basic_auth(plain_registry, tls_registry, tmp_path, env) -> None:
+def test_a_proxy_that_requires_basic_auth(auth_proxy, plain_registry, tls_registry, tmp_path, env) -> None:
     """Credentials in the proxy URL go as Proxy-Authorization, on plain requests and on CONNECT."""
-    plain, tls = unique_image().build(), unique_image().build()
-    r = repo()
-    plain_registry.push(r, "1", plain)
-    tls_registry.push(r, "1", tls)
-    proxy = _proxy(tmp_path, tls_registry, auth=True)
-    try:
-        env.setenv("HTTP_PROXY", proxy.url("proxyuser", PROXY_PASSWORD))
-        env.setenv("HTTPS_PROXY", proxy.url("proxyuser", PROXY_PASSWORD))
-        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
-        assert image.digest == plain.digest
-        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
-        [image], _ = open_name(f"{tls_registry.host}/{r}:1", opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
-        assert image.digest == tls.digest
-        assert any(line.startswith(f"CONNECT {tls_registry.host} ") for line in proxy.requests())
-    finally:
-        proxy.stop()
+    r, (plain, tls) = _pushed(plain_registry, tls_registry)
+    env.setenv("HTTP_PROXY", auth_proxy.url("proxyuser", PROXY_PASSWORD))
+    env.setenv("HTTPS_PROXY", auth_proxy.url("proxyuser", PROXY_PASSWORD))
+    assert _read_plain(plain_registry, r).digest == plain.digest
+    assert _read_tls(tls_registry, r, tmp_path)[0].digest == tls.digest
+    assert any(line.startswith(f"CONNECT {tls_registry.host} ") for line in auth_proxy.requests())
 
 
 def _cli_through(proxy_url: str, scheme: str, registry):
@@ -196,44 +195,33 @@ def _cli_through(proxy_url: str, scheme: str, registry):
 @pytest.mark.registry
 @pytest.mark.parametrize("password", [None, "wr0ng-pr0xy-pa55"])
 @pytest.mark.parametrize("scheme", ["http", "https"])
-def test_a_proxy_refusing_us_is_one_line_exit_3_without_the_password(password, scheme, plain_registry, tls_registry,
-                                                                        tmp_path) -> None:
+def test_a_proxy_refusing_us_is_one_line_exit_3_without_the_password(auth_proxy, password, scheme, plain_registry,
+                                                                        tls_registry) -> None:
     registry = plain_registry if scheme == "http" else tls_registry
-    proxy = _proxy(tmp_path, tls_registry, auth=True)
-    try:
-        run = _cli_through(proxy.url() if password is None else proxy.url("proxyuser", password), scheme, registry)
-        assert run.returncode == EXIT_UNREADABLE
-        if scheme == "http" and password:
-            # tinyproxy answers wrong credentials on a forwarded request with a 401 of its own,
-            # which no client can tell from the registry's: still one line, exit 3, no password
-            line = assert_unreadable(run, registry.host, "401")
-        else:
-            line = assert_unreadable(run, registry.host, f"the proxy {proxy.host}")
-            assert ("rejected the credentials" if password else "requires credentials") in line, line
-            assert len(proxy.requests()) <= 2, proxy.requests()  # not retried: the answer would not change
-        assert password is None or password not in run.output
-        assert PROXY_PASSWORD not in run.output
-    finally:
-        proxy.stop()
+    run = _cli_through(auth_proxy.url() if password is None else auth_proxy.url("proxyuser", password), scheme, registry)
+    assert run.returncode == EXIT_UNREADABLE
+    if scheme == "http" and password:
+        # tinyproxy answers wrong credentials on a forwarded request with a 401 of its own,
+        # which no client can tell from the registry's: still one line, exit 3, no password
+        line = assert_unreadable(run, registry.host, "401")
+    else:
+        line = assert_unreadable(run, registry.host, f"the proxy {auth_proxy.host}")
+        assert ("rejected the credentials" if password else "requires credentials") in line, line
+        assert len(auth_proxy.requests()) <= 2, auth_proxy.requests()  # not retried: the answer would not change
+    assert password is None or password not in run.output
+    assert PROXY_PASSWORD not in run.output
 
 
 @pytest.mark.registry
-def test_no_proxy_bypasses_the_proxy_for_a_cidr_range(plain_registry, tmp_path, env) -> None:
-    built = unique_image().build()
-    r = repo()
-    plain_registry.push(r, "1", built)
-    proxy = _proxy(tmp_path)
-    try:
-        env.setenv("http_proxy", proxy.url())
-        env.setenv("NO_PROXY", "registry.corp, 127.0.0.0/8")
-        [image], _ = open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
-        assert image.digest == built.digest
-        assert proxy.requests() == []
-        env.setenv("NO_PROXY", "registry.corp, 10.0.0.0/8")  # another range: through the proxy again
-        open_name(f"{plain_registry.host}/{r}:1", opts(insecure_registries=(plain_registry.host,)))
-        assert proxy.requests(), "NO_PROXY without a matching entry bypassed the proxy"
-    finally:
-        proxy.stop()
+def test_no_proxy_bypasses_the_proxy_for_a_cidr_range(proxy, plain_registry, tmp_path, env) -> None:
+    r, [built] = _pushed(plain_registry)
+    env.setenv("http_proxy", proxy.url())
+    env.setenv("NO_PROXY", "registry.corp, 127.0.0.0/8")
+    assert _read_plain(plain_registry, r).digest == built.digest
+    assert proxy.requests() == []
+    env.setenv("NO_PROXY", "registry.corp, 10.0.0.0/8")  # another range: through the proxy again
+    _read_plain(plain_registry, r)
+    assert proxy.requests(), "NO_PROXY without a matching entry bypassed the proxy"
 
 
 def test_a_socks_proxy_is_refused_with_the_reason(env) -> None:

@@ -40,7 +40,7 @@ import urllib3
 from urllib3 import exceptions as u3
 
 import imagelint
-from imagelint.sources.proxy import Proxy, ProxyConfigError, proxy_for
+from imagelint.sources.proxy import Proxy, proxy_for
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -280,7 +280,7 @@ class HttpTransport:
             request_headers["Content-Type"] = "application/x-www-form-urlencoded"
         proxy: Proxy | None = None
         try:
-            _check_request(method, url, request_headers)
+            _check_request(url, request_headers)
             parts = urlsplit(url)
             scheme = parts.scheme.lower()
             proxy = proxy_for(scheme, parts.hostname or "", parts.port or (443 if scheme == "https" else 80))
@@ -290,7 +290,7 @@ class HttpTransport:
                 preload_content=False, decode_content=False,
                 timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout),
             )
-        except (ValueError, u3.LocationValueError) as exc:  # ProxyConfigError included
+        except (ValueError, u3.LocationValueError) as exc:  # a proxy variable's ProxyConfigError included
             self._record(method, url, None, authorized)
             raise TransportFailure("invalid", _reason(exc), 1) from None
         except (u3.HTTPError, OSError, http.client.HTTPException) as exc:
@@ -343,13 +343,12 @@ class HttpTransport:
             self._on_request(record)
 
 
-def _check_request(method: str, url: str, headers: Mapping[str, str]) -> None:
+def _check_request(url: str, headers: Mapping[str, str]) -> None:
     """Refuse what would not be one well-formed request, without echoing a header's value
     (it may be a credential)."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http(s) URL with a host: {strip_query(url)[:200]!r}")
-    parts.port  # noqa: B018 - a port that is no number raises ValueError
     if not url.isascii() or any(c <= " " or c == "\x7f" for c in url):
         raise ValueError(f"invalid characters in URL {strip_query(url)[:200]!r}")
     for name, value in headers.items():
@@ -373,9 +372,11 @@ def _default_ca_bundle() -> str | None:
 
 
 def _proxy_refusal(proxy: Proxy, status: int, reason: str) -> str:
-    why = "rejected the credentials in the proxy URL" if proxy.username is not None else "requires credentials (none in the proxy URL)"
     # Some proxies (tinyproxy) answer wrong credentials with 401 rather than 407.
-    return f"the proxy {proxy.name} {why} (HTTP {status} {reason})" if status in (401, 407) else f"the proxy {proxy.name} answered HTTP {status} {reason}"
+    if status not in (401, 407):
+        return f"the proxy {proxy.name} answered HTTP {status} {reason}"
+    why = "rejected the credentials in the proxy URL" if proxy.username is not None else "requires credentials (none in the proxy URL)"
+    return f"the proxy {proxy.name} {why} (HTTP {status} {reason})"
 
 
 def _failure(exc: BaseException, proxy: Proxy | None) -> TransportFailure:

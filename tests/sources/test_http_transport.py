@@ -222,10 +222,25 @@ def test_an_explicit_ca_wins_over_requests_ca_bundle(registry_ca, no_proxy_env) 
     ca = registry_ca
     for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"):
         no_proxy_env.setenv(name, ca.cert)  # the test's CA offered by the environment
-    peer = _Peer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", tls=server_ssl_context(ca))
-    try:
-        with pytest.raises(TransportFailure) as failure:  # verify=True: the default bundle, not the environment's
-            HttpTransport(lambda url: True, timeout=5.0, retries=0, backoff=0.0).request("GET", f"https://{peer.host}/")
-        assert failure.value.kind == "tls"
-    finally:
-        peer.close()
+    import certifi
+
+    # verify=True: the default bundle; a path: that file only (--ca-cert), never the environment's
+    for verify in (True, certifi.where()):
+        peer = _Peer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", tls=server_ssl_context(ca))
+        try:
+            with pytest.raises(TransportFailure) as failure:
+                HttpTransport(lambda url: verify, timeout=5.0, retries=0, backoff=0.0).request("GET", f"https://{peer.host}/")
+            assert failure.value.kind == "tls" and "certificate" in failure.value.detail
+        finally:
+            peer.close()
+
+
+def test_retry_after_as_seconds_or_an_http_date() -> None:
+    from email.utils import formatdate
+
+    from imagelint.sources.http import retry_after_seconds
+
+    assert retry_after_seconds("7") == 7 and retry_after_seconds(" 120 ") == 120
+    assert 25 <= retry_after_seconds(formatdate(time.time() + 30, usegmt=True)) <= 30
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0  # a date past: no wait
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None and retry_after_seconds("-5") is None

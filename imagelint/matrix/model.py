@@ -100,6 +100,17 @@ class GpuProduct:
 
 
 @dataclass(frozen=True)
+class GpuSearch:
+    """What a GPU search text names: the one product it spells exactly (name or alias, any case or
+    separators), else the products whose name, alias, family, brand or compute capability contain
+    it, else the names it nearly spells ("did you mean")."""
+
+    exact: GpuProduct | None
+    matches: tuple[GpuProduct, ...]
+    suggestions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class NgcImage:
     repository: str
     tag: str
@@ -476,6 +487,34 @@ class Matrix:
         row = self._gpu_rows_by_key().get(key) if key else None
         return self._gpu(row) if row is not None else None
 
+    def search_gpus(self, text: str) -> GpuSearch:
+        """Exact name/alias first, so ``H20`` is the H20 and not every name containing "h20"; a
+        substring over names, aliases, family, brand and compute capability second; near misses
+        of a name or alias last."""
+        exact = self.gpu(text)
+        if exact is not None:
+            return GpuSearch(exact, (exact,), ())
+        wanted = text.strip().lower()
+        matches = tuple(
+            self._gpu(r) for r in self._section("gpus")
+            if wanted and any(wanted in str(v).lower()
+                              for v in (r["name"], r["compute_capability"], r["family"], r["brand"], *r["aliases"]))
+        )
+        return GpuSearch(None, matches, () if matches else self.gpu_suggestions(text))
+
+    def gpu_suggestions(self, text: str, limit: int = 3) -> tuple[str, ...]:
+        """Product names whose name or an alias nearly spells ``text`` (closest first)."""
+        import difflib
+
+        key = _gpu_key(text)
+        index = self._gpu_rows_by_key()
+        names: list[str] = []
+        for close in difflib.get_close_matches(key, list(index), n=limit * 3, cutoff=0.6) if key else ():
+            name = index[close]["name"]
+            if name not in names:
+                names.append(name)
+        return tuple(names[:limit])
+
     def _gpu_rows_by_key(self) -> dict[str, Mapping[str, Any]]:
         """Each name's and alias's key -> the first row that has it (built on first use: a check
         looks GPUs up hundreds of times, and keying every name each time was most of it)."""
@@ -711,6 +750,7 @@ __all__ = [
     "ForwardCompat",
     "GpuOperatorRelease",
     "GpuProduct",
+    "GpuSearch",
     "Matrix",
     "MinorVersionCompat",
     "NgcImage",

@@ -218,6 +218,26 @@ class DevicePluginNaming:
 
 
 @dataclass(frozen=True)
+class ImagePlatforms:
+    """An image repository built for fixed platforms, and where the CUDA it carries is read."""
+
+    repository: str
+    platforms: tuple[str, ...]  # "linux/arm64"
+    cuda_from: str  # l4t-release | tag-major-minor | none
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class JetsonRelease:
+    l4t: str
+    jetpack: str
+    cuda: str
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
 class PtxIsaVersion:
     ptx_isa: str  # "8.4"
     min_cuda: str  # "12.4": the first CUDA (toolkit and driver) that handles it
@@ -549,6 +569,25 @@ class Matrix:
             row.get("min_driver_branch"), row["source"], _uncertain(row),
         )
 
+    def image_platforms(self, repository: str) -> ImagePlatforms | None:
+        """The fixed platforms of ``repository`` (``nvcr.io/nvidia/l4t-jetpack``), exact match."""
+        wanted = repository.strip().lower()
+        for r in self._section("image_platforms"):
+            if r["repository"].lower() == wanted:
+                return ImagePlatforms(r["repository"], tuple(r["platforms"]), r["cuda_from"], r["source"], _uncertain(r))
+        return None
+
+    def jetson_release(self, l4t: str) -> JetsonRelease | None:
+        """The JetPack and CUDA of an L4T release ("36.4", "r36.4.0": major.minor is what counts)."""
+        parts = l4t.strip().lstrip("rR").split(".")
+        if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+            return None
+        key = f"{int(parts[0])}.{int(parts[1])}"
+        for r in self._section("jetson_releases"):
+            if r["l4t"] == key:
+                return JetsonRelease(r["l4t"], r["jetpack"], r["cuda"], r["source"], _uncertain(r))
+        return None
+
     def image_cuda_tags(self) -> tuple[tuple[str, str, str], ...]:
         """(repository glob, tag regex, source) of image tags that state their CUDA version."""
         return tuple((r["repository"], r["pattern"], r["source"]) for r in self._section("image_cuda_tags"))
@@ -751,6 +790,8 @@ __all__ = [
     "GpuOperatorRelease",
     "GpuProduct",
     "GpuSearch",
+    "ImagePlatforms",
+    "JetsonRelease",
     "Matrix",
     "MinorVersionCompat",
     "NgcImage",

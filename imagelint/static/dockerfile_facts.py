@@ -296,7 +296,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         stage = stages[stage.parent] if stage.parent is not None and stage.parent < stage.index else None
     chain.reverse()
     root = chain[0]
-    root_platform = _stage_platform(root, df, global_args)
+    root_platform = _stage_platform(root, df, global_args) or _base_platform(root.base, matrix)
     arch = root_platform.architecture if root_platform else "amd64"
     evidence, implied_env, base_notes = _base_implied(root.base, root.from_line, df, matrix, arch)
     notes.extend(base_notes)
@@ -369,7 +369,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     return ImageFacts(
         subject=df.path,
         kind="dockerfile",
-        platform=_stage_platform(chain[-1], df, global_args),
+        platform=_stage_platform(chain[-1], df, global_args) or _base_platform(root.base, matrix),
         env=env,
         entrypoint=entrypoint,
         cmd=cmd,
@@ -396,6 +396,15 @@ def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]
         return Platform.parse(expanded) if expanded else None
     except UsageError:
         return None
+
+
+def _base_platform(base: str, matrix: Any) -> Platform | None:
+    """The platform a base image is only built for (Jetson's L4T images: linux/arm64), per the
+    base-image table; None when the table does not pin one."""
+    from imagelint.static.baseimages import image_platform
+
+    text = image_platform(base, matrix)
+    return Platform.parse(text) if text else None
 
 
 def suppressed_lines(df: Dockerfile) -> dict[int, Mapping[str, str]]:

@@ -76,3 +76,35 @@ def test_the_cuda_of_each_l4t_release_and_deepstreams_homes() -> None:
     assert image_platform("nvcr.io/nvidia/l4t-jetpack:r36.4.0", m) == "linux/arm64"
     assert image_platform("ghcr.io/nvidia/deepstream:9.2-triton-multiarch", m) is None
     assert image_platform("nvidia/cuda:12.4.1-base-ubuntu22.04", m) is None
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: infer}
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        image: IMAGE
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize("image,fires", [
+    ("nvcr.io/nvidia/l4t-jetpack:r36.4.0", True),
+    ("nvcr.io/nvidia/pytorch:24.05-py3", False),
+])
+def test_a_gpu_container_of_a_jetson_image_on_an_amd64_pool(tmp_path: Path, image: str, fires: bool) -> None:
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT.replace("IMAGE", image))
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = runner.invoke(app, ["lint", "deploy.yaml", "--format", "json", "--driver", "580.95.05", "--arch", "amd64"],
+                               catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    findings = [f for r in json.loads(result.output)["results"] for f in r["findings"]]
+    assert bool([f for f in findings if f["rule"] == "IL402"]) is fires, findings

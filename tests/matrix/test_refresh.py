@@ -12,27 +12,17 @@ import pytest
 
 from imagelint.matrix import load_matrix
 from imagelint.matrix.refresh import ManifestError, differences, main, read_manifest
+from tests.matrix.test_matrix import MINIMAL
 
 REPO = Path(__file__).resolve().parents[2]
 
-MATRIX = """\
-[meta]
-kind = "imagelint-matrix"
-schema_version = 1
-data_version = "2030-01-01"
-
+# the minimal matrix of test_matrix.py plus what the refresh compares
+MATRIX = MINIMAL + """
 [[cuda_releases]]
 version = "12.4.1"
 label = "CUDA 12.4 Update 1"
 release_kind = "update"
 min_driver = "550.54.15"
-source = "test"
-
-[[cuda_releases]]
-version = "12.4.0"
-label = "CUDA 12.4 GA"
-release_kind = "ga"
-min_driver = "550.54.10"
 source = "test"
 
 [[cuda_releases]]
@@ -42,16 +32,6 @@ release_kind = "ga"
 min_driver = "555.42.02"
 source = "test"
 confidence = "uncertain"
-
-[[minor_version_compat]]
-cuda_major = 12
-min_driver = "525.60.13"
-source = "test"
-
-[[driver_branches]]
-branch = 550
-max_cuda = "12.4"
-source = "test"
 
 [[cuda_image_env]]
 version = "12.4.1"

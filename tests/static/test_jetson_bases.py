@@ -15,6 +15,7 @@ import imagelint.cli
 from imagelint.cli import app
 from imagelint.matrix import load_matrix
 from imagelint.static.baseimages import image_cuda, image_platform
+from tests.static.test_lint_cli import DEPLOYMENT
 
 imagelint.cli._register()
 runner = CliRunner()
@@ -78,19 +79,6 @@ def test_the_cuda_of_each_l4t_release_and_deepstreams_homes() -> None:
     assert image_platform("nvidia/cuda:12.4.1-base-ubuntu22.04", m) is None
 
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: infer}
-spec:
-  template:
-    spec:
-      containers:
-      - name: server
-        image: IMAGE
-        resources:
-          limits: {nvidia.com/gpu: 1}
-"""
 
 
 @pytest.mark.parametrize("image,fires", [
@@ -98,7 +86,7 @@ spec:
     ("nvcr.io/nvidia/pytorch:24.05-py3", False),
 ])
 def test_a_gpu_container_of_a_jetson_image_on_an_amd64_pool(tmp_path: Path, image: str, fires: bool) -> None:
-    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT.replace("IMAGE", image))
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT.replace("image: app", f"image: {image}"))
     old = os.getcwd()
     os.chdir(tmp_path)
     try:

@@ -219,10 +219,12 @@ def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any,
     if parsed is None:  # a base like "scratch" or an unexpanded ${X}: nothing implied
         return evidence, env, notes
     tag = parsed[1]
-    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}")
     found = image_cuda(base, matrix)
     if found is None:
         return evidence, env, notes
+    # A CUDA read from an uncertain matrix row says so wherever the evidence is shown.
+    doubt = f" ({found.basis}, uncertain matrix row)" if found.uncertain else ""
+    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}{doubt}")
     version = found.version
     evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") >= 2 else "minor"))
     if found.official_cuda:

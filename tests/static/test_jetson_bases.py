@@ -96,3 +96,16 @@ def test_a_gpu_container_of_a_jetson_image_on_an_amd64_pool(tmp_path: Path, imag
         os.chdir(old)
     findings = [f for r in json.loads(result.output)["results"] for f in r["findings"]]
     assert bool([f for f in findings if f["rule"] == "IL402"]) is fires, findings
+
+
+@pytest.mark.parametrize("tag,uncertain", [("24.05-py3", True), ("23.10-py3", False)])
+def test_a_cuda_read_from_an_uncertain_row_says_so_in_the_finding(tmp_path: Path, tag: str, uncertain: bool) -> None:
+    (tmp_path / "Dockerfile").write_text(f"FROM nvcr.io/nvidia/pytorch:{tag}\nCMD [\"python\"]\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = runner.invoke(app, ["lint", "Dockerfile", "--driver", "470.82.01", "--gpu", "T4"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert "IL101" in result.output
+    assert ("uncertain matrix row" in result.output) is uncertain

@@ -1,13 +1,13 @@
 /* The text-facts scan's keyword search in C: which lines of a text hold one of a few keywords.
  *
  * imagelint/facts/gpuindex.py is the reference (``hit_lines``'s Python path, one str.find pass
- * per keyword): this is the same search in one pass over the text, each byte looked up once in a
- * table of the keywords' anchors (each keyword's least common byte), so a file costs about one
- * read of its text whatever the number of keywords, and the loop stops only where an anchor is. Only Latin-1 strings (one byte per character, as every ASCII text is)
- * are searched here; for any other it returns None and Python searches. Every read is
+ * per keyword): this is the same search in one pass over the text, each character looked up once
+ * in a table of the keywords' anchors (each keyword's least common byte), so a file costs about one
+ * read of its text whatever the number of keywords, and the loop stops only where an anchor is.
+ * Strings of every kind (1, 2 or 4 bytes a character) are searched in place. Every read is
  * bounds-checked against the text; tests/facts/test_textscan.py compares it with the Python path.
  *
- * lines(text, keywords) -> [index, start, end, index, start, end, ...] | None
+ * lines(text, keywords) -> [index, start, end, index, start, end, ...]
  *   text      a str whose line breaks are all "\n" (gpuindex.newline_text)
  *   keywords  a tuple of 1 to 64 non-empty ASCII str
  *   index     the line's number counted from 0 (the "\n"s before it); start, end: where the
@@ -30,13 +30,6 @@ static int commonness(unsigned char c) {
     return at ? (int)(sizeof COMMON - (size_t)(at - COMMON)) : 0;
 }
 
-/* The "\n"s in s[0:n]: a plain loop the compiler vectorises. */
-static Py_ssize_t count_newlines(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t count = 0;
-    for (Py_ssize_t i = 0; i < n; i++) count += s[i] == '\n';
-    return count;
-}
-
 static int append_triple(PyObject *out, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
     Py_ssize_t values[3] = {a, b, c};
     for (int t = 0; t < 3; t++) {
@@ -48,72 +41,99 @@ static int append_triple(PyObject *out, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c
     return 0;
 }
 
+typedef struct {
+    Py_ssize_t count;
+    const char *text[MAX_KEYWORDS];
+    Py_ssize_t length[MAX_KEYWORDS], anchor[MAX_KEYWORDS];
+    unsigned long long at[256]; /* the keywords whose anchor is this character */
+} Keywords;
+
+/* The search over one string kind (1, 2 or 4 bytes a character; keywords are ASCII, so a wider
+ * character never starts a match). Appends [index, start, end] per hit line to ``out``; -1 on error. */
+#define DEFINE_SEARCH(NAME, CHAR)                                                                  \
+    static int NAME(const CHAR *s, Py_ssize_t n, const Keywords *kw, PyObject *out) {             \
+        /* ``counted``: a line start whose line number ``index`` is known. */                     \
+        Py_ssize_t index = 0, counted = 0, i = 0;                                                  \
+        while (i < n) {                                                                            \
+            unsigned long long candidates = s[i] < 256 ? kw->at[s[i]] : 0;                         \
+            if (!candidates) {                                                                     \
+                i++;                                                                               \
+                continue;                                                                          \
+            }                                                                                      \
+            int hit = 0;                                                                           \
+            while (candidates && !hit) {                                                           \
+                int k = __builtin_ctzll(candidates);                                               \
+                candidates &= candidates - 1;                                                      \
+                Py_ssize_t start = i - kw->anchor[k], j = 0;                                       \
+                if (start < 0 || n - start < kw->length[k]) continue;                              \
+                while (j < kw->length[k] && s[start + j] == (CHAR)(unsigned char)kw->text[k][j]) j++; \
+                hit = j == kw->length[k];                                                          \
+            }                                                                                      \
+            if (!hit) {                                                                            \
+                i++;                                                                               \
+                continue;                                                                          \
+            }                                                                                      \
+            /* A keyword holds no "\n": its line starts after the last "\n" before i. */          \
+            Py_ssize_t line_start = i, end = i;                                                    \
+            while (line_start > counted && s[line_start - 1] != '\n') line_start--;                \
+            for (Py_ssize_t j = counted; j < line_start; j++) index += s[j] == '\n';               \
+            counted = line_start;                                                                  \
+            while (end < n && s[end] != '\n') end++;                                               \
+            if (append_triple(out, index, line_start, end) < 0) return -1;                         \
+            i = end + 1; /* the next line: this one is handed back once */                         \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
+
+DEFINE_SEARCH(search_ucs1, Py_UCS1)
+DEFINE_SEARCH(search_ucs2, Py_UCS2)
+DEFINE_SEARCH(search_ucs4, Py_UCS4)
+
 static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *text, *keywords;
     if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &keywords)) return NULL;
     if (PyUnicode_READY(text) < 0) return NULL;
-    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND) Py_RETURN_NONE;
-    Py_ssize_t nk = PyTuple_GET_SIZE(keywords);
-    if (nk < 1 || nk > MAX_KEYWORDS) {
+    Keywords kw;
+    kw.count = PyTuple_GET_SIZE(keywords);
+    if (kw.count < 1 || kw.count > MAX_KEYWORDS) {
         PyErr_SetString(PyExc_ValueError, "between 1 and 64 keywords");
         return NULL;
     }
-    const char *kw[MAX_KEYWORDS];
-    Py_ssize_t kl[MAX_KEYWORDS], anchor[MAX_KEYWORDS];
-    unsigned long long at_byte[256]; /* keywords whose anchor is this byte */
-    memset(at_byte, 0, sizeof at_byte);
-    for (Py_ssize_t k = 0; k < nk; k++) {
+    memset(kw.at, 0, sizeof kw.at);
+    for (Py_ssize_t k = 0; k < kw.count; k++) {
         PyObject *item = PyTuple_GET_ITEM(keywords, k);
         if (!PyUnicode_Check(item) || PyUnicode_READY(item) < 0 || !PyUnicode_IS_ASCII(item) ||
             PyUnicode_GET_LENGTH(item) == 0) {
             PyErr_SetString(PyExc_ValueError, "keywords must be non-empty ASCII str");
             return NULL;
         }
-        kw[k] = (const char *)PyUnicode_1BYTE_DATA(item);
-        kl[k] = PyUnicode_GET_LENGTH(item);
-        anchor[k] = 0;
-        for (Py_ssize_t j = 1; j < kl[k]; j++)
-            if (commonness((unsigned char)kw[k][j]) < commonness((unsigned char)kw[k][anchor[k]])) anchor[k] = j;
-        at_byte[(unsigned char)kw[k][anchor[k]]] |= 1ULL << k;
+        const char *t = (const char *)PyUnicode_1BYTE_DATA(item);
+        Py_ssize_t length = PyUnicode_GET_LENGTH(item), anchor = 0;
+        for (Py_ssize_t j = 1; j < length; j++)
+            if (commonness((unsigned char)t[j]) < commonness((unsigned char)t[anchor])) anchor = j;
+        kw.text[k] = t;
+        kw.length[k] = length;
+        kw.anchor[k] = anchor;
+        kw.at[(unsigned char)t[anchor]] |= 1ULL << k;
     }
-    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     PyObject *out = PyList_New(0);
     if (out == NULL) return NULL;
-    /* ``counted``: a line start whose line number ``index`` is known. */
-    Py_ssize_t index = 0, counted = 0, i = 0;
-    while (i < n) {
-        if (!at_byte[s[i]]) {
-            i++;
-            continue;
-        }
-        unsigned long long candidates = at_byte[s[i]];
-        int hit = 0;
-        while (candidates) {
-            int k = __builtin_ctzll(candidates);
-            candidates &= candidates - 1;
-            Py_ssize_t start = i - anchor[k];
-            if (start >= 0 && n - start >= kl[k] && memcmp(s + start, kw[k], (size_t)kl[k]) == 0) {
-                hit = 1;
-                break;
-            }
-        }
-        if (!hit) {
-            i++;
-            continue;
-        }
-        /* A keyword holds no "\n": its line starts after the last "\n" before i, at or after ``counted``. */
-        Py_ssize_t line_start = i;
-        while (line_start > counted && s[line_start - 1] != '\n') line_start--;
-        index += count_newlines(s + counted, line_start - counted);
-        counted = line_start;
-        const unsigned char *nl = memchr(s + i, '\n', (size_t)(n - i));
-        Py_ssize_t end = nl ? (Py_ssize_t)(nl - s) : n;
-        if (append_triple(out, index, line_start, end) < 0) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        i = end + 1; /* the next line: this one is handed back once */
+    int status;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        status = search_ucs1(PyUnicode_1BYTE_DATA(text), n, &kw, out);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        status = search_ucs2(PyUnicode_2BYTE_DATA(text), n, &kw, out);
+        break;
+    default:
+        status = search_ucs4(PyUnicode_4BYTE_DATA(text), n, &kw, out);
+        break;
+    }
+    if (status < 0) {
+        Py_DECREF(out);
+        return NULL;
     }
     return out;
 }

@@ -140,17 +140,15 @@ def hit_lines(text: str, first_line: int = 1) -> list[tuple[int, str]]:
     """The lines of ``text`` that hold a keyword, in order, each with its number (the first line of
     ``text`` is ``first_line``; lines cut and counted as str.splitlines() does).
 
-    The search runs in C over the whole text: one pass with a table of the keywords' first bytes
-    (``_hitscan.c``), or, without the extension or for a text beyond Latin-1, one ``str.find``
-    pass per keyword (a single literal; an alternation in ``re`` tests every character against
+    The search runs in C over the whole text: one pass with a table of the keywords' anchor
+    characters (``_hitscan.c``), or, without the extension, one ``str.find`` pass per keyword (a single literal; an alternation in ``re`` tests every character against
     the keywords' first letters and is several times slower). Python runs once per hit line,
     never once per line.
     """
     text = newline_text(text)
     if _native_lines is not None:
         flat = _native_lines(text, KEYWORDS)
-        if flat is not None:
-            return [(first_line + flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
+        return [(first_line + flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
     return _hit_lines_by_find(text, first_line)
 
 

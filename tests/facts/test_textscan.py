@@ -296,8 +296,8 @@ def test_python_sees_only_the_lines_that_hold_a_keyword(monkeypatch) -> None:
 
 
 def test_the_native_keyword_search_finds_what_the_python_search_finds() -> None:
-    """``_hitscan.c`` against the ``str.find`` passes it stands in for; texts beyond Latin-1 are
-    left to Python (None)."""
+    """``_hitscan.c`` against the ``str.find`` passes it stands in for, on strings of one, two
+    and four bytes a character."""
     if os.environ.get("IMAGELINT_REQUIRE_NATIVE"):
         assert gpuindex.NATIVE, "imagelint/facts/_hitscan.c was not built (setup.py; a C compiler and Python headers)"
     if not gpuindex.NATIVE:
@@ -305,14 +305,16 @@ def test_the_native_keyword_search_finds_what_the_python_search_finds() -> None:
     from imagelint.facts._hitscan import lines
 
     rng = random.Random(64)
-    words = [*gpuindex.KEYWORDS, "gp", "cud", "--devic", "x", " ", "é", "\xff", "#", "'", "\n", "\n", "\n"]
+    words = [*gpuindex.KEYWORDS, "gp", "cud", "--devic", "x", " ", "é", "\xff", "#", "'", "\n", "\n", "\n",
+             "\u2603", "\u0163", "\U0001f600", "\ufffd"]
     for _ in range(5000):
         text = "".join(rng.choice(words) for _ in range(rng.randint(0, 30)))
         flat = lines(text, gpuindex.KEYWORDS)
         native = [(1 + flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
         assert native == gpuindex._hit_lines_by_find(text, 1), repr(text)
-    assert lines("x \u2603 cuda", gpuindex.KEYWORDS) is None  # not Latin-1: Python searches
     assert gpuindex.hit_lines("a\n\u2603 cuda\n") == [(2, "\u2603 cuda")]
+    assert gpuindex.hit_lines("\U0001f600\ngpu\U0001f600") == [(2, "gpu\U0001f600")]
+    assert gpuindex.hit_lines("\u0167pu \u0163uda") == []  # wide characters never start a match
     with pytest.raises(ValueError):
         lines("cuda", ())
     with pytest.raises(ValueError):

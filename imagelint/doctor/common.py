@@ -58,20 +58,21 @@ def pod_clues(ctx: Context, pod: PodInfo, component: str = "any") -> list[Clue]:
             row = ctx.signatures.first_match(c.message, "event")
             if row is not None:
                 clues.append(Clue(row, replace(state, value=f"{state.value}: {c.message}")))
-        lines = ()
+        lines: tuple[str, ...] = ()
         if c.restart_count and c.state != "running":
             lines = ctx.snap.log_tail(pod, c.name, previous=True).lines
         if not lines and (c.state != "waiting" or c.restart_count):  # a container still being created has no log
             lines = ctx.snap.log_tail(pod, c.name, previous=False).lines
-        matched = False
-        for line in lines:
-            row = ctx.signatures.first_match(line, "log", component=component)
-            if row is not None:
-                clues.append(Clue(row, Evidence(pod_ref(pod), field=f"container {c.name}", log_line=line)))
-                matched = True
-                break
-        if not matched and lines:
-            clues.append(Clue(None, Evidence(pod_ref(pod), field=f"container {c.name}", log_line=lines[-1])))
+        words = Evidence(pod_ref(pod), field=f"status.containerStatuses[{c.name}].lastState.terminated.message")
+        # the log first (the fullest account), then the crashed instance's termination message,
+        # which a pods read carries even where the kubelet cannot be reached for the log
+        sources = [(line, Evidence(pod_ref(pod), field=f"container {c.name}", log_line=line)) for line in lines]
+        sources += [(line, replace(words, value=line)) for line in c.last_words]
+        match = next(((row, e) for line, e in sources if (row := ctx.signatures.first_match(line, "log", component=component))), None)
+        if match is not None:
+            clues.append(Clue(match[0], match[1]))
+        elif sources:  # unmatched: the log's last line says most
+            clues.append(Clue(None, sources[len(lines) - 1][1] if lines else sources[-1][1]))
         clues.append(Clue(None, state))
     return clues
 

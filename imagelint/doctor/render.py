@@ -54,11 +54,16 @@ def render_text(report: DoctorReport, verbose: bool = False) -> str:
         if len(shown) < len(groups):
             lines.append(f"  ... and {len(groups) - len(shown)} more (--verbose or --format json shows all)")
         # a failed stage's findings speak for it; what it could not read is said always
-        lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or "not checked" in n or "partly" in n)
+        lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or _unread(n))
     lines.extend(f"warning: {w}" for w in report.warnings)
     # Events, pod names and log lines are the cluster's (a container can print anything): each
     # element is one line, shown escaped (imagelint.escape), and none may open with "::".
     return printable_lines(lines) + "\n"
+
+
+def _unread(note: str) -> bool:
+    """A note about what could not be read (RBAC, a log the kubelet did not give): said always."""
+    return any(w in note for w in ("not checked", "partly", " not read: ", " truncated: "))
 
 
 def _evidence(e: Evidence) -> dict[str, Any]:

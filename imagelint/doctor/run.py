@@ -43,8 +43,9 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         if missing:
             results.append(StageResult(number, ident, title, NOT_CHECKED, notes=tuple(f"stage {number} not checked: {m}" for m in missing)))
             continue
-        before = len(ctx.findings)
+        before, logs_before = len(ctx.findings), len(snap.log_notes)
         notes = CHECKS[number](ctx)
+        notes += snap.log_notes[logs_before:]  # a log is evidence, never a precondition: said, and the stage goes on
         # refusals met while checking (pods/log, configmaps) are known only now
         notes += [f"partly checked: {snap.refused[k]}" for k in NARROWS[number] if k in snap.refused]
         mine = tuple(f for f in ctx.findings[before:])

@@ -58,17 +58,29 @@ class Snapshot:
     # what could not be read: "pods" → "RBAC forbids listing pods" (the stages say "not checked")
     refused: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # logs that could not be read, or were cut: said as notes of the stage that asked
+    log_notes: list[str] = field(default_factory=list)
     _logs: dict[tuple[str, str, str, bool], LogTail] = field(default_factory=dict)
     _configmaps: dict[tuple[str, str], ConfigMapData] = field(default_factory=dict)
+    _kubelet_down: dict[str, int] = field(default_factory=dict)  # node → the status its kubelet's proxy answered
 
     def log_tail(self, pod: PodInfo, container: str, previous: bool) -> LogTail:
         key = (pod.namespace, pod.name, container, previous)
         if key not in self._logs:
             if self.conn is None or len(self._logs) >= MAX_LOGS or "pods/log" in self.refused:
                 return LogTail()
+            if pod.node and pod.node in self._kubelet_down:
+                return LogTail(refused=self._kubelet_down[pod.node])  # said once, for the first log asked
             tail = read_log_tail(self.conn, pod.namespace, pod.name, container, previous=previous)
+            which = f"log of pod {pod.where} container {container}" + (" (previous instance)" if previous else "")
             if tail.refused == 403:
                 self.refused["pods/log"] = _why(403, "reading", "pods/log")
+            elif tail.refused is not None:
+                if tail.refused >= 500 and pod.node:  # the API server cannot reach this node's kubelet
+                    self._kubelet_down[pod.node] = tail.refused
+                self.log_notes.append(f"{which} not read: {status_text(tail.refused)}" + (f": {tail.reason}" if tail.reason else ""))
+            elif tail.truncated:
+                self.log_notes.append(f"{which} truncated: the server sent more than asked for; diagnosed with the first bytes")
             self._logs[key] = tail
         return self._logs[key]
 

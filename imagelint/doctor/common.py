@@ -43,6 +43,24 @@ def container_state_text(c: ContainerState) -> str:
     return text
 
 
+def init_progress(pod: PodInfo) -> str | None:
+    """kubectl's ``Init:N/M`` for a pod stuck in its init containers (the GPU Operator's validator
+    runs driver, toolkit, CUDA and plugin validation that way), naming the one it waits on."""
+    inits = [c for c in pod.containers if c.init]
+    done = sum(1 for c in inits if c.state == "terminated" and c.reason == "Completed")
+    if not inits or done == len(inits):
+        return None
+    c = next(c for c in inits if not (c.state == "terminated" and c.reason == "Completed"))
+    if c.state == "running":
+        what = "running, not complete"
+    elif c.state == "terminated":
+        what = f"failed {c.reason}" + (f" ({c.last_exit_code})" if c.last_exit_code is not None else "")
+    else:
+        what = f"{c.state} {c.reason}".strip()
+    restarts = f", {c.restart_count} restarts" if c.restart_count else ""
+    return f"Init:{done}/{len(inits)} ({c.name} {what}{restarts})"
+
+
 def pod_clues(ctx: Context, pod: PodInfo, component: str = "any") -> list[Clue]:
     """Why a pod is not Ready: its waiting containers, their log tails (the crashed instance's
     for a restarting container) and the pod's Warning events, each matched against the signatures."""
@@ -91,4 +109,4 @@ def merge_by_pool(findings: list[Finding]) -> list[Finding]:
     return list(merged.values())
 
 
-__all__ = ["Clue", "MAX_EVIDENCE", "container_state_text", "finding", "merge_by_pool", "pod_clues", "pod_ref"]
+__all__ = ["Clue", "MAX_EVIDENCE", "container_state_text", "init_progress", "finding", "merge_by_pool", "pod_clues", "pod_ref"]

@@ -93,8 +93,20 @@ class Context:
     def node_by_name(self) -> dict[str, NodeInfo]:
         return {n.name: n for n in self.snap.nodes}
 
+    @functools.cached_property
+    def _pool_names(self) -> dict[str, str]:
+        """node → pool name, grouped the way ``audit`` and ``check --cluster`` group them (the
+        cluster package's pool reader: node group, else identical GPU stacks are one pool)."""
+        from imagelint.cluster.nodes import pools_and_members
+
+        components = [d.component for d in self.component_daemonsets if d.component] + list(self.snap.policy_components)
+        gpu = {n.name for n in self.gpu_nodes}
+        objects = [o for o in self.snap.node_objects
+                   if isinstance(o.get("metadata"), dict) and o["metadata"].get("name") in gpu]
+        return pools_and_members(objects, components, self.snap.runtime_class_objects, None, "cluster", [])[1]
+
     def pool_of(self, node: NodeInfo) -> str:
-        return next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), node.name)
+        return self._pool_names.get(node.name) or next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), node.name)
 
     def node_pool(self, node: NodeInfo) -> NodePool:
         """The node as a one-node pool, so the IL60x scheduling semantics (rules._kube) apply."""
@@ -146,6 +158,17 @@ class Context:
         from imagelint.doctor.selectors import label_pairs
 
         return label_pairs(n.labels for n in self.snap.nodes)
+
+    @functools.cached_property
+    def gpu_label_pairs(self) -> frozenset[tuple[str, str]]:
+        """Labels of the GPU nodes only: the nearest label for a GPU pod's selector is one of theirs."""
+        from imagelint.doctor.selectors import label_pairs
+
+        return label_pairs(n.labels for n in self.gpu_nodes)
+
+    def workload_of(self, kind: str, namespace: str, name: str) -> tuple[str, str]:
+        """The workload a user knows: a ReplicaSet's Deployment (through its ownerReferences), else the object itself."""
+        return self.snap.controller_of(kind, namespace, name) or (kind, name)
 
     @functools.cached_property
     def advertised(self) -> frozenset[str]:
@@ -241,9 +264,10 @@ class Context:
     def workloads(self) -> tuple[PodWorkload, ...]:
         """Pods in scope that matter: Pending ones and those on GPU nodes (read by the static reader)."""
         gpu_nodes = {n.name for n in self.gpu_nodes}
+        nodes_read = "nodes" not in self.snap.refused  # unread: every placed pod may be on a GPU node
         chosen = [
             p for p in self.snap.pods
-            if self.in_scope(p) and p.phase not in ("Succeeded", "Failed") and (not p.node or p.node in gpu_nodes)
+            if self.in_scope(p) and p.phase not in ("Succeeded", "Failed") and (not p.node or p.node in gpu_nodes or not nodes_read)
         ]
         return tuple(pod_workload(p) for p in chosen)
 

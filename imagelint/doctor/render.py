@@ -93,7 +93,7 @@ def report_json(report: DoctorReport) -> dict[str, Any]:
         "tool": {"name": "imagelint", "version": __version__},
         "cluster": {"server": report.server, "context": report.context},
         "verdict": report.verdict,
-        "healthy": not report.findings,
+        "healthy": report.healthy,
         "exit_code": report.exit_code,
         "gpu_nodes": report.gpu_nodes,
         "gpu_pods": report.gpu_pods,

@@ -25,10 +25,13 @@ CHECKS: dict[int, Callable[[Context], list[str]]] = {
     1: check_driver, 2: check_device_plugin, 3: check_advertised, 4: check_scheduling, 5: check_runtime, 6: check_isolation,
 }
 # What a stage cannot do without (a refusal makes it "not checked"), and what only narrows it.
-NEEDS: dict[int, tuple[str, ...]] = {1: ("nodes",), 2: ("nodes", "daemonsets"), 3: ("nodes",), 4: ("pods", "nodes"), 5: ("pods",), 6: ("pods", "nodes")}
+# Stage 4 without nodes still reads the scheduler's own words on each Pending pod (a
+# namespace-scoped user sees why their pod waits); it cannot judge selectors, taints or free GPUs.
+NEEDS: dict[int, tuple[str, ...]] = {1: ("nodes",), 2: ("nodes", "daemonsets"), 3: ("nodes",), 4: ("pods",), 5: ("pods",), 6: ("pods", "nodes")}
 NARROWS: dict[int, tuple[str, ...]] = {
     1: ("pods", "pods/log", "events"), 2: ("pods", "pods/log", "events", "resourceslices"), 3: ("resourceslices",),
-    4: ("events",), 5: ("events", "runtimeclasses", "nodes"), 6: ("configmaps", "runtimeclasses", "clusterpolicies"),
+    4: ("events", "nodes", "replicasets"), 5: ("events", "runtimeclasses", "nodes", "replicasets"),
+    6: ("configmaps", "runtimeclasses", "clusterpolicies"),
 }
 ImageSideReader = Callable[[Context], ImageSide]
 
@@ -50,7 +53,7 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         notes += [f"partly checked: {snap.refused[k]}" for k in NARROWS[number] if k in snap.refused]
         mine = tuple(f for f in ctx.findings[before:])
         status = FAILED if mine else OK
-        if not mine and number in (2, 3) and ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes):
+        if not mine and number in (2, 3, 4, 5) and ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes):
             status = BLOCKED  # nothing was judged here: an "ok" would be a silent pass
         results.append(StageResult(number, ident, title, status, findings=mine, notes=tuple(notes)))
     # a check may report a finding under another stage (a driver error seen in a pod's events)
@@ -64,6 +67,7 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         server=snap.conn.server if snap.conn else "", context=snap.conn.context if snap.conn else "",
         stages=tuple(results), gpu_nodes=len(ctx.gpu_nodes) if "nodes" not in snap.refused else 0,
         gpu_pods=len(ctx.gpu_workloads) if "pods" not in snap.refused else 0, warnings=tuple(snap.warnings),
+        nodes_read="nodes" not in snap.refused, pods_read="pods" not in snap.refused,
     )
 
 

@@ -114,14 +114,15 @@ def test_gpu_nodes_that_stopped_reporting_block_scheduling_advice(run_doctor):
 def test_old_style_taint_message_naming_a_lifecycle_taint_is_no_toleration_advice(run_doctor):
     state = clone(healthy_state())
     not_ready(find(state, "gpu-a-2"), unreachable=False)
+    find(state, "gpu-a-2")["metadata"]["labels"]["rack"] = "r2"
     message = ("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
                "2 node(s) didn't match Pod's node affinity/selector.")
-    state.pods.append(pod("ml", "pin-0", node=None, phase="Pending", gpus=1, nodeSelector={"kubernetes.io/hostname": "gpu-a-2"},
+    state.pods.append(pod("ml", "pin-0", node=None, phase="Pending", gpus=1, nodeSelector={"rack": "r2"},
                           unschedulable=message))
     run = run_doctor(state)
     assert run.exit_code == 1
-    assert "stage 3" in run.lines[0] and "gpu-a-2" in run.lines[0]
-    assert "Add a toleration" not in run.output
+    assert "stage 3 (node advertises the GPUs) fails for node pool t4-pool: the node is not Ready" in run.lines[0]
+    assert "Add a toleration" not in run.output and "toleration" not in "\n".join(_stage_block(run.lines, 4)), run.output
 
 
 # --- 4. the scheduler's message read as counts -------------------------------------------

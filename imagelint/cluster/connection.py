@@ -181,12 +181,14 @@ class Connection:
     # --- one request -------------------------------------------------------------------
 
     def request(
-        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None,
+        refusable: tuple[int, ...] = NOT_CHECKED_STATUSES, **kwargs: Any
     ) -> Any:
         """Run one API request of the typed client and return its JSON body. Any failure
         becomes a one-line ClusterError naming the server and the step; ``optional``
-        403/404 → ``Refused``; a body over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
-        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes)
+        ``refusable`` statuses (403/404 by default; a writer passes 409) → ``Refused``; a body
+        over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
+        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes, refusable)
         try:
             return json.loads(body) if body else {}
         except ValueError:

@@ -49,7 +49,9 @@ shape a hand-written fake tends to miss, this one answers the same way:
   * ``metadata.remainingItemCount`` on a page only when the list has no label or field selector;
     a ``continue`` token that is not one of ours is a 400 ``invalid continue token``; an unknown
     field selector is a 400 ``field label not supported``.
-  * PUT without ``metadata.resourceVersion`` is a 422; with a stale one a 409 Conflict.
+  * PUT without ``metadata.resourceVersion`` is a 422; with a stale one a 409 Conflict. A pod
+    or workload whose (template's) nvidia.com/* requests differ from its limits is a 422 with
+    the validation's words (``must be equal to nvidia.com/gpu limit of 2``): no FailedCreate.
   * ``conflicts_left``: the next N PUTs find someone else's newer write first (409, the stored
     object's ``resourceVersion`` moves on), as when two writers race.
 Events are served as stored: ``scheduler_event`` builds one the way the scheduler writes it
@@ -385,6 +387,11 @@ class FakeKube:
         meta = body.setdefault("metadata", {})
         if namespace:
             meta["namespace"] = namespace
+        invalid = _invalid_gpu_resources(body)
+        if invalid:  # validation of the pod (or of a workload's pod template), before anything is stored
+            kind = str(body.get("kind") or "Pod")
+            message = f'{kind} "{meta.get("name", "")}" is invalid: ' + "; ".join(invalid)
+            return self._send(request, 422, _status(422, "Invalid", message))
         with self._lock:
             items = self.state.objects.setdefault(key, [])
             same = [i for i, o in enumerate(items) if o["metadata"].get("name") == (name or meta.get("name"))
@@ -629,6 +636,32 @@ _FIELDS = {
                "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
                "reason", "reportingComponent", "source", "type", "metadata.name", "metadata.namespace"),
 }
+
+
+def _invalid_gpu_resources(body: dict[str, Any]) -> list[str]:
+    """The API server's validation of extended resources (nvidia.com/*) in a pod or pod template:
+    requests must equal limits, a request needs a limit, quantities are integers."""
+    spec = body.get("spec") or {}
+    prefix = "spec"
+    for step in ("template", "spec"):  # Deployment/Job/DaemonSet: spec.template.spec
+        if step == "template" and isinstance(spec.get("template"), dict):
+            spec, prefix = spec["template"].get("spec") or {}, "spec.template.spec"
+    errors = []
+    for i, c in enumerate(spec.get("containers") or []):
+        resources = c.get("resources") or {}
+        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+        for name in sorted(set(requests) | set(limits)):
+            if not name.startswith("nvidia.com/"):
+                continue
+            where = f"{prefix}.containers[{i}].resources"
+            for part, values in (("requests", requests), ("limits", limits)):
+                if name in values and not str(values[name]).isdigit():
+                    errors.append(f'{where}.{part}[{name}]: Invalid value: "{values[name]}": must be an integer')
+            if name in requests and name not in limits:
+                errors.append(f"{where}.limits: Required value: Limit must be set for non overcommitable resources")
+            elif name in requests and str(requests[name]) != str(limits[name]):
+                errors.append(f'{where}.requests[{name}]: Invalid value: "{requests[name]}": must be equal to {name} limit of {limits[name]}')
+    return errors
 
 
 def _unsupported_field(path: str, selector: str) -> str | None:

@@ -52,6 +52,7 @@ class Context:
     _selected: dict[object, tuple[NodeInfo, ...]] = field(default_factory=dict)
     _placeable: dict[object, tuple[list[NodeInfo], list[NodeInfo]]] = field(default_factory=dict)
     _most_free: dict[object, tuple[Fraction, NodeInfo | None]] = field(default_factory=dict)
+    _largest: dict[object, tuple[Fraction, NodeInfo | None]] = field(default_factory=dict)
 
     @property
     def images_read(self) -> bool:
@@ -200,6 +201,20 @@ class Context:
                     best = (free, n)
             self._most_free[key] = best
         return self._most_free[key]
+
+    def largest(self, nodes: tuple[NodeInfo, ...], resource: str) -> tuple[Fraction, NodeInfo | None]:
+        """The node of ``nodes`` with the most of ``resource`` allocatable at all, used or not (memoised)."""
+        from imagelint.rules._kube import parse_quantity
+
+        key = (tuple(n.name for n in nodes), resource)
+        if key not in self._largest:
+            best: tuple[Fraction, NodeInfo | None] = (Fraction(0), None)
+            for n in nodes:
+                amount = parse_quantity(n.allocatable.get(resource)) or Fraction(0)
+                if best[1] is None or amount > best[0]:
+                    best = (amount, n)
+            self._largest[key] = best
+        return self._largest[key]
 
     @functools.cached_property
     def gpus_in_use(self) -> dict[tuple[str, str], Fraction]:

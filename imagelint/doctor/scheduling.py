@@ -127,9 +127,8 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> tup
     # More GPUs than any node it can use has at all: never schedulable, however long it waits.
     if tolerated and not pod.node:
         for name, need in sorted(wanted.items()):
-            largest = max(tolerated, key=lambda n: parse_quantity(n.allocatable.get(name)) or Fraction(0))
-            most = parse_quantity(largest.allocatable.get(name)) or Fraction(0)
-            if need > most:
+            most, largest = ctx.largest(tuple(tolerated), name)
+            if largest is not None and need > most:
                 found.append(finding(ctx, "gpu-request-exceeds-every-node", "pod", pod.where,
                                      f"no node has {need} {name} at all (the largest has {most}): this pod can never be scheduled",
                                      [Evidence(pod_ref(pod), field="spec.containers[].resources.limits", value=f"{name}={need}"),

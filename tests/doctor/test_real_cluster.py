@@ -4,7 +4,7 @@ nodes beside GPU nodes, a namespace-scoped role. Each test names the headline a 
 
 from __future__ import annotations
 
-from tests.doctor.clusters import GPU_NODES, clone, container_status, event, find, healthy_state, pod
+from tests.doctor.clusters import GPU_NODES, add_deepstream, clone, container_status, event, find, healthy_state, pod
 from tests.doctor.test_scenarios import _stage_block
 from tests.support.fakekube import not_ready, scheduler_event
 
@@ -223,14 +223,8 @@ def test_a_validator_stuck_in_init_is_named_where_gpus_are_not_advertised(run_do
 def test_a_privileged_container_without_the_env_sees_every_gpu_and_collides(run_doctor):
     """Before: only deepstream-1's env was found; the collision with the privileged pod was missed."""
     state = clone(healthy_state())
-    config = "[property]\ngpu-id=0\n"
-    for index in (1, 2):
-        state.configmaps[("video", f"ds-config-{index}")] = {"config_infer_primary.txt": config}
-        state.pods.append(pod(
-            "video", f"deepstream-{index}", node="gpu-a-2", image="nvcr.io/nvidia/deepstream:7.1-triton-multiarch",
-            env={"NVIDIA_VISIBLE_DEVICES": "all"} if index == 1 else None,
-            volumes=[{"name": "cfg", "configMap": {"name": f"ds-config-{index}"}}], volumeMounts=[{"name": "cfg", "mountPath": "/c"}]))
-    state.pods[-1]["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    add_deepstream(state, 1, {"NVIDIA_VISIBLE_DEVICES": "all"})
+    add_deepstream(state, 2, None)["spec"]["containers"][0]["securityContext"] = {"privileged": True}
     run = run_doctor(state)
     block = "\n".join(_stage_block(run.lines, 6))
     assert "pods video/deepstream-1, video/deepstream-2 all use GPU 0 of node gpu-a-2" in block, run.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.doctor.clusters import (
     GPU_NODES,
+    add_deepstream,
     clone,
     container_status,
     event,
@@ -133,13 +134,8 @@ def test_runtime_class_handler_no_node_configures_is_stage_5(run_doctor):
 
 def test_deepstream_pods_pinning_gpu_0_share_it(run_doctor):
     state = clone(healthy_state())
-    config = "[property]\ngpu-id=0\nnet-scale-factor=0.0039\n"
     for index in (1, 2):
-        state.configmaps[("video", f"ds-config-{index}")] = {"config_infer_primary.txt": config}
-        state.pods.append(pod(
-            "video", f"deepstream-{index}", node="gpu-a-2", image="nvcr.io/nvidia/deepstream:7.1-triton-multiarch",
-            env={"NVIDIA_VISIBLE_DEVICES": "all"}, volumes=[{"name": "cfg", "configMap": {"name": f"ds-config-{index}"}}],
-            volumeMounts=[{"name": "cfg", "mountPath": "/opt/config"}]))
+        add_deepstream(state, index, {"NVIDIA_VISIBLE_DEVICES": "all"})
     run = run_doctor(state)
     assert run.exit_code == 1
     assert "stage 6 (isolation" in run.lines[0]

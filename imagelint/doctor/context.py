@@ -102,12 +102,17 @@ class Context:
 
         components = [d.component for d in self.component_daemonsets if d.component] + list(self.snap.policy_components)
         gpu = {n.name for n in self.gpu_nodes}
-        objects = [o for o in self.snap.node_objects
-                   if isinstance(o.get("metadata"), dict) and o["metadata"].get("name") in gpu]
+        # A pool is its nodes' stack, not their state: a node whose GPUs are not advertised (the
+        # failure reported) stays in its pool, so what it advertises and its conditions are left out.
+        state = ("allocatable", "capacity", "conditions")
+        objects = [{**o, "status": {k: v for k, v in (o.get("status") or {}).items() if k not in state}}
+                   for o in self.snap.node_objects
+                   if isinstance(o.get("metadata"), dict) and o["metadata"].get("name") in gpu and isinstance(o.get("status") or {}, dict)]
         return pools_and_members(objects, components, self.snap.runtime_class_objects, None, "cluster", [])[1]
 
     def pool_of(self, node: NodeInfo) -> str:
-        return self._pool_names.get(node.name) or next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), node.name)
+        group = next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), None)
+        return group or self._pool_names.get(node.name) or node.name
 
     def node_pool(self, node: NodeInfo) -> NodePool:
         """The node as a one-node pool, so the IL60x scheduling semantics (rules._kube) apply."""

@@ -216,6 +216,7 @@ def test_a_validator_stuck_in_init_is_named_where_gpus_are_not_advertised(run_do
     state.pods.append(validator)
     run = run_doctor(state)
     block = "\n".join(_stage_block(run.lines, 3))
+    assert "node pool t4-pool (nodes gpu-a-2): the node advertises no nvidia.com/* GPUs" in block  # its node group, whatever it advertises
     assert ("evidence: Pod gpu-operator/nvidia-operator-validator-x7k2p status: Init:3/4 "
             "(plugin-validation running, not complete)") in block, run.output
 
@@ -257,6 +258,9 @@ def test_two_identical_nodes_without_a_node_group_label_are_one_pool(run_doctor)
     run = run_doctor(state)
     entries = [line for line in _stage_block(run.lines, 3) if line.startswith("  node pool ")]
     assert len(entries) == 1 and "(nodes gpu-a-1, gpu-a-2)" in entries[0], run.output
+    # one broken, one fine: the pool is their stack, so the broken one is still in pool Tesla-T4-550.54.15
+    find(state, "gpu-a-1")["status"]["allocatable"]["nvidia.com/gpu"] = find(state, "gpu-a-1")["status"]["capacity"]["nvidia.com/gpu"] = "2"
+    assert "fails for node pool Tesla-T4-550.54.15: the node advertises no" in run_doctor(state, kube=run.kube).lines[0]
 
 
 def test_the_pods_condition_is_labelled_as_a_condition_not_an_event(run_doctor):

@@ -16,6 +16,7 @@ from imagelint.doctor.model import Evidence, Finding, ObjectRef
 from imagelint.doctor.scheduler_message import is_lifecycle_taint, parse_reasons
 from imagelint.doctor.selectors import nearest_label, nearest_name
 from imagelint.doctor.workloads import PodWorkload
+from imagelint.matrix.doctor_signatures import Signature
 from imagelint.rules._kube import parse_quantity, untolerated_taints
 
 
@@ -181,6 +182,12 @@ def _explained_by_counts(ctx: Context, row_id: str, message: str, wanted: dict[s
     return False
 
 
+def _counted(row: Signature, message: str) -> str:
+    """The scheduler's own reason for a row, with its count ("2 Insufficient nvidia.com/gpu")."""
+    reason = next((r for r in parse_reasons(message) if row.pattern is not None and row.pattern.search(r.text)), None)
+    return f"{reason.count} {reason.text}" if reason is not None else row.id.replace("-", " ")
+
+
 def check_scheduling(ctx: Context) -> list[str]:
     pending = waiting_on_broken = 0
     nodes_read = "nodes" not in ctx.snap.refused
@@ -256,7 +263,7 @@ def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Finding], own
     for row in rows:
         if any(f.signature == row.id for f in found) or _explained_by_counts(ctx, row.id, message, wanted):
             continue
-        found.append(finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {row.id.replace('-', ' ')}", [word]))
+        found.append(finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {_counted(row, message)}", [word]))
         added = True
     if not added and not attached:
         found.append(finding(ctx, "pod-unschedulable", "pod", pod.where, "the scheduler cannot place it", [word]))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from imagelint.cluster.connection import ANY_STATUS, MAX_LOG_BYTES, Connection, Refused
 from imagelint.cluster.objects import clean
+from imagelint.errors import ClusterError
 
 TAIL_LINES = 60
 LIMIT_BYTES = MAX_LOG_BYTES
@@ -28,7 +29,7 @@ MAX_LINE = 500
 @dataclass(frozen=True)
 class LogTail:
     lines: tuple[str, ...] = ()
-    refused: int | None = None  # 403: no get on pods/log; 404: no such pod; 400/500: the kubelet's answer
+    refused: int | None = None  # 403: no get on pods/log; 404: no such pod; 400/500: the kubelet's answer; 0: no answer
     reason: str = ""  # the server's message when refused (cleaned)
     truncated: bool = False  # the server sent more than asked for: only the first bytes were read
 
@@ -54,6 +55,11 @@ def read_log_tail(
                                   refusable=ANY_STATUS, truncate=True, **kwargs)
     except Refused as refused:
         return LogTail(refused=refused.status, reason=refused.message)
+    except ClusterError as exc:
+        if deadline_passed():
+            raise  # the run's own deadline: every later read would fail the same way
+        # a proxy to a kubelet that never answers (read timeout), a dropped connection: no status
+        return LogTail(refused=0, reason=exc.message.rsplit(": ", 1)[-1])
     truncated = len(data) > limit
     text = data[:limit].decode("utf-8", errors="replace")
     lines = text.splitlines()
@@ -64,6 +70,13 @@ def read_log_tail(
     else:
         lines = lines[-tail_lines:]
     return LogTail(lines=tuple(clean(line, MAX_LINE) for line in lines if line.strip()), truncated=truncated)
+
+
+def deadline_passed() -> bool:
+    from imagelint import deadline
+
+    left = deadline.remaining()
+    return left is not None and left <= 0
 
 
 __all__ = ["LIMIT_BYTES", "TAIL_LINES", "LogTail", "read_log_tail"]

@@ -78,9 +78,10 @@ class Snapshot:
             if tail.refused == 403:
                 self.refused["pods/log"] = _why(403, "reading", "pods/log")
             elif tail.refused is not None:
-                if tail.refused >= 500 and pod.node:  # the API server cannot reach this node's kubelet
+                if (tail.refused >= 500 or tail.refused == 0) and pod.node:  # this node's kubelet is not reached
                     self._kubelet_down[pod.node] = tail.refused
-                self.log_notes.append(f"{which} not read: {status_text(tail.refused)}" + (f": {tail.reason}" if tail.reason else ""))
+                status = [status_text(tail.refused)] if tail.refused else []
+                self.log_notes.append(f"{which} not read: " + ": ".join(status + ([tail.reason] if tail.reason else [])))
             elif tail.truncated:
                 self.log_notes.append(f"{which} truncated: the server sent more than asked for; diagnosed with the first bytes")
             self._logs[key] = tail

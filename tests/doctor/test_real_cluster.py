@@ -65,6 +65,17 @@ def test_a_log_far_larger_than_asked_for_is_read_to_the_byte_limit(run_doctor):
     assert "(previous instance) truncated: the server sent more than asked for" in run.output
 
 
+def test_a_log_request_that_never_answers_is_a_note_not_the_end(run_doctor):
+    """Before: exit 3, "reading the log ...: no answer within 2s (read timeout)"."""
+    state = clone(healthy_state())
+    _crashing_plugin(state, last_words=NVML)
+    run = run_doctor(state, "--timeout", "2", stall_logs=True)
+    assert run.exit_code == 1, run.output + run.stderr
+    assert "fails for node pool t4-pool: device plugin pod is not Ready" in run.lines[0]
+    assert "(previous instance) not read: no answer within 2s (read timeout)" in run.output
+    assert f"lastState.terminated.message: {NVML}" in run.output
+
+
 # --- 2. no false all-clear ---------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ The REAL ``kubernetes`` client reaches it through a kubeconfig the test writes
 Switches (set on the running server, read per request):
   ``forbidden``   paths (prefixes) answered 403
   ``missing``     paths (prefixes) answered 404
-  ``stall``       accept the request, never answer (until ``stop()``)
+  ``stall``       accept the request, never answer (until ``stop()``); ``stall_logs``: only pods/log
   ``broken_continue``  answer every list page with the same ``continue`` token (a buggy server)
   ``endless_continue`` answer every list page with a new ``continue`` token (a server that never ends)
   ``huge_nodes_bytes`` answer ``/api/v1/nodes`` with a NodeList of about this many bytes, generated
@@ -165,6 +165,7 @@ class FakeKube:
         self.raw: dict[str, bytes] = {}
         self.oversize_logs = 0  # > 0: logs ignore limitBytes/tailLines and run on this many bytes more
         self.role_namespace: str | None = None
+        self.stall_logs = False
         self.user = "alice"
         self.conflicts_left = 0
         self.requests: list[str] = []
@@ -279,6 +280,9 @@ class FakeKube:
         if path in self.raw:
             return self._send_bytes(request, 200, self.raw[path])
         query = parse_qs(parts.query)
+        if path.endswith("/log") and self.stall_logs:
+            self._release.wait(timeout=60)  # a kubelet proxy that never answers
+            return
         if path.endswith("/log"):
             answer = self._log(path, query)
             if isinstance(answer, tuple):

@@ -136,6 +136,22 @@ def test_old_style_taint_message_naming_a_lifecycle_taint_is_no_toleration_advic
     assert "Add a toleration" not in run.output and "toleration" not in "\n".join(_stage_block(run.lines, 4)), run.output
 
 
+def test_cordoned_gpu_nodes_are_kept_off_by_kubernetes_not_by_a_missing_toleration(run_doctor):
+    """Ready nodes (stage 3 passes) that were cordoned. Before: "Add a toleration" for node.kubernetes.io/unschedulable."""
+    state = clone(healthy_state())
+    for name in GPU_NODES:
+        node = find(state, name)
+        node["spec"]["unschedulable"] = True
+        node["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+    message = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s)." + PREEMPTION
+    state.pods.append(pod("ml", "cordoned-0", node=None, phase="Pending", gpus=1, unschedulable=message))
+    run = run_doctor(state)
+    assert run.exit_code == 1
+    assert ("pod ml/cordoned-0: every GPU node it could use is kept off by Kubernetes (node.kubernetes.io/unschedulable)"
+            in run.lines[0]), run.output
+    assert "toleration for node.kubernetes.io/*" in run.output and "Add a toleration" not in run.output
+
+
 # --- 4. the scheduler's message read as counts -------------------------------------------
 
 

@@ -164,7 +164,7 @@ def _message(evidence: Evidence) -> str:
     return evidence.event_message or evidence.value.removeprefix("False Unschedulable: ")
 
 
-def _explained_by_counts(ctx: Context, row_id: str, message: str, wanted: dict[str, Fraction]) -> bool:
+def _explained_by_counts(ctx: Context, row_id: str, message: str) -> bool:
     """Whether the scheduler's count for this reason is made of nodes that cannot be the cause:
     "Insufficient nvidia.com/gpu" counted on nodes that have no such GPU at all (CPU nodes), an
     untolerated taint counted on nodes that Kubernetes itself keeps off (not ready, unreachable)."""
@@ -203,7 +203,7 @@ def check_scheduling(ctx: Context) -> list[str]:
             if blocked:
                 waiting_on_broken += 1
             elif word is not None:
-                found = _with_scheduler_word(ctx, w, found, own, word, wanted)
+                found = _with_scheduler_word(ctx, w, found, own, word)
         for f in found:
             ctx.add(f)
     # Pods that ask through DRA claims only: the scheduler's words are the evidence (whether a
@@ -240,8 +240,7 @@ def check_scheduling(ctx: Context) -> list[str]:
     return notes
 
 
-def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Finding], own: list[Finding], word: Evidence,
-                         wanted: dict[str, Fraction]) -> list[Finding]:
+def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Finding], own: list[Finding], word: Evidence) -> list[Finding]:
     """The scheduler's message as evidence of doctor's own finding, or as findings of its own
     where doctor found no cause (or could not read the nodes) — each reason read as a count."""
     pod = w.pod
@@ -261,7 +260,7 @@ def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Finding], own
         return found  # doctor read the nodes and named the cause: the scheduler's other counts are other nodes
     added = False
     for row in rows:
-        if any(f.signature == row.id for f in found) or _explained_by_counts(ctx, row.id, message, wanted):
+        if any(f.signature == row.id for f in found) or _explained_by_counts(ctx, row.id, message):
             continue
         found.append(finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {_counted(row, message)}", [word]))
         added = True

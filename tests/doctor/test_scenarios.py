@@ -102,14 +102,18 @@ def test_node_selector_typo_names_the_nearest_label(run_doctor):
 
 
 def test_requests_not_equal_limits_is_stage_4(run_doctor):
+    """A Deployment with such a template is refused at its own create (422): the text reaches events
+    through an operator that creates pods itself (here Kubeflow's training operator)."""
     state = clone(healthy_state())
-    state.events.append(event(
-        "ml", "ReplicaSet", "trainer-7c9f", "FailedCreate",
-        'Error creating: Pod "trainer-7c9f-x2x" is invalid: spec.containers[0].resources.requests[nvidia.com/gpu]: '
-        'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1'))
+    failed = event(
+        "ml", "PyTorchJob", "trainer", "FailedCreate",
+        'Error creating: Pod "trainer-worker-0" is invalid: spec.containers[0].resources.requests[nvidia.com/gpu]: '
+        'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1')
+    failed["involvedObject"]["apiVersion"] = "kubeflow.org/v1"
+    state.events.append(failed)
     run = run_doctor(state)
     assert run.exit_code == 1
-    assert "stage 4" in run.lines[0] and "workload ml/trainer-7c9f" in run.lines[0]
+    assert "stage 4" in run.lines[0] and "workload ml/trainer: PyTorchJob trainer cannot create its pods" in run.lines[0]
     block = "\n".join(_stage_block(run.lines, 4))
     assert "event FailedCreate: Error creating" in block and "must be equal to nvidia.com/gpu limit of 1" in block
     assert "fix: Set the GPU only under resources.limits" in block

@@ -11,6 +11,8 @@ from typing import Mapping
 
 from imagelint.rules import (
     compat_libs_unusable,
+    compose_gpu_pinned,
+    compose_gpu_request_invalid,
     cuda_driver_too_old,
     cuda_stubs_on_loader_path,
     cuda_version_conflict,
@@ -28,6 +30,7 @@ from imagelint.rules import (
     hardcoded_visible_devices,
     no_kernel_for_gpu,
     platform_mismatch,
+    privileged_gpu_container,
     require_check_disabled,
     resource_claim_undefined,
     runtime_class_missing,
@@ -66,6 +69,9 @@ _MODULES = (
     resource_claim_undefined,
     gpu_claim_with_device_plugin,
     shared_gpu_request_over_one,
+    privileged_gpu_container,
+    compose_gpu_request_invalid,
+    compose_gpu_pinned,
 )
 
 RULES: Mapping[str, RuleInfo] = MappingProxyType({m.ID: RuleInfo.from_module(m) for m in _MODULES})

@@ -154,3 +154,66 @@ def test_two_compose_services_pinning_one_gpu_share_it(tmp_path):
     run = lint(tmp_path, {"compose.yaml": COMPOSE.replace("count: 1", 'device_ids: ["1"]\n' + " " * 18 + "capabilities: [gpu]")})
     assert {(sev, subj.rsplit(" ", 1)[-1]) for _, sev, subj, _ in found(run, "IL611")} == {
         ("warning", "detector"), ("warning", "tracker")}
+
+
+# --- wrong answers -----------------------------------------------------------------------
+
+PLACEHOLDER_POD = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        resources:
+          requests: {nvidia.com/gpu: %s}
+          limits: {nvidia.com/gpu: %s}
+    """
+
+
+def test_identical_placeholder_quantities_are_equal_and_unresolvable_ones_are_info(tmp_path):
+    for same in ("$GPU_PER_NODE", "PLACEHOLDER_NUM_GPU_PER_NODE", '"{{ .Values.gpus }}"'):
+        run = lint(tmp_path, {"pod.yaml": PLACEHOLDER_POD % (same, same)})
+        assert not found(run, "IL601") and run.exit_code == 0, same
+    run = lint(tmp_path, {"pod.yaml": PLACEHOLDER_POD % ("$REQ", "$LIM")})
+    assert [sev for _, sev, *_ in found(run, "IL601")] == ["info"] and run.exit_code == 0
+    assert [sev for _, sev, *_ in found(lint(tmp_path, {"pod.yaml": PLACEHOLDER_POD % (1, 2)}), "IL601")] == ["error"]
+
+
+DAEMONSET = """\
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: burn}
+    spec:
+      template:
+        spec:
+          nodeSelector: {%s: "%s"}
+          containers:
+          - name: c
+            image: busybox
+            resources:
+              limits: {nvidia.com/gpu: 1}
+    """
+
+
+def _pool_target(source: str):
+    from types import MappingProxyType
+
+    from imagelint.target import NodePool, Target
+
+    pool = NodePool(name="t4", driver="550.54.15", cuda_driver_version="12.4", source=source,
+                    labels=MappingProxyType({"nvidia.com/gpu.product": "Tesla-T4"}))
+    return Target(pools=(pool,), source=source)
+
+
+def test_daemonset_matching_no_pool_runs_no_pods_rather_than_pending(tmp_path):
+    run = lint(tmp_path, {"ds.yaml": DAEMONSET % ("nvidia.com/gpu.product", "A100")}, target=_pool_target("file:t.toml"))
+    [hit] = found(run, "IL604")
+    assert "runs no pods" in hit[3] and "Pending" not in hit[3]
+
+
+def test_labels_a_target_file_does_not_describe_are_unknown_but_a_cluster_knows(tmp_path):
+    files = {"ds.yaml": DAEMONSET % ("nvidia.com/gpu.deploy.driver", "true")}
+    assert not found(lint(tmp_path, files, target=_pool_target("file:t.toml")), "IL604")
+    assert found(lint(tmp_path, files, target=_pool_target("cluster:prod")), "IL604")

@@ -28,6 +28,7 @@ from imagelint.rules import (
     gpu_taint_not_tolerated,
     hardcoded_gpu_index,
     hardcoded_visible_devices,
+    mig_profile_not_on_gpu,
     no_kernel_for_gpu,
     platform_mismatch,
     privileged_gpu_container,
@@ -72,6 +73,7 @@ _MODULES = (
     privileged_gpu_container,
     compose_gpu_request_invalid,
     compose_gpu_pinned,
+    mig_profile_not_on_gpu,
 )
 
 RULES: Mapping[str, RuleInfo] = MappingProxyType({m.ID: RuleInfo.from_module(m) for m in _MODULES})

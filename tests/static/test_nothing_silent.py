@@ -4,6 +4,8 @@ error that names it; nothing that could hide a finding is skipped with exit 0.""
 from __future__ import annotations
 
 import json
+
+import pytest
 from imagelint.core.config import Config
 from imagelint.static.lint import run_lint
 from tests.static.test_real_shapes import FLAGS_535, found, lint
@@ -217,3 +219,40 @@ def test_labels_a_target_file_does_not_describe_are_unknown_but_a_cluster_knows(
     files = {"ds.yaml": DAEMONSET % ("nvidia.com/gpu.deploy.driver", "true")}
     assert not found(lint(tmp_path, files, target=_pool_target("file:t.toml")), "IL604")
     assert found(lint(tmp_path, files, target=_pool_target("cluster:prod")), "IL604")
+
+
+MIG_POD = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: m}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        resources:
+          limits: {nvidia.com/mig-%s: 1}
+    """
+
+
+def _gpu_target(gpu: str):
+    from imagelint.matrix import load_matrix
+    from imagelint.target.options import target_from_flags
+
+    return target_from_flags(["570.124.06"], [gpu], None, None, None, None, None, None, load_matrix())
+
+
+@pytest.mark.parametrize("profile, gpu, severity, needle", [
+    ("3g.40gb", "A100", "info", "A100 80 GB"),                 # which A100 the profile needs
+    ("3g.40gb", "A100-SXM4-80GB", None, ""),                    # it fits
+    ("3g.40gb", "A100-SXM4-40GB", "error", "3g.20gb"),          # the 40 GB part's 3-slice profile
+    ("3g.20gb", "A100-SXM4-40GB", None, ""),
+    ("1g.10gb", "T4", "error", "has no MIG"),
+])
+def test_mig_profile_is_checked_against_the_gpu_and_its_memory(tmp_path, profile, gpu, severity, needle):
+    run = lint(tmp_path, {"pod.yaml": MIG_POD % profile}, target=_gpu_target(gpu))
+    hits = found(run, "IL612")
+    if severity is None:
+        assert not hits
+    else:
+        [(_, sev, _, text)] = hits
+        assert sev == severity and needle in text

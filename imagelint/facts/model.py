@@ -473,6 +473,7 @@ class RunStep:
     text: str
     provenance: Provenance
     final_stage: bool
+    gpu_device: bool = False  # ``RUN --device=nvidia.com/gpu=...`` (BuildKit CDI): a GPU at build time
 
 
 @dataclass(frozen=True)
@@ -487,6 +488,8 @@ class BuildFacts:
     final_base: str = ""
     final_from: Provenance | None = None
     stages: int = 1
+    # CUDA toolkits the RUN steps of the final stage's chain install (``cuda-toolkit-12-4``): (X.Y, where)
+    toolkit_installs: tuple[tuple[str, Provenance], ...] = ()
 
 
 # --- the whole --------------------------------------------------------------------------

@@ -233,7 +233,10 @@ def run_lint(
 
     notices: list[str] = list(getattr(target, "warnings", ()) or ()) + list(matrix_notices(matrix))
     statics: list[StaticInput] = []
+    walked: set[str] = set()
     for p, explicit in _expand(paths, notices):
+        if not explicit:
+            walked.add(p)
         if explicit and p != "-" and os.path.isdir(p):  # an image layout named on the command line
             from imagelint.errors import EXIT_USAGE
 
@@ -272,6 +275,7 @@ def run_lint(
             result = replace(run_rules(facts, pod_target(facts, target), matrix, config), path=static.path)
             results.append(_apply_line_ignores(result, static, config))
     results = _target_findings_once(results, notices)
+    results, clean = _drop_clean_walked(results, walked)
     if images:
         from imagelint.static.scheduling import scheduled_target
 
@@ -289,7 +293,18 @@ def run_lint(
         notices=tuple(notices),
         command="lint",
         files_skipped=tuple(s.path for s in statics if s.kind == "skipped"),
+        files_clean=clean,
     )
+
+
+def _drop_clean_walked(results: list[ImageResult], walked: set[str]) -> tuple[list[ImageResult], tuple[str, ...]]:
+    """A directory walk lists only the files that concern GPUs: files it found (not named) whose
+    results hold no finding, suppression, note or error are counted in the summary, not listed."""
+    if not walked:
+        return results, ()
+    noisy = {r.path for r in results if r.path not in walked or r.findings or r.suppressed or r.error or r.notices}
+    clean = tuple(dict.fromkeys(r.path for r in results if r.path not in noisy and r.path is not None))
+    return [r for r in results if r.path in noisy or r.path is None], clean
 
 
 def _target_findings_once(results: list[ImageResult], notices: list[str]) -> list[ImageResult]:

@@ -4,6 +4,7 @@ error that names it; nothing that could hide a finding is skipped with exit 0.""
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 from imagelint.core.config import Config
@@ -256,3 +257,21 @@ def test_mig_profile_is_checked_against_the_gpu_and_its_memory(tmp_path, profile
     else:
         [(_, sev, _, text)] = hits
         assert sev == severity and needle in text
+
+
+def test_a_directory_walk_lists_only_files_that_concern_gpus(tmp_path):
+    from imagelint.matrix import load_matrix
+    from imagelint.report import ReportOptions
+    from imagelint.report.text import render
+    from imagelint.target import Target
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i in range(40):
+        (repo / f"job{i}.sh").write_text("#!/bin/sh\necho hi\n")
+        (repo / f"Dockerfile.{i}").write_text("FROM python:3.12\nRUN pip install flask\n")
+    (repo / "pod.yaml").write_text(textwrap.dedent(PRIVILEGED % "true"))
+    run = run_lint([str(repo)], Target(), load_matrix(), Config())
+    assert {r.path for r in run.results} == {str(repo / "pod.yaml")} and len(run.files_clean) == 80
+    text = render(run, ReportOptions())
+    assert text.count("not run without a target") == len(run.results) == 2 and "81 file(s) (80 without findings, not listed)" in text

@@ -55,8 +55,10 @@ def test_braces_inside_quoted_values_are_no_template(tmp_path):
               - name: c
                 image: ghcr.io/huggingface/text-generation-inference:2.0
                 env:
-                - {name: HF_TOKEN, value: "{{HUGGING_FACE_HUB_TOKEN}}"}
-                - {name: CUDA_VISIBLE_DEVICES, value: "1"}
+                - name: HF_TOKEN
+                  value: "{{HUGGING_FACE_HUB_TOKEN}}"
+                - name: CUDA_VISIBLE_DEVICES
+                  value: "1"
                 resources:
                   limits: {nvidia.com/gpu: 1}
         """})

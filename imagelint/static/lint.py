@@ -112,7 +112,7 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
 
     data = _read_stdin() if path == "-" else _read(path)
-    kind = kind or (detect.MANIFEST if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
+    kind = kind or (_stdin_kind(data[:_SNIFF_BYTES]) if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
     if kind is None:
         if detect.kind_by_name(path) == detect.MANIFEST and not path.lower().endswith(".json"):
             _must_parse(data, path)
@@ -151,6 +151,18 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
     gpu = scan_file(text, path, language_for(path, kind, data[:128]))
     facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
     return StaticInput(path, kind, (facts,), {})
+
+
+def _stdin_kind(head: bytes) -> str:
+    """Standard input is YAML: rendered Kubernetes objects (``helm template``, ``kustomize build``),
+    or a rendered Compose file (``docker compose config | imagelint lint -``)."""
+    from imagelint.static.compose import looks_like_compose
+    from imagelint.static.kubernetes import looks_like_kubernetes
+
+    text = head.decode("utf-8", "replace")
+    if not looks_like_kubernetes(text) and looks_like_compose("-", text):
+        return detect.COMPOSE
+    return detect.MANIFEST
 
 
 def _must_parse(data: bytes, path: str) -> None:

@@ -277,3 +277,16 @@ def test_a_directory_walk_lists_only_files_that_concern_gpus(tmp_path):
     assert {r.path for r in run.results} == {str(repo / "pod.yaml")} and len(run.files_clean) == 80
     text = render(run, ReportOptions())
     assert text.count("not run without a target") == len(run.results) == 2 and "81 file(s) (80 without findings, not listed)" in text
+
+
+def test_a_rendered_compose_file_on_standard_input_is_read():
+    """`docker compose config | imagelint lint -` (variables and anchors resolved) is Compose, not 'YAML with no
+    Kubernetes objects'."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    proc = subprocess.run([sys.executable, "-m", "imagelint", "lint", "-", "--format", "json"], input=textwrap.dedent(COMPOSE),
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    rules = {f["rule"] for r in json.loads(proc.stdout)["results"] for f in r["findings"]}
+    assert proc.returncode == 1 and {"IL609", "IL610", "IL611"} <= rules, proc.stdout + proc.stderr

@@ -88,9 +88,11 @@ def untolerated_taints(pool: NodePool, tolerations: tuple[Toleration, ...]) -> l
 
 
 def labels_complete(pool: NodePool) -> bool:
-    """Whether the pool's labels are every label its nodes carry (read from a cluster), so that a
-    label it lacks is absent, not merely undescribed."""
-    return pool.source == "cluster" or pool.source.startswith("cluster:")
+    """Whether the pool's labels are every label its nodes carry (read from a cluster, or a target
+    file that is a snapshot of one), so that a label it lacks is absent, not merely undescribed."""
+    from imagelint.target.file import SNAPSHOT_OF
+
+    return pool.source == "cluster" or pool.source.startswith("cluster:") or f"({SNAPSHOT_OF}cluster:" in pool.source
 
 
 def pool_labels(pool: NodePool) -> dict[str, str]:

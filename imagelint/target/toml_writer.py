@@ -62,6 +62,8 @@ def dump_target_toml(target: Target) -> str:
     out = [f"# imagelint target (from {target.source})"]
     for warning in target.warnings:
         out.append(f"# warning: {warning}")
+    if target.source.startswith("cluster:"):
+        out.append(f"snapshot-of = {_toml_str(target.source)}")
     if target.runtime_classes:
         out.append(f"runtime-classes = {_toml_value(list(target.runtime_classes))}")
     for pool in target.pools:

@@ -54,3 +54,42 @@ def test_adjusting_flags_still_fall_back_to_the_config_field_by_field():
     assert TargetOptions(gpus=("T4",)).with_fallback(config) == TargetOptions(
         drivers=("535.104.05",), gpus=("T4",), toolkit="1.17.3")
     assert TargetOptions(target_file="pools.toml").with_fallback(config) == TargetOptions(target_file="pools.toml")
+
+
+def test_a_snapshot_of_a_cluster_has_complete_labels_a_hand_written_file_does_not(tmp_path):
+    """IL604 judges a label a pool lacks only when the pools are the cluster's (live or a snapshot file)."""
+    import textwrap
+
+    (tmp_path / "ds.yaml").write_text(textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata: {name: burn}
+        spec:
+          template:
+            spec:
+              nodeSelector: {nvidia.com/gpu.deploy.driver: "true"}
+              containers:
+              - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}
+        """))
+    pools = '[[pool]]\nname = "t4"\ndriver = "550.54.15"\nlabels = { "nvidia.com/gpu.product" = "Tesla-T4" }\n'
+    (tmp_path / "hand.toml").write_text(pools)
+    (tmp_path / "snap.toml").write_text('snapshot-of = "cluster:prod"\n' + pools)
+    for name, fires in (("hand.toml", False), ("snap.toml", True)):
+        out = imagelint("lint", "ds.yaml", "--target-file", name, "--select", "IL604", "--format", "json", cwd=tmp_path)
+        hits = [f for r in json.loads(out.stdout)["results"] for f in r["findings"]]
+        assert bool(hits) is fires, (name, out.stdout)
+
+
+def test_target_snapshot_of_a_cluster_says_so_and_reads_back(tmp_path):
+    from types import MappingProxyType
+
+    from imagelint.target import NodePool, Target
+    from imagelint.target.file import load_target_file
+    from imagelint.target.toml_writer import dump_target_toml
+
+    pool = NodePool(name="t4", driver="550.54.15", labels=MappingProxyType({"a": "b"}), source="cluster:prod")
+    text = dump_target_toml(Target(pools=(pool,), source="cluster:prod"))
+    assert 'snapshot-of = "cluster:prod"' in text
+    (tmp_path / "snap.toml").write_text(text)
+    loaded = load_target_file(str(tmp_path / "snap.toml"), None)
+    assert loaded.source.endswith("(snapshot of cluster:prod)") and loaded.pools[0].labels == pool.labels

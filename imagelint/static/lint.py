@@ -115,7 +115,9 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
     kind = kind or (_stdin_kind(data[:_SNIFF_BYTES]) if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
     if kind is None:
         if detect.kind_by_name(path) == detect.MANIFEST and not path.lower().endswith(".json"):
-            _must_parse(data, path)
+            why = _must_parse(data, path)
+            if why:
+                return _skip(path, f"looks like {why}", unrelated=True)
         return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
     text = _text(data, path)
     if kind == detect.DOCKERFILE:
@@ -165,17 +167,20 @@ def _stdin_kind(head: bytes) -> str:
     return detect.MANIFEST
 
 
-def _must_parse(data: bytes, path: str) -> None:
+def _must_parse(data: bytes, path: str) -> str | None:
     """A YAML file that is no kind lint reads is skipped only when it parses: YAML that does not is
-    a ``file:line`` error (exit 2), not a silent pass, unless it is a template."""
+    a ``file:line`` error (exit 2), not a silent pass, unless it is a template (then: why)."""
     from imagelint.static.yamlsafe import load_documents
 
     text = _text(data, path)
     try:
         load_documents(text, path)
     except ConfigError:
-        if template_reason(text) is None:
+        why = template_reason(text)
+        if why is None:
             raise
+        return why
+    return None
 
 
 def _json_as_yaml(text: str, path: str) -> str:

@@ -194,6 +194,9 @@ SECTIONS: dict[str, Section] = {
         release=Field("string", True, r"^[0-9]{2}\.[0-9]{2}$"),
         cuda=Field("string", True, _NUMERIC_VERSION),
         min_driver_branch=Field("integer"),
+        driver_requirements=Field("string"),
+        datacenter_compat_drivers=Field("array:string"),
+        driver_requirements_source=Field("string"),
         repositories=Field("array:string", True),
     ),
     # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch

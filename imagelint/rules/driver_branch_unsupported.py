@@ -64,7 +64,7 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
         facts = driver_facts(host, ctx.matrix)
         if facts.beyond_known:
             yield finding(
-                f"pool {pool.name}: could not judge driver {host.text}: newer than any branch the matrix knows "
+                f"pool {pool.name}: could not judge driver {host}: newer than any branch the matrix knows "
                 f"(newest R{facts.newest_known})", None, severity=WARNING, pool=pool,
                 details=[f"the matrix {ctx.matrix.version} does not know the CUDA version it reports or the GPUs it drives"],
                 remediation="Use a newer imagelint matrix (--matrix), or check the driver version.", outcome="unknown",

@@ -111,7 +111,10 @@ def test_forward_compat(m) -> None:
     assert "geforce" not in fc.eligible_kinds and "GeForce" not in fc.eligible_brands
     assert fc.brands_uncertain
     assert m.forward_compat("13.0").host_branches == (535, 570)
-    assert m.forward_compat("11.8") is None
+    # End-of-life host branches come from NGC release notes (22.10: CUDA 11.8 on R450/R470/R510/R515).
+    assert m.forward_compat("11.8").host_branches == (450, 470, 510, 515)
+    assert 470 in m.forward_compat("12.2").host_branches
+    assert m.forward_compat("10.2") is None
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,9 @@ def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
     """The NGC release the image is (or is built FROM) when its notes list forward-compat drivers."""
     if matrix is None:
         return None
+    if facts.kind == "image" and facts.complete and not any(
+            d.role == "compat" and d.name.startswith("libcuda.so") for d in facts.driver_libraries):
+        return None  # the image's files are read and hold no compat libcuda: nothing to enable
     found = None
     for ev in facts.cuda.versions:
         component = ev.component or ""

@@ -136,3 +136,24 @@ def test_an_ngc_image_whose_entrypoint_is_replaced_depends_on_who_enables_compat
     [f] = il101(NGC_2310.replace("CMD", "ENTRYPOINT"), "470.82.01")
     assert f.extra["outcome"] == "depends" and f.severity == "warning"
     assert "entrypoint" in f.text
+
+
+def _ngc_image(with_compat: bool):
+    from imagelint.facts.model import CudaVersionEvidence, DriverLibrary
+
+    from tests.rules.helpers import env_prov, facts, file_prov
+
+    release = CudaVersionEvidence("23.10", "env", env_prov("NVIDIA_PYTORCH_VERSION"), "minor", "ngc-pytorch")
+    path = "usr/local/cuda-12.2/compat/lib.real/libcuda.so.535.104.05"
+    libs = (DriverLibrary("libcuda.so.535.104.05", path, "compat", "535.104.05", False, file_prov(path)),) if with_compat else ()
+    return facts({"CUDA_VERSION": "12.2.2", "NVIDIA_REQUIRE_CUDA": "cuda>=9.0"}, versions=(release,), driver_libraries=libs)
+
+
+def test_a_read_ngc_image_runs_forward_only_if_its_files_hold_the_compat_package() -> None:
+    from tests.rules.helpers import of, pool, run, target
+
+    on_470 = target(pool(driver="470.82.01", gpus=("A100",)))
+    [f] = of(run(_ngc_image(True), on_470, select="IL101"), "IL101")
+    assert (f.extra["outcome"], f.severity) == ("forward-compat", "info")
+    [g] = of(run(_ngc_image(False), on_470, select="IL101"), "IL101")
+    assert (g.extra["outcome"], g.severity) == ("fails", "error")

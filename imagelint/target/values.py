@@ -19,6 +19,7 @@ from typing import Any, Protocol, Sequence
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec
+from imagelint.target.versions import CudaVersion, DriverVersion
 
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
@@ -40,8 +41,6 @@ class TargetMatrix(Protocol):
 
 # --- value grammar -------------------------------------------------------------------
 
-# NVIDIA driver versions: 535 / 535.104 / 535.104.05 (leading zeros are significant text).
-_DRIVER_RE = lazy_pattern(r"^[Rr]?\d{3}(?:\.\d{1,3}){0,2}$")
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
 _RELEASE_RE = lazy_pattern(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
 COMPUTE_CAPABILITY_RE = lazy_pattern(r"^\d+\.\d+$")
@@ -54,55 +53,6 @@ _ARCH_ALIASES = {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "arm6
 DEVICE_LIST_STRATEGIES = ("envvar", "volume-mounts", "cdi-annotations", "cdi-cri")
 MIG_STRATEGIES = ("none", "single", "mixed")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-
-
-class DriverVersion(str):
-    """An NVIDIA driver version, parsed once where it is written: ``535.104.05``, or a bare
-    branch (``535``, ``R535``: "some 535.x", judged as the oldest of the branch).
-
-    The value is the driver's text as NVML reports it and node labels carry it (leading zeros
-    of the last component are significant text), so reports, target files and cluster keys
-    use it as written; ``parts`` / ``branch`` / ``bare`` are its parsed form, which every
-    comparison uses instead of reading the text again."""
-
-    parts: tuple[int, ...]
-
-    def __new__(cls, text: str) -> DriverVersion:
-        cleaned = str(text).strip().lstrip("Rr")
-        if not _DRIVER_RE.match(cleaned):
-            raise ValueError(f"not a driver version: {text!r}")
-        value = super().__new__(cls, cleaned)
-        value.parts = tuple(int(p) for p in cleaned.split("."))
-        return value
-
-    @classmethod
-    def parse(cls, text: object) -> DriverVersion | None:
-        """The driver version ``text`` names, or None (for values read from data files)."""
-        if isinstance(text, DriverVersion):
-            return text
-        try:
-            return cls(str(text))
-        except ValueError:
-            return None
-
-    @property
-    def branch(self) -> int:
-        return self.parts[0]
-
-    @property
-    def bare(self) -> bool:
-        """Only the branch is known (``R535``)."""
-        return len(self.parts) == 1
-
-    @property
-    def label(self) -> str:
-        return f"R{self.branch} (patch level unknown)" if self.bare else str(self)
-
-    def at_least(self, other: DriverVersion) -> bool:
-        """``self >= other`` component by component, a missing component counting as 0 (as
-        libnvidia-container compares: ``535 < 535.54.03``, ``470.57 <= 470.57.02``)."""
-        width = max(len(self.parts), len(other.parts))
-        return self.parts + (0,) * (width - len(self.parts)) >= other.parts + (0,) * (width - len(other.parts))
 
 
 def parse_driver_version(value: str, what: str = "--driver") -> DriverVersion:
@@ -271,6 +221,7 @@ __all__ = [
     "parse_arch",
     "parse_choice",
     "parse_compute_capability",
+    "CudaVersion",
     "DriverVersion",
     "parse_driver_version",
     "parse_release_version",

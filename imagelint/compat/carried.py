@@ -20,12 +20,11 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from imagelint.errors import UsageError
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, ImageFacts, Provenance
+from imagelint.static.baseimages import NVIDIA_CUDA_REPOS, parse_image
 from imagelint.target.values import DriverVersion
 
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
-_NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 
 
 @dataclass(frozen=True)
@@ -46,19 +45,6 @@ class NgcCompat:
         return ", ".join(f"R{d.branch} >= {d}" for d in self.drivers)
 
 
-def _reference(image: str | None) -> tuple[str, str] | None:
-    """(registry/repository, tag) of an image reference, or None."""
-    if not image or "$" in image or "{" in image:
-        return None
-    from imagelint.reference import parse_registry_name
-
-    try:
-        name = parse_registry_name(image)
-    except UsageError:
-        return None
-    return f"{name.registry}/{name.repository}", name.tag or ""
-
-
 def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
     """The NGC release the image is (or is built FROM) when its notes list forward-compat drivers."""
     if matrix is None:
@@ -74,7 +60,7 @@ def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
             found = (product, matrix.ngc_image(f"nvcr.io/nvidia/{product}", ev.version))
             break
     if found is None or found[1] is None:
-        ref = _reference(facts.base.name)
+        ref = parse_image(facts.base.name)
         if ref is None or not ref[0].startswith("nvcr.io/nvidia/"):
             return None
         try:
@@ -102,8 +88,8 @@ def official_base_compat(facts: ImageFacts, matrix: Any) -> DriverLibrary | None
         return None
     if facts.platform is not None and facts.platform.architecture not in ("amd64", ""):
         return None  # NV_CUDA_COMPAT_PACKAGE is set for the amd64 images
-    ref = _reference(facts.base.name)
-    if ref is None or ref[0] not in _NVIDIA_CUDA_REPOS:
+    ref = parse_image(facts.base.name)
+    if ref is None or ref[0] not in NVIDIA_CUDA_REPOS:
         return None
     version = ref[1].split("-", 1)[0]
     parts = version.split(".")

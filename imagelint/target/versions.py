@@ -9,6 +9,8 @@ and never read the text again. Invalid text raises ``ValueError``; the edges
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from imagelint.lazyre import lazy_pattern
 
 # NVIDIA driver versions: 535 / 535.104 / 535.104.05 (leading zeros are significant text).
@@ -21,7 +23,37 @@ def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tu
     return a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
 
 
-class DriverVersion(str):
+V = TypeVar("V", bound="_ParsedVersion")
+
+
+class _ParsedVersion(str):
+    """A version's text with its numeric parts, parsed once."""
+
+    PATTERN = DRIVER_RE
+    STRIP = ""
+    WHAT = "version"
+    parts: tuple[int, ...]
+
+    def __new__(cls, text: str) -> _ParsedVersion:
+        cleaned = str(text).strip().lstrip(cls.STRIP)
+        if not cls.PATTERN.match(cleaned):
+            raise ValueError(f"not a {cls.WHAT}: {text!r}")
+        value = super().__new__(cls, cleaned)
+        value.parts = tuple(int(p) for p in cleaned.split("."))
+        return value
+
+    @classmethod
+    def parse(cls: type[V], text: object) -> V | None:
+        """The version ``text`` names, or None (for values read from data files)."""
+        if isinstance(text, cls):
+            return text
+        try:
+            return cls(str(text))
+        except ValueError:
+            return None
+
+
+class DriverVersion(_ParsedVersion):
     """An NVIDIA driver version, parsed once where it is written: ``535.104.05``, or a bare
     branch (``535``, ``R535``: "some 535.x", judged as the oldest of the branch).
 
@@ -30,25 +62,9 @@ class DriverVersion(str):
     use it as written; ``parts`` / ``branch`` / ``bare`` are its parsed form, which every
     comparison uses instead of reading the text again."""
 
-    parts: tuple[int, ...]
-
-    def __new__(cls, text: str) -> DriverVersion:
-        cleaned = str(text).strip().lstrip("Rr")
-        if not DRIVER_RE.match(cleaned):
-            raise ValueError(f"not a driver version: {text!r}")
-        value = super().__new__(cls, cleaned)
-        value.parts = tuple(int(p) for p in cleaned.split("."))
-        return value
-
-    @classmethod
-    def parse(cls, text: object) -> DriverVersion | None:
-        """The driver version ``text`` names, or None (for values read from data files)."""
-        if isinstance(text, DriverVersion):
-            return text
-        try:
-            return cls(str(text))
-        except ValueError:
-            return None
+    PATTERN = DRIVER_RE
+    STRIP = "Rr"
+    WHAT = "driver version"
 
     @property
     def branch(self) -> int:
@@ -70,28 +86,12 @@ class DriverVersion(str):
         return mine >= theirs
 
 
-
-class CudaVersion(str):
+class CudaVersion(_ParsedVersion):
     """A CUDA version (``12.2``, ``12.4.1``): the one a driver reports, or a toolkit release."""
 
-    parts: tuple[int, ...]
-
-    def __new__(cls, text: str) -> CudaVersion:
-        cleaned = str(text).strip().lstrip("vV")
-        if not CUDA_RE.match(cleaned):
-            raise ValueError(f"not a CUDA version: {text!r}")
-        value = super().__new__(cls, cleaned)
-        value.parts = tuple(int(p) for p in cleaned.split("."))
-        return value
-
-    @classmethod
-    def parse(cls, text: object) -> CudaVersion | None:
-        if isinstance(text, CudaVersion):
-            return text
-        try:
-            return cls(str(text))
-        except ValueError:
-            return None
+    PATTERN = CUDA_RE
+    STRIP = "vV"
+    WHAT = "CUDA version"
 
     @property
     def major(self) -> int:

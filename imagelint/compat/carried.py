@@ -37,6 +37,7 @@ class NgcCompat:
     read: bool                          # False: the list is the nearest read release's
     source: str | None
     entrypoint_replaced: str | None     # the image's own ENTRYPOINT, when it is not NGC's
+    row_uncertain: bool = False         # the matrix marks the release's row uncertain
 
     def listed_for(self, branch: int) -> DriverVersion | None:
         return next((d for d in self.drivers if d.branch == branch), None)
@@ -72,7 +73,7 @@ def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
         return None
     drivers = tuple(d for d in (DriverVersion.parse(x) for x in ngc.datacenter_compat_drivers) if d is not None)
     return NgcCompat(f"NGC {product} {ngc.release}", ngc.release, drivers, ngc.drivers_read, ngc.drivers_source,
-                     _replaced_entrypoint(facts))
+                     _replaced_entrypoint(facts), bool(ngc.uncertain))
 
 
 def _replaced_entrypoint(facts: ImageFacts) -> str | None:

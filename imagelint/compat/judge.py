@@ -171,6 +171,8 @@ class _Judge:
         if not ngc.read:
             self.uncertain.append(f"the data-centre drivers of NGC release {ngc.release}: its notes were not read, "
                                   f"the list is another release's ({ngc.source})")
+        elif ngc.row_uncertain:
+            self.uncertain.append(f"NGC release {ngc.release}'s row ({ngc.source})")
         listed = ngc.listed_for(self.host.branch)
         if listed is None or not self.host.at_least(listed):
             why = (f"{notes} list R{self.host.branch} from {listed} on" if listed is not None else

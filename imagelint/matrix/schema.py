@@ -194,10 +194,10 @@ SECTIONS: dict[str, Section] = {
         release=Field("string", True, r"^[0-9]{2}\.[0-9]{2}$"),
         cuda=Field("string", True, _NUMERIC_VERSION),
         min_driver_branch=Field("integer"),
-        driver_requirements=Field("string"),
-        datacenter_compat_drivers=Field("array:string"),
-        driver_requirements_source=Field("string"),
         repositories=Field("array:string", True),
+        driver_requirements=Field("string"),
+        datacenter_compat_drivers=Field("array:string", pattern=_NUMERIC_VERSION),
+        driver_requirements_source=Field("string"),
     ),
     # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch
     # "2.5.0-cuda12.4-...", Ray "cu128", NVIDIA's cuda-sample "vectoradd-cuda12.5.0").
@@ -225,6 +225,22 @@ SECTIONS: dict[str, Section] = {
         resource_apis=Field("array:string", True),
         min_driver_branch=Field("integer"),
         features=Field("array:string"),
+    ),
+    # Image repositories built for fixed platforms (Jetson's L4T images are linux/arm64 only) and
+    # where the CUDA they carry is read: from the L4T release in the tag (``jetson_releases``),
+    # from the tag's own major.minor (``l4t-cuda:12.2.12-runtime``), or nowhere (``none``).
+    "image_platforms": _section(
+        ("repository",),
+        repository=Field("string", True),
+        platforms=Field("array:string", True, r"^linux/(amd64|arm64)$"),
+        cuda_from=Field("string", True, enum=("l4t-release", "tag-major-minor", "none")),
+    ),
+    # Jetson Linux (L4T) releases -> the JetPack they belong to and the CUDA that JetPack ships.
+    "jetson_releases": _section(
+        ("l4t",),
+        l4t=Field("string", True, _NUMERIC_VERSION),
+        jetpack=Field("string", True, _NUMERIC_VERSION),
+        cuda=Field("string", True, _NUMERIC_VERSION),
     ),
     # Env of the official nvidia/cuda images: one row per version, arch ("any" when amd64 and
     # arm64 agree) and flavor; ``env`` holds "NAME=value" strings, as an image config does.

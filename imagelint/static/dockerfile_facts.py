@@ -219,10 +219,12 @@ def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any,
     if parsed is None:  # a base like "scratch" or an unexpanded ${X}: nothing implied
         return evidence, env, notes
     tag = parsed[1]
-    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}")
     found = image_cuda(base, matrix)
     if found is None:
         return evidence, env, notes
+    # A CUDA read from an uncertain matrix row says so wherever the evidence is shown.
+    doubt = f" ({found.basis}, uncertain matrix row)" if found.uncertain else ""
+    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}{doubt}")
     version = found.version
     evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") >= 2 else "minor"))
     if found.official_cuda:
@@ -296,7 +298,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         stage = stages[stage.parent] if stage.parent is not None and stage.parent < stage.index else None
     chain.reverse()
     root = chain[0]
-    root_platform = _stage_platform(root, df, global_args)
+    root_platform = _stage_platform(root, df, global_args) or _base_platform(root.base, matrix)
     arch = root_platform.architecture if root_platform else "amd64"
     evidence, implied_env, base_notes = _base_implied(root.base, root.from_line, df, matrix, arch)
     notes.extend(base_notes)
@@ -369,7 +371,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     return ImageFacts(
         subject=df.path,
         kind="dockerfile",
-        platform=_stage_platform(chain[-1], df, global_args),
+        platform=_stage_platform(chain[-1], df, global_args) or _base_platform(root.base, matrix),
         env=env,
         entrypoint=entrypoint,
         cmd=cmd,
@@ -396,6 +398,15 @@ def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]
         return Platform.parse(expanded) if expanded else None
     except UsageError:
         return None
+
+
+def _base_platform(base: str, matrix: Any) -> Platform | None:
+    """The platform a base image is only built for (Jetson's L4T images: linux/arm64), per the
+    base-image table; None when the table does not pin one."""
+    from imagelint.static.baseimages import image_platform
+
+    text = image_platform(base, matrix)
+    return Platform.parse(text) if text else None
 
 
 def suppressed_lines(df: Dockerfile) -> dict[int, Mapping[str, str]]:

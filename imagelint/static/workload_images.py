@@ -3,7 +3,9 @@
 Only containers that get GPUs themselves (an ``nvidia.com/*`` resource, a GPU/MIG ResourceClaim
 they use, or a CDI device request) get the evidence: the same image on a CPU-only Ray head or a
 sidecar needs no driver, and IL101 must not judge it. Nothing is pulled; an image whose CUDA the
-table does not know gets no evidence (the image itself can be checked with ``lint --image``).
+table does not know gets no evidence (the image itself can be checked with ``lint --image``). An
+image the table pins to one platform (Jetson's L4T images: linux/arm64) gives the container that
+platform, so IL402 can compare it with the pools the workload reaches.
 """
 
 from __future__ import annotations
@@ -19,8 +21,14 @@ def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     image = facts.base.name
     if w is None or not image or not w.container_requests_gpu or matrix is None:
         return facts
-    from imagelint.static.baseimages import image_cuda
+    from imagelint.static.baseimages import image_cuda, image_platform
 
+    if facts.platform is None and not facts.platforms:
+        only = image_platform(image, matrix)  # a Jetson L4T image is linux/arm64 only
+        if only:
+            from imagelint.image import Platform
+
+            facts = replace(facts, platform=Platform.parse(only))
     found = image_cuda(image, matrix)
     if found is None:
         return facts

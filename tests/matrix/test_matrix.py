@@ -116,7 +116,7 @@ def test_cuda_for_driver(m) -> None:
 def test_forward_compat(m) -> None:
     fc = m.forward_compat("12.8.1")
     assert fc.package == "cuda-compat-12-8"
-    assert fc.host_branches == (535,) and fc.not_needed_branches == (570,)
+    assert fc.host_branches == (470, 525, 535, 545) and fc.not_needed_branches == (570,)  # R470-R545 from NGC 25.02
     assert "geforce" not in fc.eligible_kinds and "GeForce" not in fc.eligible_brands
     assert fc.brands_uncertain
     assert m.forward_compat("13.0").host_branches == (535, 570)

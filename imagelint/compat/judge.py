@@ -184,7 +184,8 @@ class _Judge:
             return [replace(alone, reason=f"{undriven}, so the NGC entrypoint finds compatibility mode unavailable; "
                                           f"{alone.reason}")]
         by = f"the NGC entrypoint ({NGC_ENTRYPOINT})"
-        use = CompatUse("/usr/local/cuda/compat", "?", self.cuda.major_minor, by)
+        # The compat package of a CUDA release is that release's driver (its floor).
+        use = CompatUse("/usr/local/cuda/compat", self.floor.min_driver if self.floor else "?", self.cuda.major_minor, by)
         runs = (f"{by} enables forward compatibility: {notes} list R{self.host.branch} >= {listed} for data-centre GPUs")
         if eligible is False:
             return [replace(alone, reason=f"{why_gpu}: forward compatibility is for data-centre GPUs only, so the NGC "
@@ -390,7 +391,7 @@ class _Judge:
         note = self.lib.fwd_compat if self.lib is not None else None
         supported = tuple(note.driver_branches) if note and note.driver_branches else (fc.host_branches if fc else ())
         if fc is not None and self.host.branch in supported and eligible is not False:
-            if self.lib is None:
+            if self.lib is None and self.ngc is None:  # an NGC container already carries it
                 out.append(f"or install {fc.package} in the image (forward compatibility: data-centre GPUs, host "
                            f"branch R{self.host.branch} supported; the runtime loads it from toolkit 1.17.5 on, or put "
                            "/usr/local/cuda/compat on LD_LIBRARY_PATH)")

@@ -293,6 +293,17 @@ SECTIONS: dict[str, Section] = {
         values=Field("array:string", True),
         deprecated=Field("boolean"),
     ),
+    # MIG profiles per GPU product and memory size (NVIDIA Multi-Instance GPU User Guide,
+    # "Supported MIG Profiles"): ``gpu`` is a ``gpus`` row's name, ``memory_gb`` tells the
+    # memory variants of one product apart (A100 40 GB / 80 GB), ``profiles`` are the names
+    # without the ``mig-`` prefix (``3g.40gb``, ``1g.10gb+me``).
+    "mig_profiles": _section(
+        ("gpu", "memory_gb"),
+        gpu=Field("string", True),
+        memory_gb=Field("integer", True),
+        profiles=Field("array:string", True),
+        products=Field("array:string"),  # product names (GFD's gpu.product, --gpu) that are this variant
+    ),
 }
 
 META_FIELDS: dict[str, Field] = {

@@ -2,8 +2,9 @@
 
 TEXT that spells a GPU's name or alias (any case, any separators) shows that GPU alone; other
 TEXT matches any name, alias, family, brand or compute capability (GPUs), or a branch, CUDA
-version or lifecycle designation (drivers), case-insensitively, as a substring; a GPU search
-that matches nothing names the near misses. The names
+version or lifecycle designation (drivers; a driver version such as ``535.104.05`` or ``R570``
+selects its branch), case-insensitively, as a substring; a GPU search that matches nothing names
+the near misses. The names
 listed are the ones ``--gpu`` and target files accept.
 """
 
@@ -77,17 +78,17 @@ def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: M
 @root.command("drivers")
 def drivers_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                     matrix_overlay: MatrixOverlayOpt = None) -> None:
-    """List the driver branches the matrix knows: the newest CUDA each runs, and its support lifecycle."""
+    """List the driver branches the matrix knows: the newest CUDA each runs, its support lifecycle and
+    whether NVIDIA supports it today (TEXT may be a driver as --driver takes it: 535.104.05, R570)."""
+    import datetime as _dt
+
+    from imagelint.compat.lifecycle import driver_rows
+    from imagelint.target.values import DriverVersion
+
     try:
         m = _load(matrix, matrix_overlay)
-        life = {r.get("branch"): r for r in m.rows("driver_lifecycle")}
-        rows = []
-        for r in m.rows("driver_branches"):
-            lc = life.get(r.get("branch"), {})
-            row = {"branch": r.get("branch"), "max_cuda": r.get("max_cuda"), "designation": lc.get("designation"),
-                   "eol": lc.get("eol_date") or lc.get("eol")}
-            if _matches(search, *row.values()):
-                rows.append(row)
-        _emit(rows, ["branch", "max_cuda", "designation", "eol"], format, "driver branch", search)
+        as_driver = DriverVersion.parse(search) if search else None
+        rows = [r for r in driver_rows(m, _dt.date.today(), as_driver) if as_driver or _matches(search, *r.values())]
+        _emit(rows, ["branch", "max_cuda", "designation", "eol", "supported_today"], format, "driver branch", search)
     except ImagelintError as exc:
         raise fail(exc) from None

@@ -8,13 +8,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 from imagelint.cli.choices import choose
 from imagelint.cli.spec import Option, echo
 from imagelint.errors import UsageError
 from dataclasses import dataclass
 from imagelint.target.options import TargetOptions
+
+if TYPE_CHECKING:  # annotations only: the matrix and config modules load when a run needs them
+    from imagelint.core.config import Config
+    from imagelint.matrix import Matrix
+    from imagelint.target import Target
 
 FAIL_ON = ("error", "warning", "info", "never")
 COLOR_MODES = ("auto", "always", "never")
@@ -161,10 +166,10 @@ def write_output(path: str, text: str) -> None:
 class RunSetup:
     """What check and lint both need before they run: config, output plan, matrix and target."""
 
-    config: Any
+    config: Config
     plan: list[tuple[str, str | None]]
-    matrix: Any
-    target: Any
+    matrix: Matrix
+    target: Target
     sarif_artifacts: Any = None  # imagelint.report.sarif.SarifArtifacts when a SARIF report is planned
 
 

@@ -46,6 +46,8 @@ class Context:
     findings: list[Finding] = field(default_factory=list)
     # node name → first stage (1-3) that failed there: later stages on it are "blocked"
     blocked: dict[str, int] = field(default_factory=dict)
+    # stage → how many of its subjects (Pending pods) it left to an earlier stage's failure
+    deferred: dict[int, int] = field(default_factory=dict)
     # the images GPU-node pods run, read with --images (None: not read)
     image_side: ImageSide | None = None
     _node_pools: dict[str, NodePool] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from imagelint.escape import printable_lines
 
 SCHEMA_VERSION = 1
 MAX_TEXT_FINDINGS = 15  # per stage in text (JSON has them all): a big cluster's report stays readable
-_STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocked": "blocked (every GPU node fails an earlier stage)"}
+_STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocked": "blocked (what it judges fails an earlier stage)"}
 
 
 def _subject(f: Finding) -> str:

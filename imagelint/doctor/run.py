@@ -53,8 +53,9 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         notes += [f"partly checked: {snap.refused[k]}" for k in NARROWS[number] if k in snap.refused]
         mine = tuple(f for f in ctx.findings[before:])
         status = FAILED if mine else OK
-        if not mine and number in (2, 3, 4, 5) and ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes):
-            status = BLOCKED  # nothing was judged here: an "ok" would be a silent pass
+        every_node_failed = ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes)
+        if not mine and ((number in (2, 3, 4, 5) and every_node_failed) or ctx.deferred.get(number)):
+            status = BLOCKED  # what it would judge waits on an earlier failure: an "ok" would be a silent pass
         results.append(StageResult(number, ident, title, status, findings=mine, notes=tuple(notes)))
     # a check may report a finding under another stage (a driver error seen in a pod's events)
     by_stage = {r.number: [f for f in ctx.findings if f.stage == r.number] for r in results}

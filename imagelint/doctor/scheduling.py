@@ -233,6 +233,7 @@ def check_scheduling(ctx: Context) -> list[str]:
                             [Evidence(ObjectRef(event.object_kind, event.object_name, event.namespace),
                                       event_reason=event.reason, event_message=event.message)]))
     notes = [f"{len(ctx.gpu_workloads)} GPU pod(s), {pending} Pending and unscheduled"]
+    ctx.deferred[4] = waiting_on_broken
     if waiting_on_broken:
         notes.append(f"{waiting_on_broken} Pending pod(s) wait on GPU nodes that fail an earlier stage: not judged here")
     if not nodes_read:

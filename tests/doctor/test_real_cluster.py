@@ -134,6 +134,7 @@ def test_old_style_taint_message_naming_a_lifecycle_taint_is_no_toleration_advic
     assert run.exit_code == 1
     assert "stage 3 (node advertises the GPUs) fails for node pool t4-pool: the node is not Ready" in run.lines[0]
     assert "Add a toleration" not in run.output and "toleration" not in "\n".join(_stage_block(run.lines, 4)), run.output
+    assert _stage_block(run.lines, 4)[0] == "stage 4 scheduler can place the pod: blocked (what it judges fails an earlier stage)"
 
 
 def test_cordoned_gpu_nodes_are_kept_off_by_kubernetes_not_by_a_missing_toleration(run_doctor):

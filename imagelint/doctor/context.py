@@ -261,6 +261,10 @@ class Context:
             by_node.setdefault(pod.node, []).append(pod)
         return by_node
 
+    @functools.cached_property
+    def pod_by_where(self) -> dict[str, PodInfo]:
+        return {p.where: p for p in self.snap.pods}
+
     def pods_on(self, node: str) -> list[PodInfo]:
         return self._pods_by_node.get(node, [])
 

@@ -64,6 +64,7 @@ class Finding:
     fix: str
     source: str
     nodes: tuple[str, ...] = ()
+    workload: str = ""  # a pod's Deployment ("Deployment infer"), where its ReplicaSet names one
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class DoctorReport:
         title = next(t for n, _, t in STAGES if n == first.stage)
         return (
             f"{len(findings)} problem(s); first: stage {first.stage} ({title}) fails for "
-            f"{first.subject_kind} {first.subject}: {first.message}{tail}"
+            f"{first.subject_kind} {first.subject}{f' ({first.workload})' if first.workload else ''}: {first.message}{tail}"
         )
 
 

@@ -15,7 +15,7 @@ _STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocke
 
 
 def _subject(f: Finding) -> str:
-    text = f"{f.subject_kind} {f.subject}"
+    text = f"{f.subject_kind} {f.subject}" + (f" ({f.workload})" if f.workload else "")
     if f.nodes and f.subject_kind == "node pool" and f.nodes != (f.subject,):
         shown = ", ".join(f.nodes[:5]) + (f" and {len(f.nodes) - 5} more" if len(f.nodes) > 5 else "")
         text += f" (nodes {shown})"
@@ -82,7 +82,8 @@ def _evidence(e: Evidence) -> dict[str, Any]:
 
 def _finding(f: Finding) -> dict[str, Any]:
     return {
-        "stage": f.stage, "signature": f.signature, "subject": {"kind": f.subject_kind, "name": f.subject, "nodes": list(f.nodes)},
+        "stage": f.stage, "signature": f.signature,
+        "subject": {"kind": f.subject_kind, "name": f.subject, "nodes": list(f.nodes), **({"workload": f.workload} if f.workload else {})},
         "message": f.message, "evidence": [_evidence(e) for e in f.evidence], "meaning": f.meaning, "fix": f.fix, "source": f.source,
     }
 

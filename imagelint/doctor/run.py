@@ -7,12 +7,13 @@ goes on. Findings keep the stage's order (a node that failed stage 2 is not judg
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from imagelint.cluster.connection import Connection
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
-from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, ImageSide, StageResult
+from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, Finding, ImageSide, StageResult
 from imagelint.doctor.node_stages import check_advertised, check_device_plugin, check_driver
 from imagelint.doctor.runtime import check_runtime
 from imagelint.doctor.scheduling import check_scheduling
@@ -58,7 +59,8 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
             status = BLOCKED  # what it would judge waits on an earlier failure: an "ok" would be a silent pass
         results.append(StageResult(number, ident, title, status, findings=mine, notes=tuple(notes)))
     # a check may report a finding under another stage (a driver error seen in a pod's events)
-    by_stage = {r.number: [f for f in ctx.findings if f.stage == r.number] for r in results}
+    findings = [_named_by_workload(ctx, f) for f in ctx.findings]
+    by_stage = {r.number: [f for f in findings if f.stage == r.number] for r in results}
     results = [
         StageResult(r.number, r.id, r.title, r.status if r.status in (NOT_CHECKED, BLOCKED) else (FAILED if by_stage[r.number] else OK),
                     findings=tuple(by_stage[r.number]), notes=r.notes)
@@ -70,6 +72,17 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         gpu_pods=len(ctx.gpu_workloads) if "pods" not in snap.refused else 0, warnings=tuple(snap.warnings),
         nodes_read="nodes" not in snap.refused, pods_read="pods" not in snap.refused,
     )
+
+
+def _named_by_workload(ctx: Context, f: Finding) -> Finding:
+    """A pod of a Deployment is named with it: its ReplicaSet's name is a hash nobody wrote."""
+    if f.subject_kind != "pod":
+        return f
+    pod = ctx.pod_by_where.get(f.subject)
+    if pod is None or pod.owner_kind != "ReplicaSet":
+        return f
+    kind, name = ctx.workload_of(pod.owner_kind, pod.namespace, pod.owner_name)
+    return replace(f, workload=f"{kind} {name}") if kind != "ReplicaSet" else f
 
 
 def run_doctor(conn: Connection, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:

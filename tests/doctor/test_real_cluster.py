@@ -273,6 +273,11 @@ def test_a_deployments_failed_create_is_named_by_its_deployment(run_doctor):
     assert run.exit_code == 1
     assert "workload ml/infer: Deployment infer cannot create its pods" in run.output, run.output
     assert "evidence: ReplicaSet ml/infer-5f676786d4 event FailedCreate" in run.output
+    # its pods too: one that got created before the RuntimeClass went away sits Pending
+    state.pods.append(pod("ml", "infer-5f676786d4-x2x9p", node=None, phase="Pending", owner=("ReplicaSet", "infer-5f676786d4"),
+                          labels={"pod-template-hash": "5f676786d4"}, nodeSelector={"zone": "mars"}))
+    run = run_doctor(state, kube=run.kube)
+    assert "pod ml/infer-5f676786d4-x2x9p (Deployment infer): nodeSelector zone=mars" in run.output, run.output
 
 
 def test_two_identical_nodes_without_a_node_group_label_are_one_pool(run_doctor):

@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Optional
 
-from imagelint.cli import fail, root
+import typer
+
+from imagelint.cli.failure import fail
 from imagelint.cli.run_options import MatrixOpt, MatrixOverlayOpt
-from imagelint.cli.spec import Argument, Option, echo
 from imagelint.errors import ImagelintError
 
-SearchArg = Annotated[Optional[str], Argument(metavar="[TEXT]", help="Show only entries containing TEXT (any case).")]
-FormatOpt = Annotated[str, Option("--format", help="text or json.")]
+SearchArg = Annotated[Optional[str], typer.Argument(metavar="[TEXT]", help="Show only entries containing TEXT (any case).")]
+FormatOpt = Annotated[str, typer.Option("--format", help="text or json.")]
+
+app = typer.Typer()
 
 
 def _load(matrix: str | None, overlays: list[str] | None) -> Any:
@@ -37,15 +40,15 @@ def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str, what: str, s
 
     fmt = choose(fmt, ("text", "json"), "--format")
     if fmt == "json":
-        echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        echo(f"no {what} matches {search!r}" if search else f"the matrix lists no {what}")
+        typer.echo(f"no {what} matches {search!r}" if search else f"the matrix lists no {what}")
         return
     table = [columns] + [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
     for row in table:
-        echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
 
 
 def _cell(value: Any) -> str:
@@ -54,7 +57,7 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-@root.command("gpus")
+@app.command("gpus")
 def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                  matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the GPUs the matrix knows (the names --gpu accepts), with compute capability, family and brand."""
@@ -70,7 +73,7 @@ def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: M
         raise fail(exc) from None
 
 
-@root.command("drivers")
+@app.command("drivers")
 def drivers_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                     matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the driver branches the matrix knows: the newest CUDA each runs, and its support lifecycle."""

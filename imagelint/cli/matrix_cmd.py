@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from imagelint.cli import fail, root
-from imagelint.cli.spec import Argument, CommandGroup, Option, echo
+import typer
+
+from imagelint.cli.failure import fail
 from imagelint.errors import ImagelintError, UsageError
 
-matrix_app = CommandGroup(
+app = typer.Typer(
     name="matrix",
     help="The versioned NVIDIA compatibility matrix: list, show, validate, diff, export, publish.",
     no_args_is_help=True,
 )
-root.add_group(matrix_app, name="matrix")
 
 OverlayOpt = Annotated[
     Optional[list[str]],
-    Option("--matrix-overlay", "--overlay",
+    typer.Option("--matrix-overlay", "--overlay",
                  help="Overlay file whose rows add to / override the matrix (repeatable; --overlay is the old spelling)."),
 ]
 MatrixOpt = Annotated[
-    Optional[str], Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
+    Optional[str], typer.Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
 ]
 
 
@@ -30,7 +30,7 @@ def _overlays(overlay: list[str] | None) -> tuple[str, ...]:
     import sys
 
     if overlay and any(a == "--overlay" or a.startswith("--overlay=") for a in sys.argv[1:]):
-        echo("imagelint: note: --overlay is deprecated; write --matrix-overlay (as check and lint do)", err=True)
+        typer.echo("imagelint: note: --overlay is deprecated; write --matrix-overlay (as check and lint do)", err=True)
     return tuple(overlay or ())
 
 
@@ -40,7 +40,7 @@ def _format(value: str, allowed: tuple[str, ...]) -> str:
     return choose(value, allowed, "--format")
 
 
-@matrix_app.command("list")
+@app.command("list")
 def list_cmd() -> None:
     """List the matrix versions shipped with imagelint (the newest is the default)."""
     from imagelint.matrix import shipped_versions
@@ -49,14 +49,14 @@ def list_cmd() -> None:
     if not versions:
         raise fail(UsageError("no shipped matrix found"))
     for version in versions:
-        echo(f"{version}  (newest, default)" if version == versions[-1] else version)
+        typer.echo(f"{version}  (newest, default)" if version == versions[-1] else version)
 
 
-@matrix_app.command("show")
+@app.command("show")
 def show_cmd(
-    selector: Annotated[Optional[str], Argument(metavar="[VERSION|PATH]", help="Version or file; default newest.")] = None,
-    format: Annotated[str, Option("--format", help="text | toml | json")] = "text",
-    section: Annotated[Optional[str], Option("--section", help="Only this section (e.g. cuda_releases).")] = None,
+    selector: Annotated[Optional[str], typer.Argument(metavar="[VERSION|PATH]", help="Version or file; default newest.")] = None,
+    format: Annotated[str, typer.Option("--format", help="text | toml | json")] = "text",
+    section: Annotated[Optional[str], typer.Option("--section", help="Only this section (e.g. cuda_releases).")] = None,
     overlay: OverlayOpt = None,
 ) -> None:
     """Show a matrix as readable tables (or TOML / JSON)."""
@@ -68,18 +68,18 @@ def show_cmd(
         check_section(section)
         matrix = load_matrix(selector, _overlays(overlay))
         if fmt == "toml":
-            echo(matrix.to_toml(section), nl=False)
+            typer.echo(matrix.to_toml(section), nl=False)
         elif fmt == "json":
-            echo(render_json(matrix, section))
+            typer.echo(render_json(matrix, section))
         else:
-            echo(render_text(matrix, section))
+            typer.echo(render_text(matrix, section))
     except ImagelintError as exc:
         raise fail(exc) from None
 
 
-@matrix_app.command("validate")
+@app.command("validate")
 def validate_cmd(
-    file: Annotated[str, Argument(metavar="FILE", help="A matrix or overlay TOML file.")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A matrix or overlay TOML file.")],
 ) -> None:
     """Check a matrix or overlay file; exit 2 with file:row details when it is wrong."""
     from imagelint.matrix.loader import validate_file
@@ -88,13 +88,13 @@ def validate_cmd(
         summary = validate_file(file)
     except ImagelintError as exc:
         raise fail(exc) from None
-    echo(f"{file}: ok ({summary})")
+    typer.echo(f"{file}: ok ({summary})")
 
 
-@matrix_app.command("diff")
+@app.command("diff")
 def diff_cmd(
-    a: Annotated[str, Argument(metavar="A", help="Version or path.")],
-    b: Annotated[str, Argument(metavar="B", help="Version or path.")],
+    a: Annotated[str, typer.Argument(metavar="A", help="Version or path.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Version or path.")],
 ) -> None:
     """Rows added, removed or changed from matrix A to matrix B."""
     from imagelint.matrix import load_matrix
@@ -104,12 +104,12 @@ def diff_cmd(
         lines = diff_matrices(load_matrix(a), load_matrix(b))
     except ImagelintError as exc:
         raise fail(exc) from None
-    echo("\n".join(lines) if lines else "no differences")
+    typer.echo("\n".join(lines) if lines else "no differences")
 
 
-@matrix_app.command("export")
+@app.command("export")
 def export_cmd(
-    format: Annotated[str, Option("--format", help="toml | json")] = "toml",
+    format: Annotated[str, typer.Option("--format", help="toml | json")] = "toml",
     matrix: MatrixOpt = None,
     overlay: OverlayOpt = None,
 ) -> None:
@@ -122,13 +122,13 @@ def export_cmd(
         loaded = load_matrix(matrix, _overlays(overlay))
     except ImagelintError as exc:
         raise fail(exc) from None
-    echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
+    typer.echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
 
 
-@matrix_app.command("publish")
+@app.command("publish")
 def publish_cmd(
-    name: Annotated[str, Option("--name", help="ConfigMap name.")] = "imagelint-matrix",
-    namespace: Annotated[Optional[str], Option("--namespace", help="ConfigMap namespace.")] = None,
+    name: Annotated[str, typer.Option("--name", help="ConfigMap name.")] = "imagelint-matrix",
+    namespace: Annotated[Optional[str], typer.Option("--namespace", help="ConfigMap namespace.")] = None,
     matrix: MatrixOpt = None,
     overlay: OverlayOpt = None,
 ) -> None:
@@ -138,6 +138,6 @@ def publish_cmd(
 
     try:
         loaded = load_matrix(matrix, _overlays(overlay))
-        echo(configmap_yaml(loaded, name, namespace), nl=False)
+        typer.echo(configmap_yaml(loaded, name, namespace), nl=False)
     except ImagelintError as exc:
         raise fail(exc) from None

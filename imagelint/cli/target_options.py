@@ -4,7 +4,7 @@
 
 1. The decorator (least code)::
 
-       @root.command()
+       @app.command()
        @with_target_options
        def check(ref: str, target_options: TargetOptions) -> None:
            target = resolve_target(target_options, matrix)      # exits 2/3 on bad input
@@ -27,7 +27,9 @@ import functools
 import inspect
 from typing import Annotated, Any, Callable, List, Optional, TypeVar
 
-from imagelint.cli.spec import Option
+import typer
+
+from imagelint.cli.common import signature_without
 from imagelint.errors import ImagelintError
 from imagelint.target import Target
 from imagelint.target.options import TargetOptions, build_target
@@ -37,52 +39,52 @@ PANEL = "Target (what the image must run on)"
 
 DriverOpt = Annotated[
     Optional[List[str]],
-    Option("--driver", help="NVIDIA driver version of a node pool, e.g. 535.104.05 (repeat for several pools; "
+    typer.Option("--driver", help="NVIDIA driver version of a node pool, e.g. 535.104.05 (repeat for several pools; "
                  "each gets every --gpu).", rich_help_panel=PANEL),
 ]
 GpuOpt = Annotated[
     Optional[List[str]],
-    Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable; with several --driver, "
+    typer.Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable; with several --driver, "
                  "every pool has every GPU: use --pool for T4 on one driver and H100 on another).", rich_help_panel=PANEL),
 ]
 PoolOpt = Annotated[
     Optional[List[str]],
-    Option("--pool", metavar="KEY=VALUE,...",
+    typer.Option("--pool", metavar="KEY=VALUE,...",
                  help="One node pool: driver=535.104.05,gpu=T4 (keys: name, driver, gpu, compute-capability, brand, arch, "
                  "toolkit, device-plugin, runtime-mode; repeat for more pools).", rich_help_panel=PANEL),
 ]
 ComputeCapabilityOpt = Annotated[
     Optional[str],
-    Option("--compute-capability", help="GPU compute capability MAJOR.MINOR (overrides --gpu's).", rich_help_panel=PANEL),
+    typer.Option("--compute-capability", help="GPU compute capability MAJOR.MINOR (overrides --gpu's).", rich_help_panel=PANEL),
 ]
 BrandOpt = Annotated[
     Optional[str],
-    Option("--brand", help="GPU brand as libnvidia-container reports it (Tesla, Nvidia, GeForce...).", rich_help_panel=PANEL),
+    typer.Option("--brand", help="GPU brand as libnvidia-container reports it (Tesla, Nvidia, GeForce...).", rich_help_panel=PANEL),
 ]
 ArchOpt = Annotated[
-    Optional[str], Option("--arch", help="Node CPU architecture: amd64 or arm64.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--arch", help="Node CPU architecture: amd64 or arm64.", rich_help_panel=PANEL)
 ]
 ToolkitOpt = Annotated[
-    Optional[str], Option("--toolkit", help="nvidia-container-toolkit version, e.g. 1.17.3.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--toolkit", help="nvidia-container-toolkit version, e.g. 1.17.3.", rich_help_panel=PANEL)
 ]
 DevicePluginOpt = Annotated[
-    Optional[str], Option("--device-plugin", help="k8s-device-plugin version, e.g. 0.17.0.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--device-plugin", help="k8s-device-plugin version, e.g. 0.17.0.", rich_help_panel=PANEL)
 ]
 RuntimeModeOpt = Annotated[
     Optional[str],
-    Option("--runtime-mode", help="Container toolkit mode: legacy, cdi, jit-cdi, csv or auto.", rich_help_panel=PANEL),
+    typer.Option("--runtime-mode", help="Container toolkit mode: legacy, cdi, jit-cdi, csv or auto.", rich_help_panel=PANEL),
 ]
 TargetFileOpt = Annotated[
-    Optional[str], Option("--target-file", help="Target file (TOML) with one table per node pool.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--target-file", help="Target file (TOML) with one table per node pool.", rich_help_panel=PANEL)
 ]
 ClusterOpt = Annotated[
-    bool, Option("--cluster", help="Read the target from the live cluster (kubeconfig or in-cluster).", rich_help_panel=PANEL)
+    bool, typer.Option("--cluster", help="Read the target from the live cluster (kubeconfig or in-cluster).", rich_help_panel=PANEL)
 ]
 ContextOpt = Annotated[
-    Optional[str], Option("--context", help="kubeconfig context for --cluster.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--context", help="kubeconfig context for --cluster.", rich_help_panel=PANEL)
 ]
 KubeconfigOpt = Annotated[
-    Optional[str], Option("--kubeconfig", help="kubeconfig file for --cluster.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--kubeconfig", help="kubeconfig file for --cluster.", rich_help_panel=PANEL)
 ]
 
 # parameter name (as the decorator adds it) -> (annotation, default)
@@ -140,10 +142,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def with_target_options(func: F) -> F:
     """Add the target flags to a command; it receives ``target_options: TargetOptions``."""
-    original = inspect.signature(func, eval_str=True)
-    if "target_options" not in original.parameters:
+    if "target_options" not in inspect.signature(func).parameters:
         raise TypeError(f"{func.__name__} must take a 'target_options' parameter to use @with_target_options")
-    kept = [p for name, p in original.parameters.items() if name != "target_options"]
+    original = signature_without(func, "target_options")
+    kept = list(original.parameters.values())
     added = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
         for name, (annotation, default) in _PARAMETERS.items()
@@ -183,7 +185,7 @@ def with_target_options(func: F) -> F:
 
 def resolve_target(options: TargetOptions, matrix: TargetMatrix | None, *, cluster_matrix: bool = False) -> Target:
     """Build the merged Target, or exit with imagelint's one-line error (2 usage, 3 cluster)."""
-    from imagelint.cli import fail
+    from imagelint.cli.failure import fail
 
     try:
         return build_target(options, matrix, cluster_matrix=cluster_matrix)

@@ -15,7 +15,6 @@ import imagelint.cli
 from imagelint.matrix import load_matrix, matrix_from_text, shipped_versions
 from tests.matrix.test_matrix import MINIMAL, OVERLAY
 
-imagelint.cli._register()
 runner = CliRunner()
 
 

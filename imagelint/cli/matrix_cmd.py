@@ -17,21 +17,20 @@ app = typer.Typer(
 
 OverlayOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--matrix-overlay", "--overlay",
-                 help="Overlay file whose rows add to / override the matrix (repeatable; --overlay is the old spelling)."),
+    typer.Option("--matrix-overlay", help="Overlay file whose rows add to / override the matrix (repeatable)."),
 ]
+# The old spelling, still read, with a note (hidden from --help).
+OldOverlayOpt = Annotated[Optional[list[str]], typer.Option("--overlay", hidden=True)]
 MatrixOpt = Annotated[
     Optional[str], typer.Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
 ]
 
 
-def _overlays(overlay: list[str] | None) -> tuple[str, ...]:
-    """The overlay files; a note when the old spelling ``--overlay`` was used."""
-    import sys
-
-    if overlay and any(a == "--overlay" or a.startswith("--overlay=") for a in sys.argv[1:]):
+def _overlays(overlay: list[str] | None, old_spelling: list[str] | None) -> tuple[str, ...]:
+    """The overlay files, in the order of each spelling; a note when the old spelling ``--overlay`` was used."""
+    if old_spelling:
         typer.echo("imagelint: note: --overlay is deprecated; write --matrix-overlay (as check and lint do)", err=True)
-    return tuple(overlay or ())
+    return tuple(overlay or ()) + tuple(old_spelling or ())
 
 
 def _format(value: str, allowed: tuple[str, ...]) -> str:
@@ -58,6 +57,7 @@ def show_cmd(
     format: Annotated[str, typer.Option("--format", help="text | toml | json")] = "text",
     section: Annotated[Optional[str], typer.Option("--section", help="Only this section (e.g. cuda_releases).")] = None,
     overlay: OverlayOpt = None,
+    old_overlay: OldOverlayOpt = None,
 ) -> None:
     """Show a matrix as readable tables (or TOML / JSON)."""
     from imagelint.matrix import load_matrix
@@ -66,7 +66,7 @@ def show_cmd(
     try:
         fmt = _format(format, ("text", "toml", "json"))
         check_section(section)
-        matrix = load_matrix(selector, _overlays(overlay))
+        matrix = load_matrix(selector, _overlays(overlay, old_overlay))
         if fmt == "toml":
             typer.echo(matrix.to_toml(section), nl=False)
         elif fmt == "json":
@@ -112,6 +112,7 @@ def export_cmd(
     format: Annotated[str, typer.Option("--format", help="toml | json")] = "toml",
     matrix: MatrixOpt = None,
     overlay: OverlayOpt = None,
+    old_overlay: OldOverlayOpt = None,
 ) -> None:
     """Print the (overlaid) matrix as one TOML or JSON document."""
     from imagelint.matrix import load_matrix
@@ -119,7 +120,7 @@ def export_cmd(
 
     try:
         fmt = _format(format, ("toml", "json"))
-        loaded = load_matrix(matrix, _overlays(overlay))
+        loaded = load_matrix(matrix, _overlays(overlay, old_overlay))
     except ImagelintError as exc:
         raise fail(exc) from None
     typer.echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
@@ -131,13 +132,14 @@ def publish_cmd(
     namespace: Annotated[Optional[str], typer.Option("--namespace", help="ConfigMap namespace.")] = None,
     matrix: MatrixOpt = None,
     overlay: OverlayOpt = None,
+    old_overlay: OldOverlayOpt = None,
 ) -> None:
     """Print a ConfigMap holding the matrix (key matrix.toml), for ``kubectl apply -f -``."""
     from imagelint.matrix import load_matrix
     from imagelint.matrix.render import configmap_yaml
 
     try:
-        loaded = load_matrix(matrix, _overlays(overlay))
+        loaded = load_matrix(matrix, _overlays(overlay, old_overlay))
         typer.echo(configmap_yaml(loaded, name, namespace), nl=False)
     except ImagelintError as exc:
         raise fail(exc) from None

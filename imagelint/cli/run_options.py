@@ -308,18 +308,30 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
 
 def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: Any = None, *,
                  color: str = "auto", quiet: bool = False) -> None:
-    """Render every planned format (stdout or file), then the GitHub step summary when asked for."""
+    """Render every planned format (stdout or file), then the GitHub step summary when asked for.
+
+    When every report goes to a file, the text report's summary line goes to stderr (stdout stays
+    empty, as with any report written to a file; stderr is where imagelint talks to the person),
+    naming the files, unless ``quiet``."""
     from imagelint.report import ReportOptions, render
 
     colored = use_color(sys.stdout, os.environ, color)
     on_stderr = unreadable_on_stderr(plan)
+    json_report = next((out for fmt, out in plan if fmt == "json" and out), None)
     for fmt, out in plan:
         text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                              errors_on_stderr=on_stderr and out is None, quiet=quiet))
+                                              errors_on_stderr=on_stderr and out is None, quiet=quiet,
+                                              json_report=json_report))
         if out is None:
             typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
         else:
             write_output(out, text)
+    if not quiet and all(out is not None for _, out in plan):
+        from imagelint.escape import guard_line, printable
+        from imagelint.report._common import summary_line
+
+        files = ", ".join(out for _, out in plan if out)
+        typer.echo(guard_line(printable(f"imagelint: {summary_line(run)}; report: {files}")), err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if summary_path and (in_actions or any(f == "github" for f, _ in plan)):

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 EPILOG = epilog(
     examples(
-        "imagelint audit --cluster -A                                   what runs now, checked",
-        "imagelint audit --cluster --plan-driver 580.65.06              ... and on a proposed driver",
+        "imagelint audit --cluster -A                       # what runs now, checked",
+        "imagelint audit --cluster --plan-driver 580.65.06  # ... and on a proposed driver",
         "imagelint audit --images images.txt --target-file now.toml --plan next.toml",
         "imagelint audit enumerate --cluster -o inventory.json",
         "imagelint audit --images inventory.json --target-file t.toml --shard 0/4 -f json -o part0.json",
@@ -241,7 +241,7 @@ def _write_reports(report: Any, target_options: TargetOptions) -> None:
             typer.echo(f"imagelint: PolicyReport {where} {what}", err=True)
 
 
-@app.command("enumerate")
+@app.command("enumerate", epilog=EPILOG)
 @with_target_options
 def enumerate_command(
     namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only this namespace."),
@@ -266,7 +266,7 @@ def enumerate_command(
         raise fail(exc) from None
 
 
-@app.command("merge")
+@app.command("merge", epilog=EPILOG)
 def merge_command(
     parts: List[str] = typer.Argument(..., help="The shards' JSON reports (audit --shard I/N --format json)."),
     format: str = FormatOpt,

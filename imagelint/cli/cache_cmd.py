@@ -15,11 +15,16 @@ from typing import Optional
 import typer
 
 from imagelint.cli.failure import fail
+from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.errors import ImagelintError
 from dataclasses import dataclass
 
+EPILOG = epilog(examples("imagelint cache info", "imagelint cache info --format json", "imagelint cache clean"),
+                INFO_EXIT_CODES)
+
 app = typer.Typer(
     name="cache",
+    epilog=EPILOG,
     help="The cache: what was read from each layer (keyed by layer digest), each image's facts, parsed matrices.",
     no_args_is_help=True,
 )
@@ -57,7 +62,7 @@ def counts(cache_dir: Optional[str]) -> CacheCounts:
                        sum(p.stat().st_size for p in matrices), i.max_bytes)
 
 
-@app.command("info")
+@app.command("info", epilog=EPILOG)
 def info(
     cache_dir: Optional[str] = CacheDirOpt,
     fmt: str = typer.Option("text", "--format", help="text or json."),
@@ -81,7 +86,7 @@ def info(
                f"matrices:  {c.matrices} parsed matri{'x' if c.matrices == 1 else 'ces'}, {human_size(c.matrix_bytes)}")
 
 
-@app.command("clean")
+@app.command("clean", epilog=EPILOG)
 def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
     """Remove every cached entry (layer extracts, image facts, parsed matrices)."""
     from imagelint.matrix.loader import clean_matrix_cache

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from imagelint.cli.failure import fail
+from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.cli.run_options import MatrixOpt, MatrixOverlayOpt
 from imagelint.errors import ImagelintError
 
@@ -57,7 +58,8 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-@app.command("gpus")
+@app.command("gpus", epilog=epilog(examples("imagelint gpus", "imagelint gpus h100", "imagelint gpus 8.9 --format json"),
+                                   INFO_EXIT_CODES))
 def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                  matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the GPUs the matrix knows (the names --gpu accepts), with compute capability, family and brand."""
@@ -73,7 +75,8 @@ def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: M
         raise fail(exc) from None
 
 
-@app.command("drivers")
+@app.command("drivers", epilog=epilog(examples("imagelint drivers", "imagelint drivers 550", "imagelint drivers 12.4 --format json"),
+                                      INFO_EXIT_CODES))
 def drivers_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                     matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the driver branches the matrix knows: the newest CUDA each runs, and its support lifecycle."""

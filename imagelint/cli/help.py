@@ -28,6 +28,16 @@ Exit codes:
   130  interrupted (Ctrl-C); a reader that went away (imagelint ... | head) ends quietly with 1"""
 
 
+def exit_codes(*rows: tuple[int, str]) -> str:
+    """An ``Exit codes:`` block for a command whose codes are not check's; 130 (Ctrl-C) is added."""
+    rows = (*rows, (130, "interrupted (Ctrl-C)"))
+    return "\b\nExit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in rows)
+
+
+# What a command that only reads imagelint's own data (rules, the matrix, the cache) can end with.
+INFO_EXIT_CODES = exit_codes((0, "done"), (2, "usage or configuration error (a bad flag, value or file, named)"))
+
+
 def examples(*lines: str) -> str:
     """An ``Examples:`` block, one command line each."""
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
@@ -38,4 +48,4 @@ def epilog(*blocks: str) -> str:
     return "\n\n".join(blocks)
 
 
-__all__ = ["EXIT_CODES", "REFERENCES", "epilog", "examples"]
+__all__ = ["EXIT_CODES", "INFO_EXIT_CODES", "REFERENCES", "epilog", "examples", "exit_codes"]

@@ -14,7 +14,7 @@ import typer
 from imagelint.cli.choices import choose
 from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
 from imagelint.cli.failure import fail
-from imagelint.cli.help import EXIT_CODES, epilog, examples
+from imagelint.cli.help import EXIT_CODES, REFERENCES, epilog, examples
 from imagelint.cli.run_options import (
     COLOR_MODES,
     ConfigOpt,
@@ -48,6 +48,7 @@ EPILOG = epilog(
         "helm template chart | imagelint lint -           # stdin",
         "imagelint lint k8s/ --image registry:ghcr.io/acme/trainer:1.4 --target-file pools.toml",
     ),
+    REFERENCES,
     EXIT_CODES,
 )
 

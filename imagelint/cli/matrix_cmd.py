@@ -7,10 +7,23 @@ from typing import Annotated, Optional
 import typer
 
 from imagelint.cli.failure import fail
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.errors import ImagelintError, UsageError
+
+EPILOG = epilog(
+    examples(
+        "imagelint matrix list",
+        "imagelint matrix show --section driver_branches",
+        "imagelint matrix validate overlay.toml",
+        "imagelint matrix diff 2026-11-29 my-matrix.toml",
+        "imagelint matrix publish --namespace imagelint | kubectl apply -f -",
+    ),
+    exit_codes((0, "done (validate: the file is valid)"), (2, "usage error, or a matrix or overlay file that is wrong (file:row named)")),
+)
 
 app = typer.Typer(
     name="matrix",
+    epilog=EPILOG,
     help="The versioned NVIDIA compatibility matrix: list, show, validate, diff, export, publish.",
     no_args_is_help=True,
 )
@@ -39,7 +52,7 @@ def _format(value: str, allowed: tuple[str, ...]) -> str:
     return choose(value, allowed, "--format")
 
 
-@app.command("list")
+@app.command("list", epilog=EPILOG)
 def list_cmd() -> None:
     """List the matrix versions shipped with imagelint (the newest is the default)."""
     from imagelint.matrix import shipped_versions
@@ -51,7 +64,7 @@ def list_cmd() -> None:
         typer.echo(f"{version}  (newest, default)" if version == versions[-1] else version)
 
 
-@app.command("show")
+@app.command("show", epilog=EPILOG)
 def show_cmd(
     selector: Annotated[Optional[str], typer.Argument(metavar="[VERSION|PATH]", help="Version or file; default newest.")] = None,
     format: Annotated[str, typer.Option("--format", help="text | toml | json")] = "text",
@@ -77,7 +90,7 @@ def show_cmd(
         raise fail(exc) from None
 
 
-@app.command("validate")
+@app.command("validate", epilog=EPILOG)
 def validate_cmd(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A matrix or overlay TOML file.")],
 ) -> None:
@@ -91,7 +104,7 @@ def validate_cmd(
     typer.echo(f"{file}: ok ({summary})")
 
 
-@app.command("diff")
+@app.command("diff", epilog=EPILOG)
 def diff_cmd(
     a: Annotated[str, typer.Argument(metavar="A", help="Version or path.")],
     b: Annotated[str, typer.Argument(metavar="B", help="Version or path.")],
@@ -107,7 +120,7 @@ def diff_cmd(
     typer.echo("\n".join(lines) if lines else "no differences")
 
 
-@app.command("export")
+@app.command("export", epilog=EPILOG)
 def export_cmd(
     format: Annotated[str, typer.Option("--format", help="toml | json")] = "toml",
     matrix: MatrixOpt = None,
@@ -126,7 +139,7 @@ def export_cmd(
     typer.echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
 
 
-@app.command("publish")
+@app.command("publish", epilog=EPILOG)
 def publish_cmd(
     name: Annotated[str, typer.Option("--name", help="ConfigMap name.")] = "imagelint-matrix",
     namespace: Annotated[Optional[str], typer.Option("--namespace", help="ConfigMap namespace.")] = None,

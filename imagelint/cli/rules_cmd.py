@@ -7,12 +7,13 @@ import json
 import typer
 
 from imagelint.cli.failure import fail
+from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.errors import UsageError
 
 app = typer.Typer()
 
 
-@app.command("rules")
+@app.command("rules", epilog=epilog(examples("imagelint rules", "imagelint rules --format json"), INFO_EXIT_CODES))
 def rules_command(
     format: str = typer.Option("text", "--format", help="text, json or markdown."),
 ) -> None:
@@ -38,7 +39,8 @@ def rules_command(
             typer.echo(f"{r.id}  {r.name:<{width}} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
 
 
-@app.command("explain")
+@app.command("explain", epilog=epilog(
+    examples("imagelint explain IL101", "imagelint explain cuda-driver-too-old --format markdown"), INFO_EXIT_CODES))
 def explain_command(
     rule: str = typer.Argument(..., help="Rule ID (IL101) or name (cuda-driver-too-old)."),
     format: str = typer.Option("text", "--format", help="text (for terminals) or markdown."),

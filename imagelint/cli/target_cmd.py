@@ -7,12 +7,24 @@ from typing import Annotated, Any, Optional
 import typer
 
 from imagelint.cli.failure import fail
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.target_options import resolve_target, with_target_options
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.target.options import TargetOptions
 
+EPILOG = epilog(
+    examples(
+        "imagelint target show --driver 535.104.05 --gpu T4",
+        "imagelint target show --target-file pools.toml",
+        "imagelint target snapshot --cluster > pools.toml    # then --target-file pools.toml in CI",
+    ),
+    exit_codes((0, "done"), (2, "usage or configuration error (a bad flag or target file, named)"),
+               (3, "the cluster could not be read, or the run reached --deadline")),
+)
+
 app = typer.Typer(
     name="target",
+    epilog=EPILOG,
     help="Show the target (node pools: driver, GPUs, toolkit, device plugin) or snapshot a cluster into a target file.",
     no_args_is_help=True,
 )
@@ -30,7 +42,7 @@ def load_matrix_for(selector: str | None, options: TargetOptions) -> Any:
     return load_matrix_selected(selector, (), options)
 
 
-@app.command("show")
+@app.command("show", epilog=EPILOG)
 @with_target_options
 def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
     """Print the target the other commands would check against."""
@@ -46,7 +58,7 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
     typer.echo(describe_target(target))
 
 
-@app.command("snapshot")
+@app.command("snapshot", epilog=EPILOG)
 @with_target_options
 def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
     """Print the target as a target file (TOML), e.g. ``--cluster`` once with credentials,

@@ -9,7 +9,7 @@ Two ways to use them, as with ``target_options``:
        def check(ref: str, source_options: SourceOptions) -> None: ...
 
    appends ``--platform/--all-platforms/--ca-cert/--insecure-registry/--docker-config/
-   --timeout/--cache-dir/--no-cache`` to the command (under the "Image source" panel) and passes one frozen
+   --timeout/--cache-dir/--no-cache`` to the command and passes one frozen
    ``SourceOptions`` in ``source_options``. Bad values exit 2 in one line.
 
 2. The ``Annotated`` aliases below, then ``source_options_from(platform=..., ...)``.
@@ -38,51 +38,50 @@ if TYPE_CHECKING:
 # What ``with_deferred_source_options`` passes: call it to build the options.
 DeferredSourceOptions = Callable[[], "SourceOptions"]
 
-PANEL = "Image source"
 
 PlatformOpt = Annotated[
     Optional[str],
-    typer.Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64).", rich_help_panel=PANEL),
+    typer.Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64)."),
 ]
 AllPlatformsOpt = Annotated[
-    bool, typer.Option("--all-platforms", help="Every platform of a multi-platform image.", rich_help_panel=PANEL)
+    bool, typer.Option("--all-platforms", help="Every platform of a multi-platform image.")
 ]
 CaCertOpt = Annotated[
-    Optional[str], typer.Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.")
 ]
 InsecureRegistryOpt = Annotated[
     Optional[List[str]],
-    typer.Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable).", rich_help_panel=PANEL),
+    typer.Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable)."),
 ]
 DockerConfigOpt = Annotated[
-    Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).")
 ]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).", rich_help_panel=PANEL)
+    float, typer.Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).")
 ]
 DeadlineOpt = Annotated[
     Optional[str],
-    typer.Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none).", rich_help_panel=PANEL),
+    typer.Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none)."),
 ]
 RetriesOpt = Annotated[
-    int, typer.Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).", rich_help_panel=PANEL)
+    int, typer.Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).")
 ]
 
 CacheDirOpt = Annotated[
     Optional[str],
-    typer.Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
+    typer.Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint)."),
 ]
 NoCacheOpt = Annotated[
-    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.", rich_help_panel=PANEL)
+    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.")
 ]
 
 MaxImageSizeOpt = Annotated[
     Optional[str],
-    typer.Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G).", rich_help_panel=PANEL),
+    typer.Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G)."),
 ]
 MaxLayerSizeOpt = Annotated[
     Optional[str],
-    typer.Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G).", rich_help_panel=PANEL),
+    typer.Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G)."),
 ]
 
 _FLAG_PARAMS = {

@@ -20,7 +20,6 @@ from imagelint.errors import ImagelintError, UsageError
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions
 
-PANEL = "Cluster"
 FORMATS = ("text", "json")
 
 app = typer.Typer()
@@ -44,11 +43,11 @@ Exit codes:
 @app.command("doctor", epilog=EPILOG)
 @with_source_options
 def doctor_command(
-    cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required.", rich_help_panel=PANEL),
-    context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context.", rich_help_panel=PANEL),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file.", rich_help_panel=PANEL),
-    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere).", rich_help_panel=PANEL),
-    pod: Optional[str] = typer.Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace).", rich_help_panel=PANEL),
+    cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required."),
+    context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere)."),
+    pod: Optional[str] = typer.Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace)."),
     images: bool = typer.Option(False, "--images", help="Also read the images GPU-node pods run (config only, through the cache): their env for isolation, check's rules for stage 5."),
     format: str = typer.Option("text", "--format", help="text or json."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),

@@ -2,7 +2,8 @@
 
 Flags in, ``imagelint.static.lint.run_lint`` called, reports out, exit code back;
 the same config, ``--format``/``--output``, ``--fail-on``, target and source flags
-(the latter for ``--image``) and exit codes as ``check``. Heavy modules are imported inside the command so the hook starts fast.
+(the latter for ``--image``) and exit codes as ``check``. The core is imported inside the command:
+the pre-commit hook runs it on every commit, and it needs none of the image side.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import typer
 from imagelint.cli.choices import choose
 from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
-from imagelint.cli.help import epilog, examples
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.run_options import ConfigOpt, FailOnOpt, IgnoreOpt, MatrixOpt, MatrixOverlayOpt, SelectOpt, write_output
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError, UsageError
@@ -36,13 +36,9 @@ EPILOG = epilog(
         "imagelint audit --images inventory.json --target-file t.toml --shard 0/4 -f json -o part0.json",
         "imagelint audit merge part*.json --format sarif -o audit.sarif",
     ),
-    """\b
-Exit codes:
-  0    every image passes (with --plan: the proposed stack breaks none)
-  1    an image fails (with --plan: the proposed stack breaks one)
-  2    usage or configuration error
-  3    an image or the cluster could not be read, or the run reached --deadline
-  130  interrupted (Ctrl-C)""",
+    exit_codes((0, "every image passes (with --plan: the proposed stack breaks none)"),
+               (1, "an image fails (with --plan: the proposed stack breaks one)"), (2, "usage or configuration error"),
+               (3, "an image or the cluster could not be read, or the run reached --deadline")),
 )
 
 app = typer.Typer(

@@ -68,11 +68,11 @@ def info(
     fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:
     """Where the cache is, how many entries it holds, how big it is and its limit."""
-    from imagelint.cli.choices import choose
+    from imagelint.cli.choices import TEXT_OR_JSON, choose
     from imagelint.sizes import human_size
 
     try:
-        fmt = choose(fmt, ("text", "json"), "--format")
+        fmt = choose(fmt, TEXT_OR_JSON, "--format")
         c = counts(cache_dir)
     except ImagelintError as exc:
         raise fail(exc) from None

@@ -37,9 +37,9 @@ def _matches(text: str | None, *values: Any) -> bool:
 
 
 def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str, what: str, search: str | None) -> None:
-    from imagelint.cli.choices import choose
+    from imagelint.cli.choices import TEXT_OR_JSON, choose
 
-    fmt = choose(fmt, ("text", "json"), "--format")
+    fmt = choose(fmt, TEXT_OR_JSON, "--format")
     if fmt == "json":
         typer.echo(json.dumps(rows, indent=2))
         return

@@ -11,16 +11,14 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from imagelint.cli.choices import choose
+from imagelint.cli.choices import TEXT_OR_JSON, choose
 from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
-from imagelint.cli.help import epilog, examples
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.errors import ImagelintError, UsageError
 
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions
-
-FORMATS = ("text", "json")
 
 app = typer.Typer()
 
@@ -30,13 +28,8 @@ EPILOG = epilog(
         "imagelint doctor --cluster -n ml --pod trainer-0 --verbose",
         "imagelint doctor --cluster --images --format json --output doctor.json",
     ),
-    """\b
-Exit codes:
-  0    healthy: every stage that could be checked is ok
-  1    problems found
-  2    usage error
-  3    the cluster could not be read (kubeconfig, TLS, 401, a dead server) or the run reached --deadline
-  130  interrupted (Ctrl-C)""",
+    exit_codes((0, "healthy: every stage that could be checked is ok"), (1, "problems found"), (2, "usage error"),
+               (3, "the cluster could not be read (kubeconfig, TLS, 401, a dead server), or the run reached --deadline")),
 )
 
 
@@ -63,7 +56,7 @@ def doctor_command(
     try:
         if not cluster:
             raise UsageError("doctor needs --cluster (it reads the live cluster)")
-        format = choose(format, FORMATS, "--format")
+        format = choose(format, TEXT_OR_JSON, "--format")
         timeout = source_options.timeout  # --timeout: per API request too (connect at most 5 s)
         with connect(context, kubeconfig, (min(5.0, timeout), timeout)) as conn:
             options = DoctorOptions(namespace=namespace or (conn.namespace if pod else None), pod=pod)

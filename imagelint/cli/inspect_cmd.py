@@ -9,13 +9,11 @@ import typer
 
 from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
-from imagelint.cli.help import REFERENCES, epilog, examples
-from imagelint.errors import EXIT_UNREADABLE, EXIT_USAGE, ImagelintError
+from imagelint.cli.help import REFERENCES, epilog, examples, exit_codes
+from imagelint.errors import ImagelintError
 
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions
-
-FORMATS = ("text", "json")
 
 app = typer.Typer()
 
@@ -26,12 +24,7 @@ EPILOG = epilog(
         "imagelint inspect docker:trainer:dev --config-only",
     ),
     REFERENCES,
-    f"""\b
-Exit codes:
-  0    the facts were printed
-  {EXIT_USAGE}    usage error
-  {EXIT_UNREADABLE}    the image could not be read
-  130  interrupted (Ctrl-C)""",
+    exit_codes((0, "the facts were printed"), (2, "usage error"), (3, "the image could not be read, or the run reached --deadline")),
 )
 
 
@@ -47,9 +40,9 @@ def inspect_command(
     from imagelint.core.inspect import facts_to_json, facts_to_text, inspect_reference
 
     try:
-        from imagelint.cli.choices import choose
+        from imagelint.cli.choices import TEXT_OR_JSON, choose
 
-        output_format = choose(output_format, FORMATS, "--format")
+        output_format = choose(output_format, TEXT_OR_JSON, "--format")
         from imagelint.cli.progress import progress_line
 
         with progress_line():

@@ -30,9 +30,14 @@ from imagelint.cli import (
 )
 from imagelint.cli.failure import error_line
 from imagelint.cli.help import EXIT_CODES
-from imagelint.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_OUTPUT, EXIT_UNREADABLE, ImagelintError
-
-EXIT_INTERRUPTED = 130  # as shells report a command ended by SIGINT
+from imagelint.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OUTPUT,
+    EXIT_UNREADABLE,
+    ImagelintError,
+)
 
 
 class _Interrupted(Exception):

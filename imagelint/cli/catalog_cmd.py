@@ -1,7 +1,9 @@
 """``imagelint gpus [TEXT]`` and ``imagelint drivers [TEXT]``: what the matrix knows, searchable.
 
+TEXT that spells a GPU's name or alias (any case, any separators) shows that GPU alone; other
 TEXT matches any name, alias, family, brand or compute capability (GPUs), or a branch, CUDA
-version or lifecycle designation (drivers), case-insensitively, as a substring. The names
+version or lifecycle designation (drivers), case-insensitively, as a substring; a GPU search
+that matches nothing names the near misses. The names
 listed are the ones ``--gpu`` and target files accept.
 """
 
@@ -12,6 +14,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from imagelint.cli.choices import TEXT_OR_JSON, choose
 from imagelint.cli.failure import fail
 from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.cli.run_options import MatrixOpt, MatrixOverlayOpt
@@ -37,8 +40,6 @@ def _matches(text: str | None, *values: Any) -> bool:
 
 
 def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str, what: str, search: str | None) -> None:
-    from imagelint.cli.choices import TEXT_OR_JSON, choose
-
     fmt = choose(fmt, TEXT_OR_JSON, "--format")
     if fmt == "json":
         typer.echo(json.dumps(rows, indent=2))
@@ -64,12 +65,15 @@ def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: M
                  matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the GPUs the matrix knows (the names --gpu accepts), with compute capability, family and brand."""
     try:
-        rows = [
-            {k: r.get(k) for k in ("name", "compute_capability", "family", "brand", "aliases")}
-            for r in _load(matrix, matrix_overlay).rows("gpus")
-            if _matches(search, r.get("name"), r.get("compute_capability"), r.get("family"), r.get("brand"),
-                        *(r.get("aliases") or ()))
-        ]
+        format = choose(format, TEXT_OR_JSON, "--format")
+        m = _load(matrix, matrix_overlay)
+        found = m.search_gpus(search) if search else None
+        products = found.matches if found is not None else tuple(m.gpus())
+        rows = [{"name": p.name, "compute_capability": p.compute_capability, "family": p.family,
+                 "brand": p.brand, "aliases": list(p.aliases)} for p in products]
+        if not rows and found is not None and found.suggestions and format == "text":
+            typer.echo(f"no GPU matches {search!r}; did you mean {', '.join(found.suggestions)}?")
+            return
         _emit(rows, ["name", "compute_capability", "family", "brand", "aliases"], format, "GPU", search)
     except ImagelintError as exc:
         raise fail(exc) from None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
 
@@ -40,7 +41,7 @@ REMEDIATION = "Request a MIG profile of the pool's GPU (nvidia-smi mig -lgip), o
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 _MIG_PREFIX = "nvidia.com/mig-"
-_MEMORY = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
+_MEMORY = lazy_pattern(r"(\d+)\s*GB", re.IGNORECASE)
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (the guide's "Supported GPUs")
 
 

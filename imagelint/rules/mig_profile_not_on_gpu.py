@@ -113,5 +113,6 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                               r.provenance, severity=INFO, details=unknown[1:], resource=r.name)
             continue
         reasons = list(dict.fromkeys(f"pool {pool.name}: {why}" for pool, _, why in verdicts))
+        outcome = "the DaemonSet runs no pods" if w.kind == "DaemonSet" else "it stays Pending"
         yield finding(f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target GPU has: "
-                      "it stays Pending", r.provenance, details=reasons, resource=r.name)
+                      + outcome, r.provenance, details=reasons, resource=r.name)

@@ -13,13 +13,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Optional
 
-from imagelint.cli import fail, root
+import typer
+
+from imagelint.cli.choices import TEXT_OR_JSON, choose
+from imagelint.cli.failure import fail
+from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.cli.run_options import MatrixOpt, MatrixOverlayOpt
-from imagelint.cli.spec import Argument, Option, echo
 from imagelint.errors import ImagelintError
 
-SearchArg = Annotated[Optional[str], Argument(metavar="[TEXT]", help="Show only entries containing TEXT (any case).")]
-FormatOpt = Annotated[str, Option("--format", help="text or json.")]
+SearchArg = Annotated[Optional[str], typer.Argument(metavar="[TEXT]", help="Show only entries containing TEXT (any case).")]
+FormatOpt = Annotated[str, typer.Option("--format", help="text or json.")]
+
+app = typer.Typer()
 
 
 def _load(matrix: str | None, overlays: list[str] | None) -> Any:
@@ -36,19 +41,17 @@ def _matches(text: str | None, *values: Any) -> bool:
 
 
 def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str, what: str, search: str | None) -> None:
-    from imagelint.cli.choices import choose
-
-    fmt = choose(fmt, ("text", "json"), "--format")
+    fmt = choose(fmt, TEXT_OR_JSON, "--format")
     if fmt == "json":
-        echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps(rows, indent=2))
         return
     if not rows:
-        echo(f"no {what} matches {search!r}" if search else f"the matrix lists no {what}")
+        typer.echo(f"no {what} matches {search!r}" if search else f"the matrix lists no {what}")
         return
     table = [columns] + [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
     for row in table:
-        echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
 
 
 def _cell(value: Any) -> str:
@@ -57,25 +60,28 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-@root.command("gpus")
+@app.command("gpus", epilog=epilog(examples("imagelint gpus", "imagelint gpus h100", "imagelint gpus 8.9 --format json"),
+                                   INFO_EXIT_CODES))
 def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                  matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the GPUs the matrix knows (the names --gpu accepts), with compute capability, family and brand."""
     try:
+        format = choose(format, TEXT_OR_JSON, "--format")
         m = _load(matrix, matrix_overlay)
         found = m.search_gpus(search) if search else None
         products = found.matches if found is not None else tuple(m.gpus())
         rows = [{"name": p.name, "compute_capability": p.compute_capability, "family": p.family,
                  "brand": p.brand, "aliases": list(p.aliases)} for p in products]
         if not rows and found is not None and found.suggestions and format == "text":
-            echo(f"no GPU matches {search!r}; did you mean {', '.join(found.suggestions)}?")
+            typer.echo(f"no GPU matches {search!r}; did you mean {', '.join(found.suggestions)}?")
             return
         _emit(rows, ["name", "compute_capability", "family", "brand", "aliases"], format, "GPU", search)
     except ImagelintError as exc:
         raise fail(exc) from None
 
 
-@root.command("drivers")
+@app.command("drivers", epilog=epilog(examples("imagelint drivers", "imagelint drivers 550", "imagelint drivers 12.4 --format json"),
+                                      INFO_EXIT_CODES))
 def drivers_command(search: SearchArg = None, format: FormatOpt = "text", matrix: MatrixOpt = None,
                     matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the driver branches the matrix knows: the newest CUDA each runs, its support lifecycle and

@@ -197,6 +197,7 @@ SECTIONS: dict[str, Section] = {
         repositories=Field("array:string", True),
         driver_requirements=Field("string"),
         datacenter_compat_drivers=Field("array:string", pattern=_NUMERIC_VERSION),
+        driver_requirements_source=Field("string"),
     ),
     # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch
     # "2.5.0-cuda12.4-...", Ray "cu128", NVIDIA's cuda-sample "vectoradd-cuda12.5.0").
@@ -291,6 +292,17 @@ SECTIONS: dict[str, Section] = {
                                          "image-label", "product-suffix", "image-name")),
         values=Field("array:string", True),
         deprecated=Field("boolean"),
+    ),
+    # MIG profiles per GPU product and memory size (NVIDIA Multi-Instance GPU User Guide,
+    # "Supported MIG Profiles"): ``gpu`` is a ``gpus`` row's name, ``memory_gb`` tells the
+    # memory variants of one product apart (A100 40 GB / 80 GB), ``profiles`` are the names
+    # without the ``mig-`` prefix (``3g.40gb``, ``1g.10gb+me``).
+    "mig_profiles": _section(
+        ("gpu", "memory_gb"),
+        gpu=Field("string", True),
+        memory_gb=Field("integer", True),
+        profiles=Field("array:string", True),
+        products=Field("array:string"),  # product names (GFD's gpu.product, --gpu) that are this variant
     ),
 }
 

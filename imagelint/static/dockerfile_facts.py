@@ -23,6 +23,7 @@ from imagelint.errors import UsageError
 from imagelint.facts.model import (
     ArchListSetting,
     BaseImageFacts,
+    BuildFacts,
     CudaFacts,
     CudaVersionEvidence,
     DriverLibrary,
@@ -33,6 +34,7 @@ from imagelint.facts.model import (
     LoaderFacts,
     LoaderPathEntry,
     Provenance,
+    RunStep,
 )
 from imagelint.image import Platform
 from imagelint.lazyre import lazy_pattern
@@ -305,6 +307,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     state = _StageState(env=dict(implied_env))
     for st in chain:
         _run_stage(st, df, global_args, state)
+    build = _build_facts(df, stages, chain, state)
 
     env = tuple(EnvSetting(k, v, p) for k, (v, p) in state.env.items())
     by_name = {e.name: e for e in env}
@@ -385,7 +388,28 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         complete=False,
         warnings=tuple(notes),
         arch_lists=_arch_lists(df, global_args, stages),
+        build=build,
     )
+
+
+def _build_facts(df: Dockerfile, stages: tuple[Stage, ...], chain: list[Stage], state: _StageState) -> BuildFacts:
+    """The RUN steps of every stage (each a build step that runs without the GPUs the image will
+    get), the final stage's base, and the CUDA toolkits the final chain installs."""
+    in_chain = {st.index for st in chain}
+    steps = []
+    for st in stages:
+        for ins in st.instructions:
+            if ins.keyword != "RUN":
+                continue
+            body = "\n".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
+            device = ins.flag("device") or ""
+            steps.append(RunStep(body, _dprov(df, ins, "RUN"), st.index in in_chain, "gpu" in device.lower()))
+    toolkits = tuple((item.value, prov) for item, prov in state.installs
+                     if item.what == "cuda" and item.text.startswith("cuda-toolkit"))
+    root = chain[0]
+    return BuildFacts(run_steps=tuple(steps), final_base=root.base,
+                      final_from=Provenance(kind="dockerfile", source=df.path, line=root.from_line.line, key="FROM"),
+                      stages=len(stages), toolkit_installs=toolkits)
 
 
 def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]) -> Platform | None:

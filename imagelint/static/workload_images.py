@@ -1,4 +1,5 @@
-"""A GPU container's ``image:`` in a manifest → CUDA evidence, through the base-image table.
+"""A GPU container's ``image:`` in a manifest (or a GPU service's in a Compose file) → CUDA
+evidence, through the base-image table.
 
 Only containers that get GPUs themselves (an ``nvidia.com/*`` resource, a GPU/MIG ResourceClaim
 they use, or a CDI device request) get the evidence: the same image on a CPU-only Ray head or a
@@ -19,7 +20,8 @@ from imagelint.facts.model import CudaVersionEvidence, ImageFacts, Provenance
 def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     w = facts.workload
     image = facts.base.name
-    if w is None or not image or not w.container_requests_gpu or matrix is None:
+    gets_gpus = w.container_requests_gpu if w is not None else facts.compose is not None and facts.compose.gets_gpus
+    if not gets_gpus or not image or matrix is None:
         return facts
     from imagelint.static.baseimages import image_cuda, image_platform
 
@@ -32,7 +34,7 @@ def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     found = image_cuda(image, matrix)
     if found is None:
         return facts
-    where = facts.base.provenance[0] if facts.base.provenance else w.provenance
+    where = facts.base.provenance[0]
     prov = Provenance(kind="manifest", source=where.source, line=where.line,
                       key=f"image {image} ({found.basis}{', uncertain matrix row' if found.uncertain else ''})")
     ev = CudaVersionEvidence(found.version, "base-image", prov, "patch" if found.version.count(".") >= 2 else "minor")

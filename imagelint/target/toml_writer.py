@@ -33,6 +33,8 @@ def dump_target_toml(target: Target) -> str:
     import tomli_w
 
     document: dict[str, Any] = {}
+    if target.source.startswith("cluster:"):
+        document["snapshot-of"] = target.source
     if target.runtime_classes:
         document["runtime-classes"] = list(target.runtime_classes)
     if target.pools:

@@ -25,6 +25,7 @@ change (they were skipped in silence); tests/hostile/test_capture_limits.py cove
 
 from __future__ import annotations
 
+import datetime
 import json
 import sys
 import tempfile
@@ -235,7 +236,10 @@ def record(reference: str) -> dict:
     run = run_main("check", reference, *CHECK_ARGS)
     assert run.returncode == 0, run.output
     [result] = json.loads(run.stdout)["results"]
-    return {"facts": encoded, "findings": result["findings"], "complete": result["complete"]}
+    # IL503 judges driver branches on the run's date and says it: the recorded findings hold the
+    # date as a placeholder, so the fixture stays true on later days.
+    findings = json.loads(json.dumps(result["findings"]).replace(datetime.date.today().isoformat(), "<today>"))
+    return {"facts": encoded, "findings": findings, "complete": result["complete"]}
 
 
 def record_all() -> dict[str, dict]:

@@ -93,8 +93,9 @@ def _expanding(df: Dockerfile, ins: Instruction) -> Iterator[None]:
         raise ConfigError(str(exc), df.path, ins.line) from None
 
 
-def split_stages(df: Dockerfile, budget: ExpansionBudget) -> tuple[dict[str, str], tuple[Stage, ...]]:
+def split_stages(df: Dockerfile, budget: ExpansionBudget | None = None) -> tuple[dict[str, str], tuple[Stage, ...]]:
     """Global ARG values (for FROM lines) and the stages with their resolved bases."""
+    budget = budget if budget is not None else ExpansionBudget()
     global_args: dict[str, str] = dict(_PLATFORM_ARGS)
     stages: list[Stage] = []
     current: list[Instruction] | None = None

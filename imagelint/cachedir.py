@@ -1,8 +1,7 @@
 """Where imagelint keeps its cache, and how an entry is read from it and written to it safely.
 
-One directory holds layer extracts, image facts and parsed matrices. Kept apart from
-the caches themselves so that finding the directory or reading an entry imports
-nothing but ``os`` (the matrix is read on every ``imagelint lint``, the pre-commit path).
+One directory holds layer extracts, image facts and parsed matrices, each cache a client of
+the helpers here.
 
 What the cache can be trusted with (docs/robustness.md, "cache writer"): an entry is
 used only when it is a regular file (never a link, FIFO or device), owned by the user
@@ -54,21 +53,13 @@ def make_private_dirs(path: Path) -> None:
 
 def write_entry(path: Path, data: bytes) -> None:
     """Write a cache entry atomically: parallel runs see the old entry or the new one, never a
-    torn one. The bytes go to a new 0600 file beside it (created exclusively, never through a
-    link), then renamed over ``path``; on any failure the new file is removed and the OSError
-    raised. (``tempfile.mkstemp`` does the same, but importing tempfile costs a run ~4 M
-    instructions with ``random``, and ``shutil`` with ``bz2`` and ``lzma`` ~5 M more.)"""
+    torn one. The bytes go to a new 0600 file beside it (``tempfile.mkstemp``: created
+    exclusively, never through a link), then renamed over ``path``; on any failure the new file
+    is removed and the OSError raised."""
+    import tempfile
+
     make_private_dirs(path.parent)
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        tmp = path.parent / f".tmp-{os.urandom(8).hex()}"
-        try:
-            fd = os.open(tmp, flags, 0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(f"no free temporary name in {path.parent}")
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -1,11 +1,10 @@
 """Regular expressions compiled when first used, not when their module is imported.
 
 Compiling a pattern runs the standard library's regex parser and code generator, which are
-Python code: 0.1–1 ms a pattern. imagelint's modules hold ~100 module-level patterns, and a
-check of an image whose layers are cached (mostly start-up) compiled them all at import,
-~17 ms, half of them for paths the run never took (a rule whose facts were absent, YAML
-configs in an image without any). ``lazy_pattern`` defers that to the first use, and
-``tests/speed/test_startup.py`` asserts that importing imagelint compiles none of its own.
+Python code, and many of imagelint's module-level patterns serve paths a run never takes (a
+rule whose facts are absent, YAML configs in an image without any). ``lazy_pattern`` defers
+the compile to the first use, and ``tests/speed/test_startup.py`` asserts that importing
+imagelint compiles none of its own.
 
 A ``LazyPattern`` offers the ``re.Pattern`` methods and attributes; after the first use they
 are the compiled pattern's own bound methods, set on the instance, so a hot loop pays one

@@ -8,7 +8,7 @@ Layout:
   inventory.py     cluster containers / an images file → deduplicated images + placements
   run.py           run_audit: each image × pool through ``core.check.run_check``, ``jobs`` at a time
   shard.py         --shard I/N (JOB_COMPLETION_INDEX), and merging the parts
-  plan.py          the upgrade planner: two audits → breaks / fixed / unchanged, with reasons
+  plan.py          the upgrade planner: two audits → breaks / fixed / still failing / unchanged, with reasons
   jsonout.py       the JSON report (docs/audit-schema.json) and reading it back
   text.py          the table and details; sarif.py; policyreport.py (wgpolicyk8s.io/v1alpha2)
 
@@ -16,7 +16,7 @@ The cluster side (pods, workload templates, writing PolicyReports) lives in ``im
 
 Exit codes (``exit_code``): 3 when any image could not be read (a partial audit must not pass),
 else 1 when a workload fails on a pool it can land on, else 0. A plan exits 3 the same way, else 1
-when the proposed stack breaks a workload, else 0.
+when a workload fails on the proposed stack (it breaks, or it fails today and still fails), else 0.
 """
 
 from __future__ import annotations
@@ -33,11 +33,9 @@ def exit_code(report: AuditReport) -> int:
 
 
 def plan_exit_code(plan: object) -> int:
-    from imagelint.audit.plan import BREAKS
-
     if exit_code(plan.current) == EXIT_UNREADABLE or exit_code(plan.proposed) == EXIT_UNREADABLE:  # type: ignore[attr-defined]
         return EXIT_UNREADABLE
-    return EXIT_FINDINGS if plan.count(BREAKS) else EXIT_OK  # type: ignore[attr-defined]
+    return EXIT_FINDINGS if plan.failing_then else EXIT_OK  # type: ignore[attr-defined]
 
 
 __all__ = ["exit_code", "plan_exit_code"]

@@ -1,8 +1,9 @@
 """The upgrade planner: the same inventory audited against today's target and a proposed one, as a diff.
 
 For every workload × pool: ``breaks`` (it does not fail today and fails on the proposed stack),
-``fixed`` (it fails today and not on the proposed stack), ``unchanged`` otherwise. The reason
-for a change is the failing findings: the proposed stack's for a break, today's for a fix.
+``fixed`` (it fails today and not on the proposed stack), ``still-failing`` (it fails on both),
+``unchanged`` otherwise (it fails on neither). The reason is the failing findings: the proposed
+stack's for a break or a workload still failing, today's for a fix.
 A pool the proposed target does not have is left out of the diff with a warning (a plan that
 renames pools says nothing about them).
 """
@@ -15,7 +16,7 @@ from typing import Any
 from imagelint.audit.model import FAIL, AuditReport, Workload
 from dataclasses import dataclass
 
-BREAKS, FIXED, UNCHANGED = "breaks", "fixed", "unchanged"
+BREAKS, FIXED, STILL_FAILING, UNCHANGED = "breaks", "fixed", "still-failing", "unchanged"
 PLAN_SCHEMA = "imagelint-audit-plan/1"
 
 
@@ -25,7 +26,7 @@ class Change:
     pool: str
     before: str
     after: str
-    change: str  # breaks | fixed | unchanged
+    change: str  # breaks | fixed | still-failing | unchanged
     reasons: tuple[str, ...] = ()
 
 
@@ -38,6 +39,16 @@ class PlanReport:
 
     def count(self, change: str) -> int:
         return sum(1 for c in self.changes if c.change == change)
+
+    @property
+    def failing_today(self) -> int:
+        """Workload × pool pairs that fail on today's stack (fixed or still failing)."""
+        return self.count(FIXED) + self.count(STILL_FAILING)
+
+    @property
+    def failing_then(self) -> int:
+        """Workload × pool pairs that fail on the proposed stack (breaks or still failing)."""
+        return self.count(BREAKS) + self.count(STILL_FAILING)
 
 
 def _failing(report: AuditReport, image_key: str, pool: str) -> tuple[str, ...]:
@@ -65,6 +76,8 @@ def diff(current: AuditReport, proposed: AuditReport) -> PlanReport:
                 changes.append(Change(w, pool, before, after, BREAKS, _failing(proposed, w.image_key, pool)))
             elif before == FAIL and after != FAIL:
                 changes.append(Change(w, pool, before, after, FIXED, _failing(current, w.image_key, pool)))
+            elif before == FAIL:
+                changes.append(Change(w, pool, before, after, STILL_FAILING, _failing(proposed, w.image_key, pool)))
             else:
                 changes.append(Change(w, pool, before, after, UNCHANGED))
     warnings = tuple(f"pool {p} is not in the proposed target; its workloads are left out of the plan" for p in missing)
@@ -95,7 +108,8 @@ def plan_to_json(plan: PlanReport) -> dict[str, Any]:
 
     return {
         "schema": PLAN_SCHEMA,
-        "summary": {BREAKS: plan.count(BREAKS), FIXED: plan.count(FIXED), UNCHANGED: plan.count(UNCHANGED)},
+        "summary": {BREAKS: plan.count(BREAKS), FIXED: plan.count(FIXED), STILL_FAILING: plan.count(STILL_FAILING),
+                    UNCHANGED: plan.count(UNCHANGED), "failing-today": plan.failing_today},
         "changes": [
             {**workload_json(c.workload), "pool": c.pool, "before": c.before, "after": c.after, "change": c.change,
              "reasons": list(c.reasons)}
@@ -117,4 +131,4 @@ def reports_from_plan_json(data: Any, name: str) -> tuple[AuditReport, AuditRepo
     return report_from_json(data.get("current"), f"{name} (current)"), report_from_json(data.get("proposed"), f"{name} (proposed)")
 
 
-__all__ = ["BREAKS", "FIXED", "PLAN_SCHEMA", "UNCHANGED", "Change", "PlanReport", "diff", "plan_to_json", "proposed_target", "reports_from_plan_json"]
+__all__ = ["BREAKS", "FIXED", "PLAN_SCHEMA", "STILL_FAILING", "UNCHANGED", "Change", "PlanReport", "diff", "plan_to_json", "proposed_target", "reports_from_plan_json"]

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from imagelint.audit.jsonout import summary
 from imagelint.audit.model import PASS, VERDICT_RANK, AuditReport
-from imagelint.audit.plan import BREAKS, FIXED, UNCHANGED, PlanReport
+from imagelint.audit.plan import BREAKS, FIXED, STILL_FAILING, UNCHANGED, PlanReport
 
 MAX_DETAIL_FINDINGS = 20
 MAX_TABLE_ROWS = 200  # worst first; the JSON report has every row
@@ -86,9 +86,10 @@ def _warnings(warnings: Iterable[str]) -> list[str]:
 def render_plan_text(plan: PlanReport) -> str:
     lines = [
         f"imagelint audit plan: {safe(plan.current.target_source)} → {safe(plan.proposed.target_source)}",
-        f"workload × pool: {plan.count(BREAKS)} break, {plan.count(FIXED)} fixed, {plan.count(UNCHANGED)} unchanged",
+        f"workload × pool: {plan.failing_today} failing today; with the plan: {plan.count(BREAKS)} break, "
+        f"{plan.count(FIXED)} fixed, {plan.count(STILL_FAILING)} still failing, {plan.count(UNCHANGED)} unchanged (passing)",
     ]
-    for kind, title in ((BREAKS, "Breaks"), (FIXED, "Fixed")):
+    for kind, title in ((BREAKS, "Breaks"), (FIXED, "Fixed"), (STILL_FAILING, "Still failing")):
         changes = [c for c in plan.changes if c.change == kind]
         if not changes:
             continue
@@ -103,7 +104,7 @@ def render_plan_text(plan: PlanReport) -> str:
                 lines.append(f"    {safe(w.owner)} container {safe(w.container)} on {safe(c.pool)}: {c.before} → {c.after} "
                              f"({safe(w.image)})")
                 for reason in c.reasons[:MAX_DETAIL_FINDINGS]:
-                    lines.append(f"      {'because' if kind == BREAKS else 'was'}: {safe(reason)}")
+                    lines.append(f"      {'was' if kind == FIXED else 'because'}: {safe(reason)}")
     lines += _warnings(tuple(plan.warnings) + tuple(plan.current.warnings))
     return "\n".join(lines) + "\n"
 

@@ -1,7 +1,9 @@
 """``imagelint gpus [TEXT]`` and ``imagelint drivers [TEXT]``: what the matrix knows, searchable.
 
+TEXT that spells a GPU's name or alias (any case, any separators) shows that GPU alone; other
 TEXT matches any name, alias, family, brand or compute capability (GPUs), or a branch, CUDA
-version or lifecycle designation (drivers), case-insensitively, as a substring. The names
+version or lifecycle designation (drivers), case-insensitively, as a substring; a GPU search
+that matches nothing names the near misses. The names
 listed are the ones ``--gpu`` and target files accept.
 """
 
@@ -59,12 +61,14 @@ def gpus_command(search: SearchArg = None, format: FormatOpt = "text", matrix: M
                  matrix_overlay: MatrixOverlayOpt = None) -> None:
     """List the GPUs the matrix knows (the names --gpu accepts), with compute capability, family and brand."""
     try:
-        rows = [
-            {k: r.get(k) for k in ("name", "compute_capability", "family", "brand", "aliases")}
-            for r in _load(matrix, matrix_overlay).rows("gpus")
-            if _matches(search, r.get("name"), r.get("compute_capability"), r.get("family"), r.get("brand"),
-                        *(r.get("aliases") or ()))
-        ]
+        m = _load(matrix, matrix_overlay)
+        found = m.search_gpus(search) if search else None
+        products = found.matches if found is not None else tuple(m.gpus())
+        rows = [{"name": p.name, "compute_capability": p.compute_capability, "family": p.family,
+                 "brand": p.brand, "aliases": list(p.aliases)} for p in products]
+        if not rows and found is not None and found.suggestions and format == "text":
+            echo(f"no GPU matches {search!r}; did you mean {', '.join(found.suggestions)}?")
+            return
         _emit(rows, ["name", "compute_capability", "family", "brand", "aliases"], format, "GPU", search)
     except ImagelintError as exc:
         raise fail(exc) from None

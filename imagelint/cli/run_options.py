@@ -121,18 +121,7 @@ def format_for_output(path: str) -> str:
 
 
 def config_target_options(target: dict) -> TargetOptions:
-    return TargetOptions(
-        drivers=tuple(target.get("driver", ())),
-        gpus=tuple(target.get("gpus", ())),
-        pools=tuple(target.get("pool", ())),
-        compute_capability=target.get("compute-capability"),
-        brand=target.get("brand"),
-        arch=target.get("arch"),
-        toolkit=target.get("toolkit"),
-        device_plugin=target.get("device-plugin"),
-        runtime_mode=target.get("runtime-mode"),
-        target_file=target.get("file"),
-    )
+    return TargetOptions.from_config(target)
 
 
 def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target_options: TargetOptions | None = None):

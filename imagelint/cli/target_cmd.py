@@ -43,8 +43,18 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         raise fail(exc) from None
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
-    target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
+    target = resolve_target(_with_config(target_options), loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     echo(describe_target(target))
+
+
+def _with_config(options: TargetOptions) -> TargetOptions:
+    """The flags over the config file's ``[target]``, as check/lint/audit combine them."""
+    from imagelint.core.config import load_config
+
+    try:
+        return options.with_fallback(TargetOptions.from_config(dict(load_config().target)))
+    except ImagelintError as exc:
+        raise fail(exc) from None
 
 
 @target_app.command("snapshot")

@@ -8,10 +8,11 @@ kubeconfig at all (not YAML, a list, a context that is a string) is the same one
 ``ClusterError``, never an internal error.
 
 Exec credential plugins (``users[].user.exec``) run bounded: within ``--timeout`` (and the
-run's deadline), stdout read up to 1 MiB, stderr never echoed raw, not interactive. The
-kubernetes client's own runner waits forever and logs a failure on the root logger
-(``ERROR:root:...``) before going on without credentials; here a failing plugin is one
-line naming the plugin and how it failed.
+run's deadline), stdout read up to 1 MiB, not interactive, through a loader of our own
+that subclasses the client's ``KubeConfigLoader`` (the client's module is left as it is).
+A failing plugin is one line naming the plugin and how it failed; its stderr and the values
+of its ``env`` are never shown. The client's own runner waits forever and logs a failure on
+the root logger before going on without credentials.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from imagelint.errors import ClusterError, UsageError
 from dataclasses import dataclass
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+# kubeconfigs are kilobytes; a larger file is refused before the client's YAML loader reads it.
+MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,15 +46,10 @@ def kubeconfig_paths(kubeconfig: str | None) -> list[str]:
 
 
 def load_client_configuration(context: str | None, kubeconfig: str | None, timeout: float = 30.0) -> ClientConfiguration:
-    import logging
-
     import yaml
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
-    _install_bounded_exec_provider()
-    _plugin.timeout = timeout
-    _plugin.failure = None
     configuration = client.Configuration()
     paths = kubeconfig_paths(kubeconfig)
     existing = [p for p in paths if os.path.exists(p)]
@@ -61,19 +59,17 @@ def load_client_configuration(context: str | None, kubeconfig: str | None, timeo
     for path in existing:  # a FIFO or device would block the client's plain open()
         if not os.path.isfile(path):
             raise ClusterError(f"kubeconfig {path}: not a regular file")
-    logging.disable(logging.CRITICAL)  # the client logs exec failures on the root logger; we say them once
+        if os.path.getsize(path) > MAX_KUBECONFIG_BYTES:
+            raise ClusterError(f"kubeconfig {path}: larger than {MAX_KUBECONFIG_BYTES // (1024 * 1024)} MiB; not a kubeconfig")
+    where = kubeconfig or ", ".join(existing) or "in-cluster config"
     try:
         if existing:
             config_file = kubeconfig or os.pathsep.join(existing)
-            config.load_kube_config(
-                config_file=config_file, context=context, client_configuration=configuration, persist_config=False
-            )
-            if _plugin.failure:
-                raise ClusterError(f"kubeconfig {kubeconfig or ', '.join(existing)}: {_plugin.failure}")
-            contexts, active = config.list_kube_config_contexts(config_file=config_file)
-            chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
-            context_name = (chosen or {}).get("name") or "current-context"
-            namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
+            loader = _bounded_loader(config_file, context, timeout)
+            loader.load_and_set(configuration)
+            chosen = loader.current_context or {}
+            context_name = chosen.get("name") or "current-context"
+            namespace = (chosen.get("context") or {}).get("namespace") or "default"
         elif os.environ.get("KUBERNETES_SERVICE_HOST"):
             if context:
                 raise UsageError("--context needs a kubeconfig; none found and running in-cluster")
@@ -86,92 +82,113 @@ def load_client_configuration(context: str | None, kubeconfig: str | None, timeo
                 pass
         else:
             raise ClusterError(f"no kubeconfig ({', '.join(paths)} not found) and not running inside a cluster")
+    except ExecPluginFailure as failure:
+        raise ClusterError(f"kubeconfig {where}: {failure}") from None
     except ConfigException as exc:
-        where = kubeconfig or ", ".join(existing) or "in-cluster config"
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         raise ClusterError(f"kubeconfig {where}: {first_line[:200]}") from None
     except yaml.YAMLError as exc:
-        where = kubeconfig or ", ".join(existing) or "in-cluster config"
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 1})" if mark is not None else ""
         raise ClusterError(f"kubeconfig {where}: not YAML{at}") from None
+    except RecursionError:
+        raise ClusterError(f"kubeconfig {where}: nested too deeply to be a kubeconfig") from None
     except (OSError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         # unreadable file, bad base64 data, a document of the wrong shape (a list, a string context...)
-        where = kubeconfig or ", ".join(existing) or "in-cluster config"
         raise ClusterError(f"kubeconfig {where}: cannot load ({exc.__class__.__name__}: not a kubeconfig of the usual shape)") from None
-    finally:
-        logging.disable(logging.NOTSET)
     return ClientConfiguration(configuration=configuration, context=context_name, namespace=namespace)
 
 
-class _PluginState:
-    """The bound for exec plugins in this process and the last failure (kube_config swallows
-    the exception our runner raises, so the failure is read from here afterwards)."""
-
-    timeout: float = 30.0
-    failure: str | None = None
+class ExecPluginFailure(Exception):
+    """An exec credential plugin that hung, flooded, failed or answered no ExecCredential."""
 
 
-_plugin = _PluginState()
-_installed = False
+def _bounded_loader(config_file: str, context: str | None, timeout: float) -> Any:
+    """The kubernetes client's own loader for these files, with exec plugins run bounded.
+
+    The loader calls ``_load_from_exec_plugin`` at load time and again from the token-refresh
+    hook it installs on the configuration, so both go through ``_run_exec_plugin``. Its own
+    runner waits forever, logs failures on the root logger and goes on without credentials.
+    """
+    from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
+
+    class BoundedExecLoader(KubeConfigLoader):  # type: ignore[misc]
+        def _load_from_exec_plugin(self) -> bool | None:
+            if "exec" not in self._user:
+                return None
+            base_path = self._get_base_path(self._cluster.path)
+            status = _run_exec_plugin(self._user["exec"], base_path, self._cluster, timeout)
+            if "token" in status:
+                self.token = f"Bearer {status['token']}"
+            elif "clientCertificateData" in status and "clientKeyData" in status:
+                from kubernetes.config.kube_config import FileOrData
+
+                for attribute, key in (("cert_file", "clientCertificateData"), ("key_file", "clientKeyData")):
+                    setattr(self, attribute, FileOrData(status, None, data_key_name=key, file_base_path=base_path,
+                                                        base64_file_content=False).as_file())
+            else:
+                raise ExecPluginFailure(f"exec credential plugin {_plugin_name(self._user['exec'])!r} answered "
+                                        "neither a token nor a client certificate and key")
+            if "expirationTimestamp" in status:
+                from kubernetes.config.dateutil import parse_rfc3339
+
+                self.expiry = parse_rfc3339(status["expirationTimestamp"])
+            return True
+
+    merged = KubeConfigMerger(config_file)
+    if merged.config is None:
+        from kubernetes.config.config_exception import ConfigException
+
+        raise ConfigException("Invalid kube-config file. No configuration found.")
+    return BoundedExecLoader(config_dict=merged.config, active_context=context, config_base_path=None)
 
 
-def _install_bounded_exec_provider() -> None:
-    """Swap the kubernetes client's ExecProvider for one that runs the plugin bounded (also for
-    the token refreshes the client does later through the same name)."""
-    global _installed
-    if _installed:
-        return
-    from kubernetes.config import kube_config
+def _plugin_name(exec_config: Any) -> str:
+    command = exec_config["command"] if "command" in exec_config else ""
+    return os.path.basename(str(command))[:60]
+
+
+def _run_exec_plugin(exec_config: Any, base_path: str | None, cluster: Any, timeout: float) -> dict[str, Any]:
+    """Run a ``users[].user.exec`` plugin as kubectl does (client-go's ExecCredential protocol),
+    bounded in time and output and never interactive; return its ``status``.
+
+    A failure says which plugin and how it failed, never what it wrote on stderr nor its
+    ``env`` values: an OIDC or cloud helper's error output can carry its client secret.
+    """
+    import json
+
     from kubernetes.config.exec_provider import ExecProvider
 
-    class BoundedExecProvider(ExecProvider):  # type: ignore[misc]
-        def run(self, previous_response: Any = None) -> Any:
-            import json
+    from imagelint.deadline import bounded
+    from imagelint.subprocess_bounded import HelperFailure, run_bounded
 
-            from imagelint.deadline import bounded
-            from imagelint.subprocess_bounded import HelperFailure, one_line, run_bounded
-
-            info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
-                                    "spec": {"interactive": False}}
-            if previous_response:
-                info["spec"]["response"] = previous_response
-            if self.cluster:
-                info["spec"]["cluster"] = self.cluster.value
-            env = dict(self.env, KUBERNETES_EXEC_INFO=json.dumps(info))
-            name = os.path.basename(str(self.args[0]))[:60]
-            try:
-                result = run_bounded([str(a) for a in self.args], timeout=bounded(_plugin.timeout), env=env, cwd=self.cwd)
-            except HelperFailure as failure:
-                return self._fail(f"exec credential plugin {name!r} failed: {failure.detail}")
-            if result.returncode != 0:
-                said = one_line(result.stderr, 120)
-                return self._fail(f"exec credential plugin {name!r} exited with status {result.returncode}"
-                                  + (f" ({said})" if said and not _has_secret_shape(said) else ""))
-            try:
-                data = json.loads(result.stdout)
-            except (ValueError, UnicodeDecodeError):
-                data = None
-            if not isinstance(data, dict) or not isinstance(data.get("status"), dict):
-                return self._fail(f"exec credential plugin {name!r} answered something other than an ExecCredential")
-            if data.get("apiVersion") != self.api_version:
-                return self._fail(f"exec credential plugin {name!r} answered apiVersion "
-                                  f"{str(data.get('apiVersion'))[:40]!r}, not {self.api_version!r}")
-            return data["status"]
-
-        def _fail(self, message: str) -> Any:
-            _plugin.failure = message
-            raise RuntimeError(message)  # kube_config catches it and goes on; load_client_configuration reports
-
-    kube_config.ExecProvider = BoundedExecProvider
-    _installed = True
-
-
-def _has_secret_shape(text: str) -> bool:
-    # A plugin's stderr may echo a token; a long unbroken run of token characters is not shown.
-    import re
-
-    return re.search(r"[A-Za-z0-9_\-\.=+/]{32,}", text) is not None
+    name = _plugin_name(exec_config)
+    try:  # the client's own reading of the exec section: command, args, env, apiVersion, cwd
+        provider = ExecProvider(exec_config, base_path, cluster)
+    except Exception as exc:  # the client raises ConfigException or a KeyError for a malformed section
+        raise ExecPluginFailure(f"exec credential plugin {name!r}: malformed exec section ({exc.__class__.__name__})") from None
+    info: dict[str, Any] = {"apiVersion": provider.api_version, "kind": "ExecCredential", "spec": {"interactive": False}}
+    if provider.cluster:
+        info["spec"]["cluster"] = provider.cluster.value
+    env = dict(provider.env, KUBERNETES_EXEC_INFO=json.dumps(info))
+    try:
+        result = run_bounded([str(a) for a in provider.args], timeout=bounded(timeout), env=env, cwd=provider.cwd)
+    except HelperFailure as failure:
+        raise ExecPluginFailure(f"exec credential plugin {name!r} failed: {failure.detail}") from None
+    if result.returncode != 0:
+        raise ExecPluginFailure(f"exec credential plugin {name!r} exited with status {result.returncode} "
+                                "(its output is not shown: it may hold credentials; run it yourself to see it)")
+    try:
+        data = json.loads(result.stdout)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("status"), dict):
+        raise ExecPluginFailure(f"exec credential plugin {name!r} answered something other than an ExecCredential")
+    if data.get("apiVersion") != provider.api_version:
+        raise ExecPluginFailure(f"exec credential plugin {name!r} answered apiVersion "
+                                f"{str(data.get('apiVersion'))[:40]!r}, not {provider.api_version!r}")
+    status: dict[str, Any] = data["status"]
+    return status
 
 
 __all__ = ["ClientConfiguration", "kubeconfig_paths", "load_client_configuration"]

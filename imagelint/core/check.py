@@ -48,6 +48,7 @@ class CheckRun:
     notices: tuple[str, ...] = ()
     command: str = "check"                 # "check" or "lint": what the summary line counts
     files_skipped: tuple[str, ...] = ()    # lint: inputs that are no kind lint reads
+    files_clean: tuple[str, ...] = ()      # lint: files a directory walk read that have no findings (not listed)
     started: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     @property

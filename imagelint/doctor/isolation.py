@@ -52,10 +52,9 @@ def _setting(ctx: Context, component: OperatorComponent | None, setting_id: str)
 
 
 def _privileged(container: Mapping[str, object]) -> bool:
-    security = mapping(container, "securityContext")
-    adds = [str(c).upper() for c in (mapping(security, "capabilities").get("add") or []) if isinstance(c, str)] \
-        if isinstance(mapping(security, "capabilities").get("add"), list) else []
-    return security.get("privileged") is True or "SYS_ADMIN" in adds or "CAP_SYS_ADMIN" in adds
+    from imagelint.static.podspecs import privileged_by
+
+    return privileged_by(container) is not None
 
 
 def _mounted_settings(ctx: Context, w: PodWorkload, container: Mapping[str, object]) -> list[tuple[int, Evidence]]:

@@ -84,8 +84,7 @@ def _table_from_document(doc: Any, where: str) -> DriverLibraryTable:
 
 @lru_cache(maxsize=1)
 def driver_library_table() -> DriverLibraryTable:
-    # Through the parsed-TOML cache lint uses too (no tomllib when warm), found as the matrices are
-    # (importlib.resources alone costs ~6 ms of start-up).
+    # Through the parsed-TOML cache lint uses too, found where the matrices are.
     from imagelint.matrix.loader import shipped_document
 
     return _table_from_document(shipped_document(MATRIX_FILE, "driver library table"), MATRIX_FILE)

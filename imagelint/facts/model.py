@@ -407,6 +407,8 @@ class WorkloadFacts:
     claims: tuple[str, ...] = ()
     # CDI device requests made through ``cdi.k8s.io/*`` annotations (``nvidia.com/gpu=all``...).
     cdi_devices: tuple[str, ...] = ()
+    # ``securityContext.privileged`` or CAP_SYS_ADMIN: the container sees every device of the node.
+    privileged: Provenance | None = None
 
     @property
     def gpu_claims(self) -> tuple[PodClaim, ...]:
@@ -427,6 +429,67 @@ class WorkloadFacts:
     def container_requests_gpu(self) -> bool:
         """Whether this container gets GPUs of its own (resources, claims it uses, CDI)."""
         return bool(self.resources or self.container_gpu_claims or self.cdi_devices)
+
+
+@dataclass(frozen=True)
+class GpuReservation:
+    """One GPU device request of a Docker Compose service, as written.
+
+    ``form``: ``deploy.resources.reservations.devices`` or ``gpus``. ``count`` is the raw value
+    (``1``, ``all``, ``${N}``) or None; ``capabilities`` None when the key is absent.
+    """
+
+    form: str
+    driver: str | None
+    count: str | None
+    device_ids: tuple[str, ...]
+    capabilities: tuple[str, ...] | None
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class ComposeService:
+    """A Docker Compose service's GPU access: device requests, ``runtime:``, ``privileged``.
+
+    ``shared_ids`` maps a pinned host GPU id to the other services of the same file that pin it.
+    """
+
+    name: str
+    provenance: Provenance
+    gpu_requests: tuple[GpuReservation, ...] = ()
+    runtime: str | None = None
+    privileged: Provenance | None = None
+    shared_ids: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def gets_gpus(self) -> bool:
+        return bool(self.gpu_requests) or self.runtime == "nvidia"
+
+
+@dataclass(frozen=True)
+class RunStep:
+    """One Dockerfile ``RUN`` instruction (heredoc bodies included) of a stage the build runs."""
+
+    text: str
+    provenance: Provenance
+    final_stage: bool
+    gpu_device: bool = False  # ``RUN --device=nvidia.com/gpu=...`` (BuildKit CDI): a GPU at build time
+
+
+@dataclass(frozen=True)
+class BuildFacts:
+    """How a Dockerfile builds its image: the ``RUN`` steps, and the final stage's base.
+
+    ``final_base`` is the final stage's FROM after ARG expansion (through ``FROM <stage>`` chains to
+    an image), ``stages`` how many stages the file has, ``final_from`` where the final FROM is.
+    """
+
+    run_steps: tuple[RunStep, ...] = ()
+    final_base: str = ""
+    final_from: Provenance | None = None
+    stages: int = 1
+    # CUDA toolkits the RUN steps of the final stage's chain install (``cuda-toolkit-12-4``): (X.Y, where)
+    toolkit_installs: tuple[tuple[str, Provenance], ...] = ()
 
 
 # --- the whole --------------------------------------------------------------------------
@@ -469,6 +532,8 @@ class ImageFacts:
     gpu_code_read: bool = True  # False when the fatbin scan was left out (no selected rule needed it)
     # Build settings naming GPU architectures (env, Dockerfile ENV/ARG/RUN, build history, scripts)
     arch_lists: tuple[ArchListSetting, ...] = ()
+    compose: ComposeService | None = None  # Docker Compose files only
+    build: BuildFacts | None = None  # Dockerfiles only
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

@@ -125,9 +125,9 @@ def matrix_from_text(text: str, origin: str) -> Matrix:
 def _validated_document(text: str, origin: str) -> Mapping[str, Any]:
     """Parse and validate, through a small on-disk cache of validated documents.
 
-    Parsing and validating the ~200 KB shipped matrix costs ~0.15 s, which every
-    `imagelint lint` (the pre-commit hook) would pay; the cached JSON loads in a few
-    milliseconds. A cache that cannot be written only makes the next run slower.
+    Parsing and validating the shipped matrix is most of what a warm `imagelint lint` (the
+    pre-commit hook) would otherwise spend; the cached JSON is validated already and loads
+    fast. A cache that cannot be written only makes the next run slower.
     """
     cached = _cached_document("matrix", text)
     if cached is not None and isinstance(cached.get("meta"), dict):

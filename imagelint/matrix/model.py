@@ -100,6 +100,17 @@ class GpuProduct:
 
 
 @dataclass(frozen=True)
+class GpuSearch:
+    """What a GPU search text names: the one product it spells exactly (name or alias, any case or
+    separators), else the products whose name, alias, family, brand or compute capability contain
+    it, else the names it nearly spells ("did you mean")."""
+
+    exact: GpuProduct | None
+    matches: tuple[GpuProduct, ...]
+    suggestions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class NgcImage:
     repository: str
     tag: str
@@ -204,6 +215,26 @@ class DevicePluginNaming:
         if strategy == "single" and mig_profiles:
             return frozenset({self.mig_single})
         return frozenset({self.full_gpu})
+
+
+@dataclass(frozen=True)
+class ImagePlatforms:
+    """An image repository built for fixed platforms, and where the CUDA it carries is read."""
+
+    repository: str
+    platforms: tuple[str, ...]  # "linux/arm64"
+    cuda_from: str  # l4t-release | tag-major-minor | none
+    source: str
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class JetsonRelease:
+    l4t: str
+    jetpack: str
+    cuda: str
+    source: str
+    uncertain: bool
 
 
 @dataclass(frozen=True)
@@ -476,6 +507,34 @@ class Matrix:
         row = self._gpu_rows_by_key().get(key) if key else None
         return self._gpu(row) if row is not None else None
 
+    def search_gpus(self, text: str) -> GpuSearch:
+        """Exact name/alias first, so ``H20`` is the H20 and not every name containing "h20"; a
+        substring over names, aliases, family, brand and compute capability second; near misses
+        of a name or alias last."""
+        exact = self.gpu(text)
+        if exact is not None:
+            return GpuSearch(exact, (exact,), ())
+        wanted = text.strip().lower()
+        matches = tuple(
+            self._gpu(r) for r in self._section("gpus")
+            if wanted and any(wanted in str(v).lower()
+                              for v in (r["name"], r["compute_capability"], r["family"], r["brand"], *r["aliases"]))
+        )
+        return GpuSearch(None, matches, () if matches else self.gpu_suggestions(text))
+
+    def gpu_suggestions(self, text: str, limit: int = 3) -> tuple[str, ...]:
+        """Product names whose name or an alias nearly spells ``text`` (closest first)."""
+        import difflib
+
+        key = _gpu_key(text)
+        index = self._gpu_rows_by_key()
+        names: list[str] = []
+        for close in difflib.get_close_matches(key, list(index), n=limit * 3, cutoff=0.6) if key else ():
+            name = index[close]["name"]
+            if name not in names:
+                names.append(name)
+        return tuple(names[:limit])
+
     def _gpu_rows_by_key(self) -> dict[str, Mapping[str, Any]]:
         """Each name's and alias's key -> the first row that has it (built on first use: a check
         looks GPUs up hundreds of times, and keying every name each time was most of it)."""
@@ -509,6 +568,25 @@ class Matrix:
             row["repository"], row["tag"], row["release"], row["cuda"], row.get("framework_version"),
             row.get("min_driver_branch"), row["source"], _uncertain(row),
         )
+
+    def image_platforms(self, repository: str) -> ImagePlatforms | None:
+        """The fixed platforms of ``repository`` (``nvcr.io/nvidia/l4t-jetpack``), exact match."""
+        wanted = repository.strip().lower()
+        for r in self._section("image_platforms"):
+            if r["repository"].lower() == wanted:
+                return ImagePlatforms(r["repository"], tuple(r["platforms"]), r["cuda_from"], r["source"], _uncertain(r))
+        return None
+
+    def jetson_release(self, l4t: str) -> JetsonRelease | None:
+        """The JetPack and CUDA of an L4T release ("36.4", "r36.4.0": major.minor is what counts)."""
+        parts = l4t.strip().lstrip("rR").split(".")
+        if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+            return None
+        key = f"{int(parts[0])}.{int(parts[1])}"
+        for r in self._section("jetson_releases"):
+            if r["l4t"] == key:
+                return JetsonRelease(r["l4t"], r["jetpack"], r["cuda"], r["source"], _uncertain(r))
+        return None
 
     def image_cuda_tags(self) -> tuple[tuple[str, str, str], ...]:
         """(repository glob, tag regex, source) of image tags that state their CUDA version."""
@@ -711,6 +789,9 @@ __all__ = [
     "ForwardCompat",
     "GpuOperatorRelease",
     "GpuProduct",
+    "GpuSearch",
+    "ImagePlatforms",
+    "JetsonRelease",
     "Matrix",
     "MinorVersionCompat",
     "NgcImage",

@@ -195,6 +195,8 @@ SECTIONS: dict[str, Section] = {
         cuda=Field("string", True, _NUMERIC_VERSION),
         min_driver_branch=Field("integer"),
         repositories=Field("array:string", True),
+        driver_requirements=Field("string"),
+        datacenter_compat_drivers=Field("array:string", pattern=_NUMERIC_VERSION),
     ),
     # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch
     # "2.5.0-cuda12.4-...", Ray "cu128", NVIDIA's cuda-sample "vectoradd-cuda12.5.0").
@@ -222,6 +224,22 @@ SECTIONS: dict[str, Section] = {
         resource_apis=Field("array:string", True),
         min_driver_branch=Field("integer"),
         features=Field("array:string"),
+    ),
+    # Image repositories built for fixed platforms (Jetson's L4T images are linux/arm64 only) and
+    # where the CUDA they carry is read: from the L4T release in the tag (``jetson_releases``),
+    # from the tag's own major.minor (``l4t-cuda:12.2.12-runtime``), or nowhere (``none``).
+    "image_platforms": _section(
+        ("repository",),
+        repository=Field("string", True),
+        platforms=Field("array:string", True, r"^linux/(amd64|arm64)$"),
+        cuda_from=Field("string", True, enum=("l4t-release", "tag-major-minor", "none")),
+    ),
+    # Jetson Linux (L4T) releases -> the JetPack they belong to and the CUDA that JetPack ships.
+    "jetson_releases": _section(
+        ("l4t",),
+        l4t=Field("string", True, _NUMERIC_VERSION),
+        jetpack=Field("string", True, _NUMERIC_VERSION),
+        cuda=Field("string", True, _NUMERIC_VERSION),
     ),
     # Env of the official nvidia/cuda images: one row per version, arch ("any" when amd64 and
     # arm64 agree) and flavor; ``env`` holds "NAME=value" strings, as an image config does.
@@ -273,6 +291,17 @@ SECTIONS: dict[str, Section] = {
                                          "image-label", "product-suffix", "image-name")),
         values=Field("array:string", True),
         deprecated=Field("boolean"),
+    ),
+    # MIG profiles per GPU product and memory size (NVIDIA Multi-Instance GPU User Guide,
+    # "Supported MIG Profiles"): ``gpu`` is a ``gpus`` row's name, ``memory_gb`` tells the
+    # memory variants of one product apart (A100 40 GB / 80 GB), ``profiles`` are the names
+    # without the ``mig-`` prefix (``3g.40gb``, ``1g.10gb+me``).
+    "mig_profiles": _section(
+        ("gpu", "memory_gb"),
+        gpu=Field("string", True),
+        memory_gb=Field("integer", True),
+        profiles=Field("array:string", True),
+        products=Field("array:string"),  # product names (GFD's gpu.product, --gpu) that are this variant
     ),
 }
 

@@ -86,11 +86,13 @@ def subjects_line(run: Any) -> str:
     images = list(dict.fromkeys(r.subject for r in run.results if r.kind == "image"))
     unreadable = len({r.subject for r in run.results if r.kind == "image" and r.error})
     skipped = len(getattr(run, "files_skipped", ()))
-    files = len({r.path or r.subject for r in run.results if r.kind != "image"}) + skipped
+    clean = len(getattr(run, "files_clean", ()))
+    files = len({r.path or r.subject for r in run.results if r.kind != "image"}) + skipped + clean
     lint = getattr(run, "command", "check") == "lint"
     parts = []
     if lint or files:
-        parts.append(f"{files} file(s)" + (f" ({skipped} skipped)" if skipped else ""))
+        aside = [f"{skipped} skipped"] * bool(skipped) + [f"{clean} without findings, not listed"] * bool(clean)
+        parts.append(f"{files} file(s)" + (f" ({', '.join(aside)})" if aside else ""))
     if not lint or images:
         parts.append(f"{len(images)} image(s)" + (f" ({unreadable} unreadable)" if unreadable else ""))
     return ", ".join(parts)

@@ -87,6 +87,14 @@ def untolerated_taints(pool: NodePool, tolerations: tuple[Toleration, ...]) -> l
     ]
 
 
+def labels_complete(pool: NodePool) -> bool:
+    """Whether the pool's labels are every label its nodes carry (read from a cluster, or a target
+    file that is a snapshot of one), so that a label it lacks is absent, not merely undescribed."""
+    from imagelint.target.file import SNAPSHOT_OF
+
+    return pool.source == "cluster" or pool.source.startswith("cluster:") or f"({SNAPSHOT_OF}cluster:" in pool.source
+
+
 def pool_labels(pool: NodePool) -> dict[str, str]:
     """The pool's node labels, plus the well-known arch label when the pool states its arch."""
     labels = dict(pool.labels)
@@ -132,9 +140,14 @@ def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
         # A pool describes many nodes; one node's name cannot be judged against it.
         return None, f"pool {pool.name}: selects single nodes by {', '.join(per_node)}"
     labels = pool_labels(pool)
-    known = bool(pool.labels)
-    if not known and any(k not in labels for k in keys):
+    undescribed = sorted(k for k in keys if k not in labels)
+    if undescribed and not pool.labels:
         return None, f"pool {pool.name}: node labels unknown"
+    if undescribed and not labels_complete(pool):
+        # A target file names the labels its author thought of; the operator's own
+        # (nvidia.com/gpu.deploy.*) and feature discovery's (nvidia.com/gpu.memory) may be on the
+        # nodes all the same. Only a cluster's own node labels are the whole set.
+        return None, f"pool {pool.name}: the target does not describe label(s) {', '.join(undescribed)}"
     for key, value in w.node_selector.items():
         if labels.get(key) != value:
             have = labels.get(key)

@@ -2,10 +2,14 @@
 
 A selector such as ``nvidia.com/gpu.product: Tesla-T4`` (a GPU Feature
 Discovery label) or ``kubernetes.io/arch: arm64`` that no GPU node carries
-leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector").
+leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector"); a
+DaemonSet whose selector matches no node runs no pods at all.
 Labels are compared with the pools' node labels (from the cluster or the
 target file; a pool's ``arch`` gives ``kubernetes.io/arch``). When a pool's
-labels are not known, the rule does not guess. A DRA claim's CEL device selectors are
+labels are not known, the rule does not guess; a label a target file does not
+describe (the GPU Operator's ``nvidia.com/gpu.deploy.*``, feature discovery's
+``nvidia.com/gpu.memory``...) is unknown too, unless the pools were read from a
+cluster (``--cluster``), whose node labels are complete. A DRA claim's CEL device selectors are
 judged the same way against the pools' GPU models and drivers (``productName``, MIG ``profile``,
 ``architecture``, ``driverVersion`` / ``cudaComputeCapability`` / ``cudaDriverVersion`` compared
 with ``semver``; other expressions are not guessed).
@@ -82,8 +86,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     results = [match_pool(w, p) for p in ctx.pools]
     if any(ok is not False for ok, _ in results):
         return  # some pool matches, or cannot be judged
+    outcome = ("the DaemonSet runs no pods (it places pods only on matching nodes)" if w.kind == "DaemonSet"
+               else "it would stay Pending")
     yield finding(
-        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool: "
-        "it would stay Pending",
+        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool: {outcome}",
         w.scheduling_provenance or w.provenance, details=[why for _, why in results],
     )

@@ -5,6 +5,10 @@ server rejects a pod whose ``nvidia.com/*`` request differs from its limit
 ("must be equal to ... limit") and one that requests without a limit. Setting
 only the limit is fine (the request defaults to it).
 
+Quantities are compared as Kubernetes reads them (``1`` = ``1000m``); the same text on both sides
+is equal even when it is a placeholder (``$GPU_PER_NODE``, ``PLACEHOLDER_NUM_GPU_PER_NODE``,
+``{{ .Values.gpus }}``); different text that is not a quantity cannot be compared (info).
+
 Remediation: set ``limits`` (and, if you like, the same value under
 ``requests``) for every ``nvidia.com/*`` resource.
 
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import parse_quantity, workload
 
 ID = "IL601"
@@ -55,8 +59,18 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 r.provenance, resource=r.name, request=r.request,
             )
             continue
+        if r.request.strip() == r.limit.strip():
+            continue  # the same text: equal, even a placeholder ($GPU_PER_NODE, {{ .Values.gpus }})
         req, lim = parse_quantity(r.request), parse_quantity(r.limit)
-        if req is None or lim is None or req != lim:
+        if req is None or lim is None:
+            unresolved = [q for q, v in ((r.request, req), (r.limit, lim)) if v is None]
+            yield finding(
+                f"container {w.container} of {w.kind}/{w.name}: {r.name} request {r.request} and limit {r.limit} "
+                f"cannot be compared ({', '.join(unresolved)} is not a quantity; a placeholder filled in later?)",
+                r.provenance, severity=INFO, resource=r.name, request=r.request, limit=r.limit,
+                details=["the API server rejects the pod unless they are equal once filled in"],
+            )
+        elif req != lim:
             yield finding(
                 f"container {w.container} of {w.kind}/{w.name} requests {r.name}: {r.request} but limits it to "
                 f"{r.limit}; GPUs cannot be overcommitted, so requests must equal limits",

@@ -14,8 +14,8 @@ the first that exists. What it says, for one registry:
   lines, Docker Hub's credentials), and a JSON object without any of the three sections as the
   legacy JSON form (the ``auths`` map itself), where a malformed entry means no credentials.
 
-docker-py gave this before; importing it cost ~130 ms of every check run where a docker config
-exists (most CI runners after ``docker login``). ``tests/sources/test_docker_config.py`` holds
+imagelint reads the file itself so that a check does not import the docker SDK (a daemon
+client) just to find registry credentials. ``tests/sources/test_docker_config.py`` holds
 this module to docker-py's answers for the same files. Where docker-py would raise a Python
 error of its own on a malformed file (an ``auth`` that is not a string, a file that is a JSON
 list), this is a ``ConfigError`` as every other malformed config is.

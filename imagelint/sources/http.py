@@ -1,48 +1,46 @@
-"""The retrying HTTP layer under the registry source, on HTTP/1.1 of its own (``imagelint.sources.wire``).
+"""The retrying HTTP layer under the registry source: imagelint's policy on urllib3's transport.
 
-One ``HttpTransport`` per registry client. It owns the retry policy (429 with
-``Retry-After``, 500/502/503/504, connection errors, resets and read timeouts,
-exponential backoff with jitter), the per-request TLS choice (verify with the default
-CA bundle, with ``--ca-cert``, or not at all for an ``--insecure-registry``; never
-``REQUESTS_CA_BUNDLE`` or ``SSL_CERT_FILE`` behind the user's back), bounded
-``(connect, read)`` timeouts, and redirects, which it follows itself so that an
-``Authorization`` header never leaves the host it was meant for. It also counts and
-logs requests, so tests can assert how many a check cost.
+urllib3 does HTTP/1.1 (framing, keep-alive pools per origin, TLS, proxies and their
+``CONNECT`` tunnels); ``HttpTransport`` decides everything a registry client must decide
+itself, so each urllib3 call is made with ``retries=False``, ``redirect=False``,
+``preload_content=False`` and ``decode_content=False``:
 
-Why not ``requests``: importing requests and urllib3 costs ~45 ms of every run (a
-second image's whole check is ~0.25 s), and what the registry protocol needs from HTTP
-is small; not ``http.client`` either, which imports the ``email`` package and ``ssl`` (the
-latter is imported here only for an https URL). What this module does, it does on purpose: HTTP/1.1 keep-alive connections
-pooled per origin and TLS choice (a few per origin, shared by the layer workers); no
-``~/.netrc``; no cookies (RFC 6265 cookies ignore the port, so a registry's cookie would
-reach any other service on its host; no registry protocol needs one); the proxy
-variables ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``/``NO_PROXY`` honoured per request
-(``http://`` proxies: ``CONNECT`` tunnels for https); bodies never decoded behind the
-caller's back (``read_capped`` undoes ``Content-Encoding`` within its cap, and a blob
-must come as sent: its digest is checked on the bytes received).
+- retries: 429 with ``Retry-After``, 500/502/503/504, connection errors, resets and read
+  timeouts, exponential backoff with jitter, no wait past ``--timeout`` or the run's deadline;
+- TLS per request: verified against the default CA bundle, against ``--ca-cert`` only, or not
+  at all for an ``--insecure-registry`` (an ``ssl.SSLContext`` of ours for each choice, so
+  ``REQUESTS_CA_BUNDLE`` and ``SSL_CERT_FILE`` never decide behind the user's back);
+- ``(connect, read)`` timeouts cut to what is left of the run (``imagelint.deadline``);
+- redirects followed here, so that ``Authorization`` never leaves the origin it was meant for;
+- proxies from the environment (``imagelint.sources.proxy``), their credentials sent as
+  ``Proxy-Authorization`` and never printed;
+- bodies streamed and bounded by the caller (``read_capped`` undoes ``Content-Encoding`` within
+  its cap; a blob must come as sent, its digest is checked on the bytes received);
+- no ``~/.netrc`` and no cookies (RFC 6265 cookies ignore the port, so a registry's cookie would
+  reach any other service on its host; no registry protocol needs one), which urllib3 never reads.
 
-Nothing here knows about registries: callers turn a final bad status or a
-``TransportFailure`` into their own one-line error.
+It also counts and logs requests, so tests can assert how many a check cost. Nothing here
+knows about registries: callers turn a final bad status or a ``TransportFailure`` into their
+own one-line error.
 """
 
 from __future__ import annotations
 
-import os
+import http.client
 import re
-import select
-import socket
-import sys
+import ssl
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
 from urllib.parse import urlencode, urljoin, urlsplit
 
-import imagelint
-from dataclasses import dataclass
-from imagelint.sources.wire import RemoteDisconnected, WireConnection, WireResponse, host_header
+import urllib3
+from urllib3 import exceptions as u3
 
-if TYPE_CHECKING:
-    import ssl
+import imagelint
+from imagelint.sources.proxy import Proxy, proxy_for
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -50,13 +48,14 @@ MAX_REDIRECTS = 5
 RETRY_AFTER_CAP = 30.0  # seconds; a registry asking for longer is treated as this
 BACKOFF_CAP = 30.0
 SENSITIVE_HEADERS = ("authorization", "cookie", "proxy-authorization")
-NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid", "deadline"})  # retrying cannot change the outcome
+NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid", "deadline", "proxy"})  # retrying cannot change the outcome
 USER_AGENT = f"imagelint/{imagelint.__version__}"
 # Only the encodings read_capped decodes itself, within its bound (not brotli or zstd).
 DEFAULT_HEADERS = {"User-Agent": USER_AGENT, "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
-MAX_IDLE_PER_ORIGIN = 4  # idle keep-alive connections kept per origin
+POOL_SIZE = 8  # kept-alive connections per origin: the layer workers share them
 DRAIN_LIMIT = 64 * 1024  # an unread body up to this is read at close, to keep the connection
 DRAIN_TIMEOUT = 0.05  # seconds: how long closing waits for such a body's bytes
+_TUNNEL_STATUS = re.compile(r"Tunnel connection failed: (\d{3})")
 
 
 @dataclass(frozen=True)
@@ -72,9 +71,9 @@ class RequestRecord:
 class TransportFailure(Exception):
     """No usable response: connection refused/reset, timeout, TLS failure, too many redirects.
 
-    ``kind`` is ``tls``, ``timeout``, ``connection``, ``redirect``, ``invalid`` or ``deadline``
-    (the run's ``--deadline``, ``imagelint.deadline``); ``detail`` is
-    the underlying reason (not yet redacted: callers redact).
+    ``kind`` is ``tls``, ``timeout``, ``connection``, ``redirect``, ``invalid``, ``proxy`` (the
+    proxy refused us: authentication or its TLS) or ``deadline`` (the run's ``--deadline``,
+    ``imagelint.deadline``); ``detail`` is the underlying reason (not yet redacted: callers redact).
     """
 
     def __init__(self, kind: str, detail: str, attempts: int) -> None:
@@ -82,6 +81,11 @@ class TransportFailure(Exception):
         self.kind = kind
         self.detail = detail
         self.attempts = attempts
+
+
+class ConnectionLost(OSError):
+    """The body could not be read to its end: the connection broke, timed out, or the peer
+    broke the protocol (a body shorter than its ``Content-Length``, a bad chunk)."""
 
 
 VerifyChooser = Callable[[str], "bool | str"]
@@ -102,35 +106,23 @@ def retry_after_seconds(value: str | None) -> float | None:
     """``Retry-After`` as seconds (delta-seconds or an HTTP date), or None if absent/garbled."""
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    import email.utils  # an HTTP date: rare (a 429 that says when), and the email package is not light
-
     try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return urllib3.Retry(retry_after_max=float("inf")).parse_retry_after(value)
+    except (u3.InvalidHeader, OverflowError, ValueError):
         return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class Response:
-    """One HTTP response: ``status_code``, ``headers`` (case-insensitive; a missing name gives
-    None), ``url`` (the URL this response answers) and the body as a stream, read with
-    ``read1`` (what one socket read brings, at most n). ``close()`` hands a fully read
-    keep-alive connection back to its pool and closes any other."""
+    """One HTTP response: ``status_code``, ``headers`` (case-insensitive; repeated fields joined
+    with ", "), ``url`` (the URL this response answers) and the body as a stream, read with
+    ``read1`` (what one socket read brings, at most n). ``close()`` hands a kept-alive
+    connection back to its pool once the body is read, and closes any other."""
 
-    def __init__(self, url: str, raw: WireResponse, conn: WireConnection,
-                 pool: "_ConnectionPool", key: tuple) -> None:
+    def __init__(self, url: str, raw: urllib3.BaseHTTPResponse) -> None:
         self.url = url
         self.status_code = raw.status
         self.headers = raw.headers
         self._raw = raw
-        self._conn: WireConnection | None = conn
-        self._pool = pool
-        self._key = key
 
     @property
     def content_encoding(self) -> str:
@@ -138,27 +130,24 @@ class Response:
         return (self.headers.get("Content-Encoding") or "").strip().lower() or "identity"
 
     def read1(self, n: int) -> bytes:
-        return self._raw.read1(n)  # a body that ends early raises wire.IncompleteRead
+        try:
+            return self._raw.read1(n)
+        except (u3.HTTPError, http.client.HTTPException) as exc:
+            raise ConnectionLost(_reason(exc)) from None
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
         raw = self._raw
-        if not raw.isclosed() and not raw.will_close and raw.length is not None and raw.length <= DRAIN_LIMIT:
+        remaining = getattr(raw, "length_remaining", None)
+        if not raw.isclosed() and remaining is not None and remaining <= DRAIN_LIMIT:
             # A short unread body (a 401, a redirect): read it if it is already there, so the
             # connection stays usable; a body still dripping in is not waited for.
-            try:
-                if conn.sock is not None:
-                    conn.sock.settimeout(DRAIN_TIMEOUT)
-                raw.read()
-            except OSError:  # wire's protocol errors included
-                pass
-        if raw.isclosed() and not raw.will_close:  # body read to its end: the connection is reusable
-            self._pool.give(self._key, conn)
-        else:
-            raw.close()
-            conn.close()
+            sock = getattr(raw.connection, "sock", None)
+            if sock is not None:
+                sock.settimeout(DRAIN_TIMEOUT)
+            raw.drain_conn()
+        if not raw.isclosed():
+            raw.close()  # the rest of the body is not read: the connection cannot carry another request
+        raw.release_conn()
 
     def __enter__(self) -> "Response":
         return self
@@ -188,8 +177,9 @@ class HttpTransport:
         self.gave_up_waiting: float | None = None  # the last Retry-After not waited for
         self._on_request = on_request
         self._sleep = sleep
-        self._pool = _ConnectionPool()
-        self._contexts = _TlsContexts()
+        self._managers: dict[tuple, urllib3.PoolManager] = {}
+        self._contexts: dict[bool | str, ssl.SSLContext] = {}
+        self._lock = threading.Lock()
 
     @property
     def requests_made(self) -> int:
@@ -199,7 +189,7 @@ class HttpTransport:
         """Exponential backoff with full jitter; a server's Retry-After wins, capped."""
         if retry_after is not None:
             return min(retry_after, RETRY_AFTER_CAP)
-        import random  # only a retry pays for it (~1 ms of start-up otherwise)
+        import random
 
         ceiling = min(BACKOFF_CAP, self.backoff * (2**attempt))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
@@ -282,77 +272,69 @@ class HttpTransport:
         if left is not None and left <= 0:
             raise TransportFailure("deadline", "the run reached its deadline (--deadline)", 1)
         connect_timeout, read_timeout = self.timeout if left is None else (min(self.timeout[0], left), min(self.timeout[1], left))
-        try:
-            target = _Target.of(url, self._verify_for(url), self._contexts)
-        except ValueError as exc:
-            self._record(method, url, None, authorized)
-            raise TransportFailure("invalid", str(exc), 1) from None
         body = urlencode(data).encode() if data is not None else None
         given = {name.lower() for name in headers}
         request_headers = {k: v for k, v in DEFAULT_HEADERS.items() if k.lower() not in given}
         request_headers.update(headers)
         if body is not None:
             request_headers["Content-Type"] = "application/x-www-form-urlencoded"
-        if "host" not in given:
-            request_headers["Host"] = target.host_header
-        if target.proxy is not None and target.proxy[2] and target.scheme == "http":
-            request_headers["Proxy-Authorization"] = target.proxy[2]
+        proxy: Proxy | None = None
         try:
-            response = self._exchange(target, method, request_headers, body, connect_timeout, read_timeout)
-        except OSError as exc:
-            self._record(method, url, None, authorized)
-            raise self._failure(exc) from None
-        except ValueError as exc:  # a header or URL that cannot be sent as one well-formed message
+            _check_request(url, request_headers)
+            parts = urlsplit(url)
+            scheme = parts.scheme.lower()
+            proxy = proxy_for(scheme, parts.hostname or "", parts.port or (443 if scheme == "https" else 80))
+            manager = self._manager(self._verify_for(url) if scheme == "https" else True, proxy)
+            raw = manager.urlopen(
+                method, url, body=body, headers=request_headers, redirect=False, retries=False,
+                preload_content=False, decode_content=False,
+                timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout),
+            )
+        except (ValueError, u3.LocationValueError) as exc:  # a proxy variable's ProxyConfigError included
             self._record(method, url, None, authorized)
             raise TransportFailure("invalid", _reason(exc), 1) from None
-        self._record(method, url, response.status_code, authorized)
-        return response
+        except (u3.HTTPError, OSError, http.client.HTTPException) as exc:
+            self._record(method, url, None, authorized)
+            raise _failure(exc, proxy) from None
+        self._record(method, url, raw.status, authorized)
+        if raw.status == 407 and proxy is not None and scheme == "http":
+            Response(url, raw).close()
+            raise TransportFailure("proxy", _proxy_refusal(proxy, 407, "Proxy Authentication Required"), 1)
+        return Response(url, raw)
 
-    @staticmethod
-    def _failure(exc: OSError) -> TransportFailure:
-        from imagelint import deadline
+    def _manager(self, verify: bool | str, proxy: Proxy | None) -> urllib3.PoolManager:
+        key = (verify, proxy)
+        with self._lock:
+            manager = self._managers.get(key)
+            if manager is None:
+                context = self._context(verify)
+                if proxy is None:
+                    manager = urllib3.PoolManager(maxsize=POOL_SIZE, ssl_context=context)
+                else:
+                    # An https:// proxy is the environment's, and so is its trust: the system store.
+                    auth = {} if proxy.username is None else {"Proxy-Authorization": basic_authorization(proxy.username, proxy.password or "")}
+                    manager = urllib3.ProxyManager(proxy.url, proxy_headers=auth,
+                                                   proxy_ssl_context=ssl.create_default_context(),
+                                                   maxsize=POOL_SIZE, ssl_context=context)
+                self._managers[key] = manager
+            return manager
 
-        if _is_tls_error(exc):  # certificate checks included (SSLCertVerificationError)
-            return TransportFailure("tls", _reason(exc), 1)
-        if isinstance(exc, (socket.timeout, TimeoutError)):
-            left = deadline.remaining()
-            if left is not None and left <= 0.05:
-                return TransportFailure("deadline", "the run reached its deadline (--deadline)", 1)
-            return TransportFailure("timeout", _reason(exc) or "timed out", 1)
-        return TransportFailure("connection", _reason(exc), 1)
-
-    def _exchange(self, target: "_Target", method: str, headers: dict[str, str], body: bytes | None,
-                  connect_timeout: float, read_timeout: float) -> Response:
-        """One request and its response head, on a pooled connection when one is idle. A pooled
-        connection the server has closed meanwhile fails before any answer: then a new one is
-        used, once (the request was not seen, so this is no retry)."""
-        for reused in (True, False):
-            conn = self._pool.take(target.key) if reused else None
-            if reused and conn is None:
-                continue
-            try:
-                if conn is None:
-                    conn = target.connection(connect_timeout)
-                    conn.connect()  # TCP, then the proxy tunnel and TLS when there are any
-            except BaseException:
-                if conn is not None:
-                    conn.close()  # a socket connected before the handshake failed
-                raise
-            assert conn.sock is not None
-            conn.sock.settimeout(read_timeout)
-            try:
-                conn.request(method, target.request_target, body=body, headers=headers)
-                raw = conn.getresponse()
-            except (RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                conn.close()
-                if reused:
-                    continue
-                raise
-            except BaseException:
-                conn.close()
-                raise
-            return Response(target.url, raw, conn, self._pool, target.key)
-        raise AssertionError("unreachable")  # pragma: no cover
+    def _context(self, verify: bool | str) -> ssl.SSLContext:
+        """One context per TLS choice (the lock is held). ``True``: the CA bundle requests uses
+        (certifi's, when installed) or else the system store; a path: that CA file only
+        (``--ca-cert``); ``False``: no verification, and no CA store read at all."""
+        context = self._contexts.get(verify)
+        if context is None:
+            if verify is False:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+                # The user named this registry insecure; urllib3 would warn on every request to it.
+                warnings.filterwarnings("ignore", category=u3.InsecureRequestWarning)
+            else:
+                context = ssl.create_default_context(cafile=_default_ca_bundle() if verify is True else str(verify))
+            self._contexts[verify] = context
+        return context
 
     def _record(self, method: str, url: str, status: int | None, authorized: bool) -> None:
         record = RequestRecord(method, strip_query(url), status, authorized)
@@ -361,118 +343,24 @@ class HttpTransport:
             self._on_request(record)
 
 
-class _ConnectionPool:
-    """Idle keep-alive connections by origin, TLS choice and proxy; shared by the worker threads."""
-
-    def __init__(self) -> None:
-        self._idle: dict[tuple, list[WireConnection]] = {}
-        self._lock = threading.Lock()
-
-    def take(self, key: tuple) -> WireConnection | None:
-        while True:
-            with self._lock:
-                idle = self._idle.get(key)
-                conn = idle.pop() if idle else None
-            if conn is None:
-                return None
-            if _still_open(conn):
-                return conn
-            conn.close()
-
-    def give(self, key: tuple, conn: WireConnection) -> None:
-        with self._lock:
-            idle = self._idle.setdefault(key, [])
-            if len(idle) < MAX_IDLE_PER_ORIGIN:
-                idle.append(conn)
-                return
-        conn.close()
+def _check_request(url: str, headers: Mapping[str, str]) -> None:
+    """Refuse what would not be one well-formed request, without echoing a header's value
+    (it may be a credential)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL with a host: {strip_query(url)[:200]!r}")
+    if not url.isascii() or any(c <= " " or c == "\x7f" for c in url):
+        raise ValueError(f"invalid characters in URL {strip_query(url)[:200]!r}")
+    for name, value in headers.items():
+        if any(c in value for c in "\r\n\x00"):
+            raise ValueError(f"the value of header {name[:40]!r} holds a line break or NUL")
 
 
-def _still_open(conn: WireConnection) -> bool:
-    """An idle connection has nothing to read; if its socket is readable the server closed it
-    (or sent bytes nobody asked for): either way it cannot carry another request."""
-    sock = conn.sock
-    if sock is None:
-        return False
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return False
-    return not readable
+def basic_authorization(username: str, password: str) -> str:
+    """An ``Authorization`` (or ``Proxy-Authorization``) value for HTTP Basic."""
+    import base64
 
-
-@dataclass(frozen=True)
-class _Target:
-    """Where one URL's request goes: the origin, the TLS context, and the proxy if any."""
-
-    url: str
-    scheme: str
-    host: str
-    port: int
-    request_target: str  # the path and query, or the whole URL when sent to an http proxy
-    host_header: str
-    context: ssl.SSLContext | None
-    proxy: tuple[str, int, str | None] | None  # host, port, Proxy-Authorization
-
-    @property
-    def key(self) -> tuple:
-        return (self.scheme, self.host, self.port, id(self.context), self.proxy)
-
-    @classmethod
-    def of(cls, url: str, verify: bool | str, contexts: "_TlsContexts") -> "_Target":
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https"):
-            raise ValueError(f"not an http(s) URL: {strip_query(url)[:200]!r}")
-        host = parts.hostname
-        if not host:
-            raise ValueError(f"no host in URL {strip_query(url)[:200]!r}")
-        port = parts.port or (443 if scheme == "https" else 80)  # a bad port raises ValueError
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        context = contexts.get(verify) if scheme == "https" else None
-        proxy = _proxy_for(scheme, host, port)
-        # An http:// request through a proxy names the whole URL; https goes through a CONNECT tunnel.
-        request_target = url.split("#", 1)[0] if proxy is not None and scheme == "http" else path
-        host_value = host_header(host, port, 443 if scheme == "https" else 80)
-        return cls(url, scheme, host, port, request_target, host_value, context, proxy)
-
-    def connection(self, connect_timeout: float) -> WireConnection:
-        if self.proxy is not None:
-            proxy_host, proxy_port, proxy_auth = self.proxy
-            if self.scheme == "https":  # a CONNECT tunnel to the origin, then TLS inside it
-                return WireConnection(proxy_host, proxy_port, connect_timeout, self.context, (self.host, self.port, proxy_auth))
-            # Proxy-Authorization goes with each request (``_send_once``)
-            return WireConnection(proxy_host, proxy_port, connect_timeout)
-        return WireConnection(self.host, self.port, connect_timeout, self.context)
-
-
-class _TlsContexts:
-    """One context per TLS choice, built on first use (loading a CA bundle costs tens of ms).
-
-    ``True``: the CA bundle requests uses (certifi's, when installed) or else the system
-    store; a path: that CA file only (``--ca-cert``); ``False``: no verification, and no CA
-    store read at all (``--insecure-registry``).
-    """
-
-    def __init__(self) -> None:
-        self._made: dict[bool | str, ssl.SSLContext] = {}
-        self._lock = threading.Lock()
-
-    def get(self, verify: bool | str) -> ssl.SSLContext:
-        import ssl  # only for an https URL: a plain-HTTP registry never pays for it
-
-        with self._lock:
-            context = self._made.get(verify)
-            if context is None:
-                if verify is False:
-                    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-                    context.check_hostname = False
-                    context.verify_mode = ssl.CERT_NONE
-                else:
-                    context = ssl.create_default_context(cafile=_default_ca_bundle() if verify is True else str(verify))
-                context.set_alpn_protocols(["http/1.1"])
-                self._made[verify] = context
-            return context
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
 
 
 def _default_ca_bundle() -> str | None:
@@ -483,41 +371,37 @@ def _default_ca_bundle() -> str | None:
     return certifi.where()
 
 
-_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+def _proxy_refusal(proxy: Proxy, status: int, reason: str) -> str:
+    # Some proxies (tinyproxy) answer wrong credentials with 401 rather than 407.
+    if status not in (401, 407):
+        return f"the proxy {proxy.name} answered HTTP {status} {reason}"
+    why = "rejected the credentials in the proxy URL" if proxy.username is not None else "requires credentials (none in the proxy URL)"
+    return f"the proxy {proxy.name} {why} (HTTP {status} {reason})"
 
 
-def _proxy_for(scheme: str, host: str, port: int) -> tuple[str, int, str | None] | None:
-    """The proxy the environment names for this request (lower-case variables first, as
-    curl and requests read them), unless ``NO_PROXY`` exempts the host."""
-    if not any(k.lower() in _PROXY_VARIABLES for k in os.environ):
-        return None
-    import urllib.request
+def _failure(exc: BaseException, proxy: Proxy | None) -> TransportFailure:
+    from imagelint import deadline
 
-    proxies = urllib.request.getproxies_environment()
-    url = proxies.get(scheme) or proxies.get("all")
-    if not url:
-        return None
-    netloc = host if ":" not in host else f"[{host}]"
-    if urllib.request.proxy_bypass_environment(f"{netloc}:{port}", proxies) or urllib.request.proxy_bypass_environment(netloc, proxies):
-        return None
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    if parts.scheme.lower() != "http":
-        raise ValueError(f"the {scheme} proxy {parts.scheme}://{parts.hostname} is not an http:// proxy, which is all imagelint speaks")
-    if not parts.hostname:
-        raise ValueError("the proxy variable names no host")
-    auth = None
-    if parts.username is not None:
-        from urllib.parse import unquote
-
-        auth = basic_authorization(unquote(parts.username), unquote(parts.password or ""))
-    return (parts.hostname, parts.port or 80, auth)
-
-
-def basic_authorization(username: str, password: str) -> str:
-    """An ``Authorization`` (or ``Proxy-Authorization``) value for HTTP Basic."""
-    import base64
-
-    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+    detail = _reason(exc)
+    if proxy is not None and proxy.password and len(proxy.password) >= 3:
+        detail = detail.replace(proxy.password, "***")
+    if isinstance(exc, u3.ProxyError) and proxy is not None:
+        tunnel = _TUNNEL_STATUS.search(detail)
+        if tunnel:  # the proxy refused the CONNECT: its verdict on our credentials does not change
+            status = int(tunnel.group(1))
+            return TransportFailure("proxy" if status in (401, 407) else "connection",
+                                    _proxy_refusal(proxy, status, detail[tunnel.end():].strip()), 1)
+        if isinstance(exc.original_error, (ssl.SSLError, u3.SSLError)):
+            return TransportFailure("proxy", f"TLS to the proxy {proxy.name}: {detail}", 1)
+        return TransportFailure("connection", f"the proxy {proxy.name}: {detail}", 1)
+    if isinstance(exc, (u3.SSLError, ssl.SSLError)):  # certificate checks included
+        return TransportFailure("tls", detail, 1)
+    if isinstance(exc, (u3.TimeoutError, TimeoutError)) and not isinstance(exc, u3.NewConnectionError):
+        left = deadline.remaining()
+        if left is not None and left <= 0.05:
+            return TransportFailure("deadline", "the run reached its deadline (--deadline)", 1)
+        return TransportFailure("timeout", detail or "timed out", 1)
+    return TransportFailure("connection", detail, 1)
 
 
 class BodyError(Exception):
@@ -583,25 +467,19 @@ def read_capped(response: Response, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def _is_tls_error(exc: BaseException) -> bool:
-    ssl = sys.modules.get("ssl")  # no TLS error can exist before ssl is imported
-    return ssl is not None and isinstance(exc, ssl.SSLError)
-
-
 def _reason(exc: BaseException) -> str:
     """The innermost useful sentence of an exception chain, on one line."""
     inner: BaseException = exc
     for _ in range(8):
-        reason = getattr(inner, "reason", None)
-        if isinstance(reason, BaseException):
-            inner = reason
-        elif inner.args and isinstance(inner.args[0], BaseException):
-            inner = inner.args[0]
-        else:
+        nested = next((a for a in (getattr(inner, "reason", None), getattr(inner, "original_error", None), *inner.args)
+                       if isinstance(a, BaseException)), None)
+        if nested is None and isinstance(inner, u3.NewConnectionError) and inner.__cause__ is not None:
+            nested = inner.__cause__
+        if nested is None:
             break
+        inner = nested
     text = str(inner) or type(inner).__name__
-    ssl = sys.modules.get("ssl")  # no TLS error can exist before ssl is imported
-    if ssl is not None and isinstance(inner, ssl.SSLCertVerificationError) and inner.verify_message:
+    if isinstance(inner, ssl.SSLCertVerificationError) and inner.verify_message:
         text = f"certificate verify failed: {inner.verify_message}"
-    text = re.sub(r"<[^>]*object at 0x[0-9a-f]+>:\s*", "", text)
+    text = re.sub(r"<[^>]*object at 0x[0-9a-f]+>:\s*|\w+Connection\(host=[^)]*\):\s*", "", text)
     return " ".join(text.split())[:300]

@@ -32,7 +32,16 @@ from dataclasses import dataclass
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
 from imagelint.sources.options import SourceOptions
-from imagelint.sources.http import BodyError, HttpTransport, RequestRecord, Response, TransportFailure, read_capped, same_origin
+from imagelint.sources.http import (
+    BodyError,
+    ConnectionLost,
+    HttpTransport,
+    RequestRecord,
+    Response,
+    TransportFailure,
+    read_capped,
+    same_origin,
+)
 from imagelint.sources.manifest import (
     ACCEPT_MANIFESTS,
     MAX_DOCUMENT_BYTES,
@@ -49,12 +58,11 @@ from imagelint.sources.manifest import (
 )
 from imagelint.sources.docker_config import config_key
 from imagelint.sources.registry_auth import Authenticator, Redactor, load_credentials
-from imagelint.sources.wire import IncompleteRead
 
 CHUNK_SIZE = 1024 * 1024  # largest single read from a blob socket
 ERROR_BODY_LIMIT = 64 * 1024  # how much of an error response we read to find the registry's error code
 MAX_AUTH_ROUNDS = 2
-_BODY_READ_ERRORS = (OSError,)  # the wire's protocol errors (a body cut short) are OSErrors too
+_BODY_READ_ERRORS = (OSError,)  # a socket's errors and the transport's ConnectionLost
 
 
 def short_digest(digest: str) -> str:
@@ -272,7 +280,7 @@ class RegistryClient:
                 if attempt >= self.transport.retries or not self.transport.may_wait(attempt):
                     raise RegistryError(self.redact(
                         f"{self.where}: {step}: connection lost while reading the response after "
-                        f"{attempt + 1} attempt(s): {type(exc).__name__}"
+                        f"{attempt + 1} attempt(s): {_what_broke(exc)}"
                     )) from None
                 self.transport.pause(attempt)
                 attempt += 1
@@ -337,7 +345,7 @@ class _BlobStream(io.RawIOBase):
                 # byte received counts and a resume asks only for the rest (Range).
                 data = self._response.read1(n)
             except _BODY_READ_ERRORS as exc:
-                self._resume(type(exc).__name__)
+                self._resume(_what_broke(exc))
                 continue
             if not data:
                 if self._size is not None and self._pos < self._size:
@@ -381,8 +389,12 @@ def _skip(response: Response, count: int) -> None:
     while left:
         data = response.read1(min(left, CHUNK_SIZE))
         if not data:
-            raise IncompleteRead(left)  # the body ended before the resume offset
+            raise ConnectionLost("the body ended before the resume offset")
         left -= len(data)
+
+
+def _what_broke(exc: OSError) -> str:
+    return " ".join(str(exc).split())[:160] or type(exc).__name__
 
 
 def _read_bounded(response: Response, limit: int, what: str) -> bytes:

@@ -346,7 +346,7 @@ class Authenticator:
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: {exc.detail}") from None
             except DeadlineExceeded as exc:
                 raise DeadlineExceeded(f"{self._where}: {step} from {_host(realm)}: {exc.message}") from None
-            except (OSError, ValueError) as exc:  # the wire's protocol errors are OSErrors
+            except (OSError, ValueError) as exc:  # the transport's ConnectionLost is an OSError
                 raise RegistryError(f"{self._where}: {step} from {_host(realm)}: connection lost while reading the "
                                     f"response ({type(exc).__name__})") from None
         if status in (401, 403):

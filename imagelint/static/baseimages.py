@@ -4,7 +4,12 @@ Used for a Dockerfile's ``FROM`` and for a manifest container's ``image:``. In o
 
 * ``nvidia/cuda:X.Y.Z-…`` (Docker Hub or nvcr.io): the tag's version;
 * ``nvcr.io/nvidia/<framework>:YY.MM-…``: the matrix's ``ngc_images`` row, else the NGC monthly
-  release (``ngc_releases``) when the framework follows that cadence; DeepStream by its version;
+  release (``ngc_releases``) when the framework follows that cadence; DeepStream by its version,
+  on nvcr.io or its newer home ``ghcr.io/nvidia/deepstream``;
+* Jetson's L4T images (``image_platforms``): the CUDA of the L4T release their tag names
+  (``l4t-jetpack:r36.4.0`` -> JetPack 6.1 -> CUDA 12.6, ``jetson_releases``) or of the tag itself
+  (``l4t-cuda:12.2.12-runtime``); ``image_platform`` gives the one platform such an image is
+  built for, so a ``FROM`` of one says linux/arm64 without pulling it;
 * a tag that states its CUDA version, by the matrix's ``image_cuda_tags`` conventions
   (``pytorch/pytorch:2.5.0-cuda12.4-…``, ``rayproject/ray-llm:…-cu128``, ``cuda-sample:…-cuda12.5.0``).
 
@@ -24,6 +29,8 @@ from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
+# Registries NVIDIA publishes its framework / SDK images on (DeepStream moved to ghcr.io with 9.2).
+NVIDIA_IMAGE_HOMES = ("nvcr.io/nvidia/", "ghcr.io/nvidia/")
 _CUDA_TAG_RE = lazy_pattern(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 
 
@@ -90,12 +97,15 @@ def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     if repository in NVIDIA_CUDA_REPOS:
         m = _CUDA_TAG_RE.match(tag)
         return ImageCuda(m.group(1), "nvidia/cuda tag", official_cuda=True) if m else None
-    if repository.startswith("nvcr.io/nvidia/") and matrix is not None:
+    jetson = _jetson_cuda(repository, tag, matrix)
+    if jetson is not None:
+        return jetson
+    if repository.startswith(NVIDIA_IMAGE_HOMES) and matrix is not None:
         lookup = getattr(matrix, "ngc_image", None)
         ngc = None
         if callable(lookup):
             try:
-                ngc = lookup(repository[len("nvcr.io/"):], tag)
+                ngc = lookup(repository.removeprefix("nvcr.io/"), tag)
             except (LookupError, ValueError):
                 ngc = None
         if ngc is not None and getattr(ngc, "cuda", None):
@@ -104,3 +114,39 @@ def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     if matrix is not None:
         return _from_tag_conventions(repository, tag, matrix)
     return None
+
+
+def _platforms_row(repository: str, matrix: Any) -> Any:
+    lookup = getattr(matrix, "image_platforms", None)
+    return lookup(repository) if callable(lookup) else None
+
+
+def _jetson_cuda(repository: str, tag: str, matrix: Any) -> ImageCuda | None:
+    row = _platforms_row(repository, matrix) if matrix is not None else None
+    if row is None or not tag:
+        return None
+    name = repository.rsplit("/", 1)[-1]
+    if row.cuda_from == "tag-major-minor":
+        m = _CUDA_TAG_RE.match(tag)
+        if m is None:
+            return None
+        return ImageCuda(".".join(m.group(1).split(".")[:2]), f"{name} tag {tag!r}", row.uncertain)
+    if row.cuda_from == "l4t-release":
+        release = getattr(matrix, "jetson_release", None)
+        found = release(tag.split("-", 1)[0]) if callable(release) else None
+        if found is None:
+            return None
+        return ImageCuda(found.cuda, f"{name} L4T r{found.l4t} (JetPack {found.jetpack})", row.uncertain or found.uncertain)
+    return None
+
+
+def image_platform(image: str, matrix: Any) -> str | None:
+    """The one platform (``linux/arm64``) the table says ``image`` is built for, else None
+    (unknown, or published for several)."""
+    parsed = parse_image(image)
+    if parsed is None or matrix is None:
+        return None
+    row = _platforms_row(parsed[0], matrix)
+    if row is None or len(row.platforms) != 1:
+        return None
+    return str(row.platforms[0])

@@ -1,7 +1,7 @@
 """Which kind of repository file a path is: by name first, then by content.
 
 Kinds: ``dockerfile`` (``Dockerfile``, ``Dockerfile.*``, ``Dockerfile-*``, ``*.dockerfile``,
-``Containerfile``), ``manifest`` (Kubernetes YAML), ``appconfig`` (DeepStream app / nvinfer /
+``Containerfile``), ``manifest`` (Kubernetes YAML or JSON), ``compose`` (a Docker Compose file), ``appconfig`` (DeepStream app / nvinfer /
 nvinferserver configs, INI or YAML), ``script`` (shell and Python files), or None
 (not something ``imagelint lint`` reads; skipped with a note, never an error,
 because pre-commit passes every staged file that matches the hook's regex).
@@ -21,10 +21,12 @@ DOCKERFILE = "dockerfile"
 MANIFEST = "manifest"
 APPCONFIG = "appconfig"
 SCRIPT = "script"
-KINDS = (DOCKERFILE, MANIFEST, APPCONFIG, SCRIPT)
+COMPOSE = "compose"
+KINDS = (DOCKERFILE, MANIFEST, APPCONFIG, SCRIPT, COMPOSE)
 
 _DOCKERFILE_NAME = lazy_pattern(r"^(?:(?:Dockerfile|Containerfile)(?:[._-].+)?|.+\.(?:Dockerfile|dockerfile|Containerfile))$")
 _YAML_NAME = lazy_pattern(r"\.(?:ya?ml)$", re.IGNORECASE)
+_JSON_NAME = lazy_pattern(r"\.json$", re.IGNORECASE)  # JSON is YAML: `kubectl get -o json`, generated manifests
 _SCRIPT_NAME = lazy_pattern(r"\.(?:sh|bash|py)$")  # Python: torch.cuda.set_device(N), "cuda:N", os.environ[...]
 _CONFIG_NAME = lazy_pattern(r"\.(?:txt|cfg|ini|conf)$")
 _SHEBANG = lazy_pattern(rb"^#!\s*(?:/usr)?/bin/(?:env\s+)?(?:ba|da|k|z)?sh\b")
@@ -46,7 +48,7 @@ _NVINFERSERVER = r"(?m)^\s*infer_config\s*\{"
 # For .pre-commit-hooks.yaml: names that may hold a kind (content decides for YAML/.txt).
 FILES_REGEX = (
     r"(^|/)((Dockerfile|Containerfile)([._-][^/]*)?|[^/]+\.(Dockerfile|dockerfile|Containerfile))$"
-    r"|\.(ya?ml|YA?ML|sh|bash|py)$"
+    r"|\.(ya?ml|YA?ML|json|JSON|sh|bash|py)$"
     r"|(^|/)[^/]*(deepstream|nvinfer|infer|pgie|sgie|ds|tracker|config)[^/]*\.(txt|cfg|ini|conf)$"
 )
 
@@ -55,7 +57,7 @@ def kind_by_name(path: str) -> str | None:
     name = PurePath(path).name
     if _DOCKERFILE_NAME.match(name):
         return DOCKERFILE
-    if _YAML_NAME.search(name):
+    if _YAML_NAME.search(name) or _JSON_NAME.search(name):
         return MANIFEST
     if _SCRIPT_NAME.search(name):
         return SCRIPT
@@ -75,6 +77,12 @@ def detect_kind(path: str, head: bytes) -> str | None:
     if by_name == MANIFEST:
         if looks_like_kubernetes(text):
             return MANIFEST
+        if _JSON_NAME.search(path):
+            return None
+        from imagelint.static.compose import looks_like_compose
+
+        if looks_like_compose(path, text):
+            return COMPOSE
         return APPCONFIG if re.search(_DEEPSTREAM_YAML_KEY, text) else None
     if by_name == APPCONFIG:
         return APPCONFIG if re.search(_DEEPSTREAM_GROUP, text) or re.search(_NVINFERSERVER, text) else None
@@ -105,6 +113,6 @@ def unread_reason(path: str, head: bytes) -> str:
                 "(no [property]/application groups)")
     if _CONFIG_NAME.search(name):
         return "no DeepStream app/nvinfer groups ([application], [property], [primary-gie]...) found"
-    if text.lstrip().startswith("{"):
-        return "JSON is not read; convert Kubernetes objects to YAML"
+    if _JSON_NAME.search(name):
+        return "JSON that holds no Kubernetes object (no apiVersion/kind)"
     return "not a Dockerfile, Kubernetes manifest, DeepStream config or script"

@@ -33,14 +33,20 @@ class Discovered:
 
     files: tuple[str, ...]
     truncated: bool = False
+    image_layouts: tuple[str, ...] = ()  # OCI image layouts found (built images, not source): not walked
 
 
 def discover(root: str, max_files: int = MAX_FILES) -> Discovered:
     """Candidate files under ``root`` (sorted, relative to the current directory as given)."""
     rx = re.compile(FILES_REGEX)
     out: list[str] = []
+    layouts: list[str] = []
     base_depth = root.rstrip(os.sep).count(os.sep)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        if is_image_layout(dirpath):
+            layouts.append(dirpath)
+            dirnames[:] = []
+            continue
         dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDED_DIRS and not d.endswith(".egg-info"))
         if dirpath.count(os.sep) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
@@ -49,5 +55,11 @@ def discover(root: str, max_files: int = MAX_FILES) -> Discovered:
             if rx.search(path.replace(os.sep, "/")) and not os.path.islink(path):
                 out.append(path)
                 if len(out) >= max_files:
-                    return Discovered(not_ignored(root, out), truncated=True)
-    return Discovered(not_ignored(root, out))
+                    return Discovered(not_ignored(root, out), truncated=True, image_layouts=tuple(layouts))
+    return Discovered(not_ignored(root, out), image_layouts=tuple(layouts))
+
+
+def is_image_layout(path: str) -> bool:
+    """An OCI image layout directory (``oci-layout`` and ``index.json``): a built image, which
+    ``imagelint check oci-dir:PATH`` reads."""
+    return os.path.isfile(os.path.join(path, "oci-layout")) and os.path.isfile(os.path.join(path, "index.json"))

@@ -25,6 +25,7 @@ from imagelint.errors import ConfigError, UsageError
 from imagelint.facts.model import (
     ArchListSetting,
     BaseImageFacts,
+    BuildFacts,
     CudaFacts,
     CudaVersionEvidence,
     DriverLibrary,
@@ -35,6 +36,7 @@ from imagelint.facts.model import (
     LoaderFacts,
     LoaderPathEntry,
     Provenance,
+    RunStep,
 )
 from imagelint.image import Platform
 from imagelint.lazyre import lazy_pattern
@@ -265,10 +267,12 @@ def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any,
     if parsed is None:  # a base like "scratch" or an unexpanded ${X}: nothing implied
         return evidence, env, notes
     tag = parsed[1]
-    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}")
     found = image_cuda(base, matrix)
     if found is None:
         return evidence, env, notes
+    # A CUDA read from an uncertain matrix row says so wherever the evidence is shown.
+    doubt = f" ({found.basis}, uncertain matrix row)" if found.uncertain else ""
+    prov = Provenance(kind="dockerfile", source=df.path, line=from_ins.line, key=f"FROM {base}{doubt}")
     version = found.version
     evidence.append(CudaVersionEvidence(version, "base-image", prov, "patch" if version.count(".") >= 2 else "minor"))
     if found.official_cuda:
@@ -343,13 +347,14 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         stage = stages[stage.parent] if stage.parent is not None and stage.parent < stage.index else None
     chain.reverse()
     root = chain[0]
-    root_platform = _stage_platform(root, df, global_args)
+    root_platform = _stage_platform(root, df, global_args) or _base_platform(root.base, matrix)
     arch = root_platform.architecture if root_platform else "amd64"
     evidence, implied_env, base_notes = _base_implied(root.base, root.from_line, df, matrix, arch)
     notes.extend(base_notes)
     state = _StageState(env=dict(implied_env))
     for st in chain:
         _run_stage(st, df, global_args, state, budget)
+    build = _build_facts(df, stages, chain, state)
 
     env = tuple(EnvSetting(k, v, p) for k, (v, p) in state.env.items())
     by_name = {e.name: e for e in env}
@@ -416,7 +421,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     return ImageFacts(
         subject=df.path,
         kind="dockerfile",
-        platform=_stage_platform(chain[-1], df, global_args),
+        platform=_stage_platform(chain[-1], df, global_args) or _base_platform(root.base, matrix),
         env=env,
         entrypoint=entrypoint,
         cmd=cmd,
@@ -430,7 +435,28 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         complete=False,
         warnings=tuple(notes),
         arch_lists=_arch_lists(df, global_args, stages, budget),
+        build=build,
     )
+
+
+def _build_facts(df: Dockerfile, stages: tuple[Stage, ...], chain: list[Stage], state: _StageState) -> BuildFacts:
+    """The RUN steps of every stage (each a build step that runs without the GPUs the image will
+    get), the final stage's base, and the CUDA toolkits the final chain installs."""
+    in_chain = {st.index for st in chain}
+    steps = []
+    for st in stages:
+        for ins in st.instructions:
+            if ins.keyword != "RUN":
+                continue
+            body = "\n".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
+            device = ins.flag("device") or ""
+            steps.append(RunStep(body, _dprov(df, ins, "RUN"), st.index in in_chain, "gpu" in device.lower()))
+    toolkits = tuple((item.value, prov) for item, prov in state.installs
+                     if item.what == "cuda" and item.text.startswith("cuda-toolkit"))
+    root = chain[0]
+    return BuildFacts(run_steps=tuple(steps), final_base=root.base,
+                      final_from=Provenance(kind="dockerfile", source=df.path, line=root.from_line.line, key="FROM"),
+                      stages=len(stages), toolkit_installs=toolkits)
 
 
 def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]) -> Platform | None:
@@ -443,6 +469,15 @@ def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]
         return Platform.parse(expanded) if expanded else None
     except UsageError:
         return None
+
+
+def _base_platform(base: str, matrix: Any) -> Platform | None:
+    """The platform a base image is only built for (Jetson's L4T images: linux/arm64), per the
+    base-image table; None when the table does not pin one."""
+    from imagelint.static.baseimages import image_platform
+
+    text = image_platform(base, matrix)
+    return Platform.parse(text) if text else None
 
 
 def suppressed_lines(df: Dockerfile) -> dict[int, Mapping[str, str]]:

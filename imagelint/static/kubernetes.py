@@ -38,7 +38,7 @@ from imagelint.facts.model import (
 )
 from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
-from imagelint.static.podspecs import PodSpecAt, find_pod_specs
+from imagelint.static.podspecs import PodSpecAt, find_pod_specs, privileged_by
 from imagelint.static.yamlsafe import LineDict, LineList, iter_documents
 
 IGNORE_ANNOTATION = "imagelint.io/ignore"
@@ -210,6 +210,9 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
 
                 needs.extend(command_needs(argv, prov))
         ld = by_name.get("LD_LIBRARY_PATH")
+        why_privileged = privileged_by(c)
+        privileged = Provenance(kind="manifest", source=source, line=_line(c, "securityContext"),
+                                key=f"{where}.securityContext ({why_privileged})") if why_privileged else None
         workload = WorkloadFacts(
             kind=pod.kind,
             name=pod.name,
@@ -230,6 +233,7 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
             pod_claims=pod_claims,
             claims=all_claims[where],
             cdi_devices=cdi,
+            privileged=privileged,
         )
         image = c.get("image")
         base = BaseImageFacts(name=str(image), provenance=(Provenance(
@@ -348,8 +352,15 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
 def manifest_facts(text: str, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:
     """Facts for every container of every workload in a (multi-document) manifest file."""
     return list(read_manifest(text, source, scan_command).facts)
+_JSON_API = lazy_pattern(r'"apiVersion"\s*:')
+_JSON_KIND = lazy_pattern(r'"kind"\s*:')
+
+
 def looks_like_kubernetes(text: str) -> bool:
-    """A cheap content test for detection: some document has apiVersion and kind at top level."""
+    """A cheap content test for detection: some document has apiVersion and kind at top level
+    (YAML block style, or a JSON object)."""
+    if text.lstrip().startswith(("{", "[")):
+        return bool(_JSON_API.search(text) and _JSON_KIND.search(text))
     has_api = has_kind = False
     for line in text.splitlines()[:400]:
         if line.startswith("apiVersion:"):

@@ -74,23 +74,27 @@ def _text(data: bytes, path: str) -> str:
         raise ConfigError("not UTF-8 text", path) from None
 
 
-# A Helm / Go template: ``{{`` opening a line or a value, or template syntax (``{{-``, actions,
-# ``.Values``...). Argo's ``{{inputs.parameters.x}}`` and KServe's ``--model_name={{.Name}}``
-# placeholders sit inside values and parse as YAML: those files are read.
-_TEMPLATE_LINE = lazy_pattern(
-    r"(?m)^\s*(?:-\s+)?(?:[^#\s:][^:#]*:\s+)?[\"']?\{\{(?!\s*(?:inputs|outputs|workflow|steps|tasks|item|pod|=)\b)"
-    r"|\{\{-|-\}\}|\{\{\s*(?:if|else|end|range|with|define|template|include|block)\b"
-    r"|\{\{[^}]*\.(?:Values|Release|Chart|Capabilities|Files)\b")
+# Template syntax outside quoted scalars: a ``{{``/``{%`` that YAML sees as structure. A YAML file
+# whose only braces sit inside quoted values (``value: "{{HUGGING_FACE_HUB_TOKEN}}"``, Argo's
+# ``{{inputs.parameters.x}}``) parses and is linted; a template is what does not parse.
+_QUOTED = lazy_pattern(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'")
+_TEMPLATE_MARK = lazy_pattern(r"\{\{|\{%")
 
 
 def template_reason(text: str) -> str | None:
-    """Why ``text`` is an unrendered template (and how to render it), or None."""
-    if "{{" not in text or not _TEMPLATE_LINE.search(text):
+    """Why ``text`` (which did not parse as YAML) is an unrendered template, and how to render it;
+    None when no template syntax stands outside quoted scalars."""
+    if "{{" not in text and "{%" not in text:
+        return None
+    if not any(_TEMPLATE_MARK.search(_QUOTED.sub("", line.split(" #", 1)[0])) for line in text.splitlines()):
         return None
     if re.search(r"\.(?:Values|Release|Chart|Capabilities)\b", text):
         return "an unrendered Helm template; render it (helm template RELEASE CHART_DIR | imagelint lint -)"
     return ("an unrendered template ({{ }}); render it with the tool that owns it "
             "(helm template ... | imagelint lint -, or the operator's own rendering) and lint the output")
+
+
+_HELM_VALUE = lazy_pattern(r"\{\{[^}]*\.(?:Values|Release|Chart)\b")
 
 
 def _kustomization(text: str) -> bool:
@@ -108,8 +112,12 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
 
     data = _read_stdin() if path == "-" else _read(path)
-    kind = kind or (detect.MANIFEST if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
+    kind = kind or (_stdin_kind(data[:_SNIFF_BYTES]) if path == "-" else detect.detect_kind(path, data[:_SNIFF_BYTES]))
     if kind is None:
+        if detect.kind_by_name(path) == detect.MANIFEST and not path.lower().endswith(".json"):
+            why = _must_parse(data, path)
+            if why:
+                return _skip(path, f"looks like {why}", unrelated=True)
         return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
     text = _text(data, path)
     if kind == detect.DOCKERFILE:
@@ -122,18 +130,72 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
     if kind == detect.MANIFEST:
         from imagelint.static.kubernetes import read_manifest
 
-        why = template_reason(text)
-        if why:
-            return _skip(path, f"looks like {why}")
         if _kustomization(text):
             return _skip(path, "a kustomization; lint its output (kustomize build DIR | imagelint lint -)")
-        read = read_manifest(text, path, scan_command)
+        try:
+            read = read_manifest(_json_as_yaml(text, path), path, scan_command)
+        except ConfigError:
+            why = template_reason(text)
+            if why:
+                return _skip(path, f"looks like {why}")
+            raise
         if not read.facts and not read.dra_objects and not read.notes and not read.objects:
             return _skip(path, "YAML with no Kubernetes objects", unrelated=True)
-        return StaticInput(path, kind, read.facts, {}, read.notes, read.dra_objects)
+        notes = read.notes
+        if _HELM_VALUE.search(text):
+            notes += (f"{path}: values written as Helm placeholders ({{{{ .Values... }}}}) were read as text; "
+                      "lint the rendered chart for their values (helm template ... | imagelint lint -)",)
+        return StaticInput(path, kind, read.facts, {}, notes, read.dra_objects)
+    if kind == detect.COMPOSE:
+        from imagelint.static.compose import read_compose
+
+        return StaticInput(path, kind, read_compose(text, path, scan_command), {})
     gpu = scan_file(text, path, language_for(path, kind, data[:128]))
     facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
     return StaticInput(path, kind, (facts,), {})
+
+
+def _stdin_kind(head: bytes) -> str:
+    """Standard input is YAML: rendered Kubernetes objects (``helm template``, ``kustomize build``),
+    or a rendered Compose file (``docker compose config | imagelint lint -``)."""
+    from imagelint.static.compose import looks_like_compose
+    from imagelint.static.kubernetes import looks_like_kubernetes
+
+    text = head.decode("utf-8", "replace")
+    if not looks_like_kubernetes(text) and looks_like_compose("-", text):
+        return detect.COMPOSE
+    return detect.MANIFEST
+
+
+def _must_parse(data: bytes, path: str) -> str | None:
+    """A YAML file that is no kind lint reads is skipped only when it parses: YAML that does not is
+    a ``file:line`` error (exit 2), not a silent pass, unless it is a template (then: why)."""
+    from imagelint.static.yamlsafe import load_documents
+
+    text = _text(data, path)
+    try:
+        load_documents(text, path)
+    except ConfigError:
+        why = template_reason(text)
+        if why is None:
+            raise
+        return why
+    return None
+
+
+def _json_as_yaml(text: str, path: str) -> str:
+    """JSON is YAML, except that YAML refuses tabs where JSON allows them as white space. Valid JSON
+    holds no raw tab inside a string, so every tab is white space and becomes a space."""
+    if "\t" not in text or not text.lstrip().startswith(("{", "[")):
+        return text
+    import json
+
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", path, line) from None
+    return text.replace("\t", " ")
 
 
 def _read_stdin() -> bytes:
@@ -188,7 +250,18 @@ def run_lint(
 
     notices: list[str] = list(getattr(target, "warnings", ()) or ()) + list(matrix_notices(matrix))
     statics: list[StaticInput] = []
+    walked: set[str] = set()
     for p, explicit in _expand(paths, notices):
+        if not explicit:
+            walked.add(p)
+        if explicit and p != "-" and os.path.isdir(p):  # an image layout named on the command line
+            from imagelint.errors import EXIT_USAGE
+
+            results.append(ImageResult(
+                subject=p, kind="file", complete=False, path=p, error_exit_code=EXIT_USAGE,
+                error=f"{p}: an OCI image layout (a built image), not repository files; check it with: "
+                      f"imagelint check oci-dir:{p}"))
+            continue
         try:
             static = read_static(p, matrix)
             if static.kind == "skipped" and static.unrelated and (quiet_unrelated or not explicit):
@@ -219,6 +292,7 @@ def run_lint(
             result = replace(run_rules(facts, pod_target(facts, target), matrix, config), path=static.path)
             results.append(_apply_line_ignores(result, static, config))
     results = _target_findings_once(results, notices)
+    results, clean = _drop_clean_walked(results, walked)
     if images:
         from imagelint.static.scheduling import scheduled_target
 
@@ -236,7 +310,18 @@ def run_lint(
         notices=tuple(notices),
         command="lint",
         files_skipped=tuple(s.path for s in statics if s.kind == "skipped"),
+        files_clean=clean,
     )
+
+
+def _drop_clean_walked(results: list[ImageResult], walked: set[str]) -> tuple[list[ImageResult], tuple[str, ...]]:
+    """A directory walk lists only the files that concern GPUs: files it found (not named) whose
+    results hold no finding, suppression, note or error are counted in the summary, not listed."""
+    if not walked:
+        return results, ()
+    noisy = {r.path for r in results if r.path not in walked or r.findings or r.suppressed or r.error or r.notices}
+    clean = tuple(dict.fromkeys(r.path for r in results if r.path not in noisy and r.path is not None))
+    return [r for r in results if r.path in noisy or r.path is None], clean
 
 
 def _target_findings_once(results: list[ImageResult], notices: list[str]) -> list[ImageResult]:
@@ -274,12 +359,17 @@ def _inherits_all(facts: ImageFacts) -> bool:
 
 def _expand(paths: Sequence[str], notices: list[str]) -> list[tuple[str, bool]]:
     """(path, named explicitly) for every file to read: directories walked."""
-    from imagelint.static.discover import discover
+    from imagelint.static.discover import discover, is_image_layout
 
     out: list[tuple[str, bool]] = []
     for p in paths:
-        if p != "-" and os.path.isdir(p):
+        if p != "-" and os.path.isdir(p) and is_image_layout(p):
+            out.append((p, True))
+        elif p != "-" and os.path.isdir(p):
             found = discover(p)
+            for layout in found.image_layouts:
+                notices.append(f"{layout}: an OCI image layout (a built image), not linted; check it with: "
+                               f"imagelint check oci-dir:{layout}")
             if found.truncated:
                 notices.append(f"{p}: more than {len(found.files)} candidate files; only the first were linted")
             out.extend((f, False) for f in found.files)
@@ -297,7 +387,7 @@ def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:
     objects = [o for s in statics for o in s.dra_objects]
     out = []
     for s in statics:
-        if s.kind != detect.MANIFEST or not s.facts:
+        if s.kind not in (detect.MANIFEST, detect.COMPOSE) or not s.facts:
             out.append(s)
             continue
         facts = resolve_claims(s.facts, objects, matrix)

@@ -235,3 +235,21 @@ def _named(container: LineDict, name: str) -> LineDict:
     copy.key_lines = dict(container.key_lines)
     copy["name"] = name
     return copy
+
+
+def privileged_by(container: Any) -> str | None:
+    """What makes a container privileged over the node's devices, or None: ``privileged: true``
+    (Kubernetes ``securityContext`` or a Compose service) or the CAP_SYS_ADMIN capability. Such a
+    container sees every GPU of the node, whatever it requested (the NVIDIA runtime and device
+    plugin isolate only unprivileged containers)."""
+    if not isinstance(container, dict):
+        return None
+    security = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else container
+    if security.get("privileged") is True:
+        return "privileged: true"
+    caps = security.get("capabilities") if isinstance(security.get("capabilities"), dict) else {}
+    adds = caps.get("add") if isinstance(caps.get("add"), list) else container.get("cap_add")
+    for cap in adds if isinstance(adds, list) else ():
+        if isinstance(cap, str) and cap.upper() in ("SYS_ADMIN", "CAP_SYS_ADMIN"):
+            return f"capability {cap}"
+    return None

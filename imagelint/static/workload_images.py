@@ -1,9 +1,12 @@
-"""A GPU container's ``image:`` in a manifest → CUDA evidence, through the base-image table.
+"""A GPU container's ``image:`` in a manifest (or a GPU service's in a Compose file) → CUDA
+evidence, through the base-image table.
 
 Only containers that get GPUs themselves (an ``nvidia.com/*`` resource, a GPU/MIG ResourceClaim
 they use, or a CDI device request) get the evidence: the same image on a CPU-only Ray head or a
 sidecar needs no driver, and IL101 must not judge it. Nothing is pulled; an image whose CUDA the
-table does not know gets no evidence (the image itself can be checked with ``lint --image``).
+table does not know gets no evidence (the image itself can be checked with ``lint --image``). An
+image the table pins to one platform (Jetson's L4T images: linux/arm64) gives the container that
+platform, so IL402 can compare it with the pools the workload reaches.
 """
 
 from __future__ import annotations
@@ -17,14 +20,21 @@ from imagelint.facts.model import CudaVersionEvidence, ImageFacts, Provenance
 def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     w = facts.workload
     image = facts.base.name
-    if w is None or not image or not w.container_requests_gpu or matrix is None:
+    gets_gpus = w.container_requests_gpu if w is not None else facts.compose is not None and facts.compose.gets_gpus
+    if not gets_gpus or not image or matrix is None:
         return facts
-    from imagelint.static.baseimages import image_cuda
+    from imagelint.static.baseimages import image_cuda, image_platform
 
+    if facts.platform is None and not facts.platforms:
+        only = image_platform(image, matrix)  # a Jetson L4T image is linux/arm64 only
+        if only:
+            from imagelint.image import Platform
+
+            facts = replace(facts, platform=Platform.parse(only))
     found = image_cuda(image, matrix)
     if found is None:
         return facts
-    where = facts.base.provenance[0] if facts.base.provenance else w.provenance
+    where = facts.base.provenance[0]
     prov = Provenance(kind="manifest", source=where.source, line=where.line,
                       key=f"image {image} ({found.basis}{', uncertain matrix row' if found.uncertain else ''})")
     ev = CudaVersionEvidence(found.version, "base-image", prov, "patch" if found.version.count(".") >= 2 else "minor")

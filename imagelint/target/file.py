@@ -56,7 +56,10 @@ from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 
 
-_TOP_KEYS = ("runtime-classes", "pool")
+_TOP_KEYS = ("runtime-classes", "pool", "snapshot-of")
+# A snapshot of a cluster (``imagelint target snapshot --cluster``) says so: its pools carry every
+# label the nodes had, so a label a pool lacks is absent, not merely undescribed.
+SNAPSHOT_OF = "snapshot of "
 _POOL_KEYS = (
     "name",
     "driver",
@@ -87,6 +90,7 @@ class _TargetFileReader:
 
     def __init__(self, path: str, text: str, matrix: TargetMatrix | None) -> None:
         self.path = path
+        self.source = f"file:{path}"
         self.lines = text.splitlines()
         self.matrix = matrix
 
@@ -127,6 +131,10 @@ class _TargetFileReader:
                     f"unknown key {key!r}; expected {', '.join(_TOP_KEYS)} at the top level", key, None
                 )
         runtime_classes = self.string_list(data.get("runtime-classes", []), "runtime-classes", None)
+        snapshot = data.get("snapshot-of")
+        if snapshot is not None and (not isinstance(snapshot, str) or not snapshot.startswith("cluster:")):
+            raise self.error("snapshot-of must be the cluster it was read from (\"cluster:CONTEXT\")", "snapshot-of", None)
+        self.source = f"file:{self.path}" + (f" ({SNAPSHOT_OF}{snapshot})" if snapshot else "")
         raw_pools = data.get("pool", [])
         if not isinstance(raw_pools, list) or not all(isinstance(p, dict) for p in raw_pools):
             raise self.error("'pool' must be an array of tables ([[pool]])", "pool", None)
@@ -135,7 +143,7 @@ class _TargetFileReader:
         for index, name in enumerate(names):
             if name in names[:index]:
                 raise self.error(f"pool name {name!r} is used twice; names must be unique", "name", index)
-        return Target(pools=tuple(pools), runtime_classes=tuple(runtime_classes), source=f"file:{self.path}")
+        return Target(pools=tuple(pools), runtime_classes=tuple(runtime_classes), source=self.source)
 
     def pool(self, raw: Mapping[str, Any], index: int) -> NodePool:
         for key in raw:
@@ -210,7 +218,7 @@ class _TargetFileReader:
             shared_resources=MappingProxyType(self.int_table(raw.get("shared-resources", {}), "shared-resources", index)),
             fail_requests_greater_than_one=flags["fail-requests-greater-than-one"],
             node_count=node_count,
-            source=f"file:{self.path}",
+            source=self.source,
         )
 
     def gpus(self, raw: Any, index: int) -> tuple[GpuSpec, ...]:

@@ -11,7 +11,7 @@ import). The typer flags that fill ``TargetOptions`` are in
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from imagelint.errors import UsageError
 from dataclasses import dataclass
@@ -111,8 +111,8 @@ def pool_from_spec(spec: str, matrix: TargetMatrix | None) -> NodePool:
 class TargetOptions:
     """The shared target flags as plain values (what ``cli/target_options.py`` collects).
 
-    ``check``'s config file ``[target]`` table maps onto the same fields; combine
-    them with :meth:`with_fallback` so that flags beat the config.
+    ``check``'s config file ``[target]`` table maps onto the same fields (:meth:`from_config`);
+    combine them with :meth:`with_fallback` so that the command line beats the config.
     """
 
     drivers: tuple[str, ...] = ()
@@ -143,13 +143,42 @@ class TargetOptions:
     def given(self) -> bool:
         return bool(self.drivers or self.pools or self.pool_overrides_given or self.target_file or self.cluster)
 
+    @property
+    def names_pools(self) -> bool:
+        """Whether these options name where pools come from (``--driver``, ``--pool``,
+        ``--target-file``, ``--cluster``), rather than only adjusting pools (``--gpu``, ``--toolkit``...)."""
+        return bool(self.drivers or self.pools or self.target_file or self.cluster)
+
     def with_fallback(self, fallback: TargetOptions) -> TargetOptions:
-        """Each field unset here (empty / None / False) taken from ``fallback``."""
+        """These options over ``fallback`` (the config file's ``[target]``): one precedence,
+        command line > target file > config. Options that name pools replace the fallback's target
+        whole (``--target-file pools.toml`` is the target, as ``--driver`` is; nothing of the
+        config's ``driver``/``gpu`` is added to or laid over it). Options that only adjust pools
+        take each unset field from the fallback."""
+        if self.names_pools:
+            return self
         values = {}
         for f in dataclasses.fields(self):
             mine = getattr(self, f.name)
             values[f.name] = mine if mine else getattr(fallback, f.name)
         return TargetOptions(**values)
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> TargetOptions:
+        """A config file's ``[target]`` table (keys as the flags: ``driver``, ``gpus``, ``pool``,
+        ``file``...)."""
+        return cls(
+            drivers=tuple(table.get("driver", ())),
+            gpus=tuple(table.get("gpus", ())),
+            pools=tuple(table.get("pool", ())),
+            compute_capability=table.get("compute-capability"),
+            brand=table.get("brand"),
+            arch=table.get("arch"),
+            toolkit=table.get("toolkit"),
+            device_plugin=table.get("device-plugin"),
+            runtime_mode=table.get("runtime-mode"),
+            target_file=table.get("file"),
+        )
 
 
 ClusterReader = Callable[..., Target]

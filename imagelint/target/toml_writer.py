@@ -6,38 +6,9 @@ reading its output back gives an equal Target (apart from ``source``).
 
 from __future__ import annotations
 
-import json
-from typing import Any, Mapping
+from typing import Any
 
-from imagelint.lazyre import lazy_pattern
-from imagelint.target.model import GpuSpec, Target
-
-
-_BARE_KEY = lazy_pattern(r"^[A-Za-z0-9_-]+$")
-
-
-def _toml_str(value: str) -> str:
-    # JSON string escapes are a subset of TOML basic-string escapes; JSON leaves DEL raw, which
-    # TOML does not allow in a string (a cluster's label value may hold one).
-    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _toml_str(key)
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return _toml_str(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+from imagelint.target.model import GpuSpec, NodePool, Target
 
 
 def _gpu_table(gpu: GpuSpec) -> dict[str, Any]:
@@ -59,52 +30,52 @@ def _gpu_table(gpu: GpuSpec) -> dict[str, Any]:
 def dump_target_toml(target: Target) -> str:
     """The target as a target file; ``load_target_file`` reads it back to an equal Target
     (apart from ``source``)."""
-    out = [f"# imagelint target (from {target.source})"]
-    for warning in target.warnings:
-        out.append(f"# warning: {warning}")
+    import tomli_w
+
+    document: dict[str, Any] = {}
+    if target.source.startswith("cluster:"):
+        document["snapshot-of"] = target.source
     if target.runtime_classes:
-        out.append(f"runtime-classes = {_toml_value(list(target.runtime_classes))}")
-    for pool in target.pools:
-        out.append("")
-        out.append("[[pool]]")
-        fields: list[tuple[str, Any]] = [
-            ("name", pool.name),
-            ("driver", pool.driver),
-            ("cuda-driver-version", pool.cuda_driver_version),
-            ("arch", pool.arch),
-            ("toolkit", pool.toolkit),
-            ("runtime-mode", pool.runtime_mode),
-            ("accept-envvar-unprivileged", pool.accept_envvar_unprivileged),
-            ("device-plugin", pool.device_plugin),
-            ("device-list-strategy", list(pool.device_list_strategy) or None),
-            ("mig-strategy", pool.mig_strategy),
-            ("runtime-class", pool.runtime_class),
-            ("nvidia-runtime-default", pool.nvidia_runtime_default),
-            ("fail-requests-greater-than-one", pool.fail_requests_greater_than_one),
-            ("node-count", pool.node_count),
+        document["runtime-classes"] = list(target.runtime_classes)
+    if target.pools:
+        document["pool"] = [_pool_table(pool) for pool in target.pools]
+    header = [f"# imagelint target (from {target.source})"] + [f"# warning: {w}" for w in target.warnings]
+    # A comment line ends at a line break: one in a source or warning would start a TOML line.
+    comment = "".join(" ".join(line.splitlines()) + "\n" for line in header)
+    return comment + "\n" + tomli_w.dumps(document)
+
+
+def _pool_table(pool: NodePool) -> dict[str, Any]:
+    fields: list[tuple[str, Any]] = [
+        ("name", pool.name),
+        ("driver", pool.driver),
+        ("cuda-driver-version", pool.cuda_driver_version),
+        ("arch", pool.arch),
+        ("toolkit", pool.toolkit),
+        ("runtime-mode", pool.runtime_mode),
+        ("accept-envvar-unprivileged", pool.accept_envvar_unprivileged),
+        ("device-plugin", pool.device_plugin),
+        ("device-list-strategy", list(pool.device_list_strategy) or None),
+        ("mig-strategy", pool.mig_strategy),
+        ("runtime-class", pool.runtime_class),
+        ("nvidia-runtime-default", pool.nvidia_runtime_default),
+        ("fail-requests-greater-than-one", pool.fail_requests_greater_than_one),
+        ("node-count", pool.node_count),
+    ]
+    table: dict[str, Any] = {key: value for key, value in fields if value is not None}
+    if pool.gpus:
+        table["gpus"] = [_gpu_table(g) for g in pool.gpus]
+    if pool.taints:
+        table["taints"] = [
+            {"key": t.key, **({"value": t.value} if t.value is not None else {}), "effect": t.effect} for t in pool.taints
         ]
-        for key, value in fields:
-            if value is not None:
-                out.append(f"{key} = {_toml_value(value)}")
-        if pool.gpus:
-            out.append("gpus = [")
-            out.extend(f"  {_toml_value(_gpu_table(g))}," for g in pool.gpus)
-            out.append("]")
-        if pool.taints:
-            out.append("taints = [")
-            for taint in pool.taints:
-                table = {"key": taint.key, **({"value": taint.value} if taint.value is not None else {}), "effect": taint.effect}
-                out.append(f"  {_toml_value(table)},")
-            out.append("]")
-        if pool.resources:
-            out.append(f"resources = {_toml_value(dict(sorted(pool.resources.items())))}")
-        if pool.shared_resources:
-            out.append(f"shared-resources = {_toml_value(dict(sorted(pool.shared_resources.items())))}")
-        if pool.labels:  # a sub-table: GFD label sets are long for one inline line
-            out.append("")
-            out.append("[pool.labels]")
-            out.extend(f"{_toml_key(k)} = {_toml_str(v)}" for k, v in sorted(pool.labels.items()))
-    return "\n".join(out) + "\n"
+    if pool.resources:
+        table["resources"] = dict(sorted(pool.resources.items()))
+    if pool.shared_resources:
+        table["shared-resources"] = dict(sorted(pool.shared_resources.items()))
+    if pool.labels:
+        table["labels"] = dict(sorted(pool.labels.items()))
+    return table
 
 
 __all__ = ["dump_target_toml"]

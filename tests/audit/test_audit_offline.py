@@ -50,7 +50,21 @@ def test_offline_plan_from_an_image_list(images_file, plain_registry) -> None:
     assert by_image[cuda122]["change"] == "breaks" and by_image[cuda122]["before"] in ("pass", "warn")
     assert any(r.startswith("IL101:") for r in by_image[cuda122]["reasons"])
     assert by_image[cuda118]["change"] == "unchanged"  # 11.8 on 470: minor-version compatible either way
-    assert plan["summary"] == {"breaks": 1, "fixed": 0, "unchanged": 1}
+    assert plan["summary"] == {"breaks": 1, "fixed": 0, "still-failing": 0, "unchanged": 1, "failing-today": 0}
+
+
+def test_workloads_failing_today_and_on_the_plan_are_still_failing_and_counted(images_file, plain_registry) -> None:
+    """On driver 418 both images (CUDA 12.2 and 11.8) fail; a plan that keeps 418 must say "still failing",
+    count them as today's failures and exit 1, not "unchanged" and 0."""
+    path, cuda122, _ = images_file
+    old = path.parent / "old.toml"
+    old.write_text(NOW.replace("535.104.05", "418.87.01"))
+    out = imagelint("audit", "--images", str(path), "--target-file", str(old), "--insecure-registry", plain_registry.host,
+                    "--plan", str(old))
+    assert out.returncode == 1, out.stderr
+    first = out.stdout.splitlines()[1]
+    assert "2 failing today" in first and "2 still failing" in first and "0 unchanged" in first, out.stdout
+    assert "Still failing:" in out.stdout and "because: IL101" in out.stdout
 
 
 def test_audit_json_validates_against_the_published_schema(images_file, plain_registry) -> None:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -108,7 +109,7 @@ def test_other_shell_commands_are_known():
         # ``kubectl apply -f -`` reads what imagelint printed into the pipe (audit's PolicyReports).
         assert line == "kubectl apply -f -" or (ROOT / line.split()[-1]).is_file(), line
     bindings = {c for c in other if c.startswith("kubectl create clusterrolebinding imagelint-")}
-    assert other - applied - bindings <= {"python3 -m pip install .", "bash .ci/run"}, other
+    assert other - applied - bindings <= {"python3 -m venv .venv", ". .venv/bin/activate", "pip install .", "bash .ci/run"}, other
 
 
 NETWORK = re.compile(r"^(registry:|docker:)|--cluster|^cluster")
@@ -178,7 +179,8 @@ def test_offline_imagelint_commands_run(where, args, workspace):
         matches = sorted(str(p.relative_to(workspace)) for p in workspace.glob(a)) if any(c in a for c in "*?[") else []
         words += matches or [a]
     proc = subprocess.run(["imagelint", *words], cwd=workspace, env=env, capture_output=True, text=True, timeout=180)
-    expected = (0, 1) if args[0] in ("check", "lint") else (0,)
+    # audit exits 1 when a workload fails (the example repository's image does, today and on the plan)
+    expected = (0, 1) if args[0] in ("check", "lint", "audit") else (0,)
     assert proc.returncode in expected, f"{where}: imagelint {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()[-500:]}"
     assert "Traceback" not in proc.stderr
 
@@ -193,12 +195,33 @@ def test_most_commands_run_offline():
 
 
 def test_the_quick_start_as_written(workspace):
-    """README's quick start: it exits 1 with IL302 and IL304, as the text after it says."""
+    """README's quick start: a venv, then the check exits 1 on one error (IL302) with IL304 among the
+    warnings, as the text after it says."""
     quick = next(s for s in of_kind("shell") if "oci-dir:examples/cuda-app" in s.body and "pip install" in s.body)
-    [_, cmd] = shell_commands(quick)
-    proc = subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, timeout=180,
+    *install, cmd = shell_commands(quick)
+    assert install == [["python3", "-m", "venv", ".venv"], [".", ".venv/bin/activate"], ["pip", "install", "."]]
+    proc = subprocess.run(cmd + ["--format", "json"], cwd=workspace, capture_output=True, text=True, timeout=180,
                           env={**os.environ, "IMAGELINT_NO_CACHE": "1", "NO_COLOR": "1"})
-    assert proc.returncode == 1 and "IL302" in proc.stdout and "IL304" in proc.stdout, proc.stdout + proc.stderr
+    findings = [(f["rule"], f["severity"]) for r in json.loads(proc.stdout)["results"] for f in r["findings"]]
+    assert proc.returncode == 1, proc.stderr
+    assert [f for f in findings if f[1] == "error"] == [("IL302", "error")], findings
+    assert sorted(r for r, sev in findings if sev == "warning") == ["IL101", "IL107", "IL304", "IL503"], findings
+    assert sorted(r for r, sev in findings if sev == "info") == ["IL302", "IL303"], findings
+    readme = (ROOT / "README.md").read_text()
+    assert "exits 1 on one error" in readme and "Four warnings" in readme and "two infos" in readme
+
+
+def test_the_example_repository_as_the_readme_describes_it(workspace):
+    """README's next steps: lint and the offline planner on examples/gpu-repo, each with one command."""
+    env = {**os.environ, "IMAGELINT_NO_CACHE": "1", "NO_COLOR": "1"}
+    commands = {c[1]: c for _, c in _commands() if c[0] == "imagelint" and any("examples/gpu-repo" in w for w in c)}
+    assert set(commands) == {"lint", "audit"}, commands
+    lint = subprocess.run(commands["lint"] + ["--format", "json"], cwd=workspace, capture_output=True, text=True,
+                          timeout=180, env=env)
+    errors = {f["rule"] for r in json.loads(lint.stdout)["results"] for f in r["findings"] if f["severity"] == "error"}
+    assert lint.returncode == 1 and errors == {"IL601", "IL602", "IL612", "IL302"}, lint.stdout[-2000:]
+    plan = subprocess.run(commands["audit"], cwd=workspace, capture_output=True, text=True, timeout=180, env=env)
+    assert plan.returncode == 1 and "1 still failing" in plan.stdout and "because: IL302" in plan.stdout, plan.stdout
 
 
 # --- TOML -----------------------------------------------------------------------------------------

@@ -61,12 +61,19 @@ def test_cuda_table_matches_reference(m) -> None:
     extra = [r for r in m.cuda_releases() if int(r.version.split(".")[0]) < 10]
     rows = {row["version"]: row for row in m.rows("cuda_releases")}
     assert extra and all("maintained by hand" in rows[r.version].get("note", "") for r in extra), extra
-    assert len(m.cuda_releases()) - len(extra) == len(numeric)
+    # Releases the reference predates (13.4, 13.5, the redistributable re-releases) come from
+    # NVIDIA's release notes and redistributable manifests, and say so.
+    known = {"10.1.105" if r["toolkit_version"] == "10.1" else r["toolkit_version"] for r in numeric}
+    newer = [r for r in m.cuda_releases() if int(r.version.split(".")[0]) >= 10 and r.version not in known]
+    assert all("redistrib_" in r.source or "release-notes" in r.source for r in newer), newer
+    assert len(m.cuda_releases()) - len(extra) - len(newer) == len(numeric)
     for r in numeric:
         version = "10.1.105" if r["toolkit_version"] == "10.1" else r["toolkit_version"]
         release = m.cuda_release(version)
         assert release is not None and release.min_driver == r["min_linux_x86_64_driver"], version
-        assert release.uncertain == bool(r.get("uncertain"))
+        # a row the reference marks uncertain is documented once NVIDIA's manifest was read
+        documented_since = not release.uncertain and "redistrib_" in release.source
+        assert release.uncertain == bool(r.get("uncertain")) or documented_since, version
 
 
 def test_driver_floor_exact_and_ga(m) -> None:
@@ -81,8 +88,10 @@ def test_driver_floor_exact_and_ga(m) -> None:
     assert m.driver_floor("9.2").min_driver == "396.26"  # hand-maintained rows below the reference table
     assert m.driver_floor("9.0.176").min_driver == "384.81"  # nvidia/cuda:9.0's CUDA_VERSION: the GA floor
     assert m.driver_floor("6.5") is None and m.driver_floor("twelve") is None
-    assert m.driver_floor("13.3.0").uncertain is True
-    assert m.cuda_release("13.4") is None  # no agreed minimum driver: kept out
+    assert m.driver_floor("13.3.0").uncertain is False  # the 13.3 redistributable manifest bundles 610.43.02
+    assert m.driver_floor("13.4").uncertain is True and m.driver_floor("13.4").release == "13.4.1"
+    # 13.4's exact minimum is not in the pages read: the branch floor, permissive for every 615.x
+    assert m.cuda_release("13.4").min_driver == "615" and m.cuda_release("13.4.0") is None  # 13.4.0: a preview
 
 
 def test_minor_version_compat(m) -> None:

@@ -143,7 +143,8 @@ def test_ptx_isa_to_cuda(m) -> None:
     assert m.ptx_isa("9.0").min_cuda == "13.0"
     assert m.ptx_isa("8.6").min_cuda == "12.7"  # no PTX ISA came with 12.6
     assert m.ptx_isa("7.0").min_cuda == "11.0" and m.ptx_isa("8.2").min_cuda == "12.2"
-    assert m.ptx_isa("9.4") is None and m.ptx_isa("x") is None  # unverified: left out
+    assert m.ptx_isa("9.4").min_cuda == "13.4" and m.ptx_isa("9.5").min_cuda == "13.5"  # ptxas 13.4 / 13.5 (PyPI)
+    assert m.ptx_isa("9.6") is None and m.ptx_isa("x") is None  # unverified: left out
     rows = m.rows("ptx_isa_versions")
     cudas = [r["min_cuda"] for r in rows]
     # every CUDA named from 10.0 on is a release the matrix knows, or one a driver branch reports (12.7: R565)

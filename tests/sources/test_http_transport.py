@@ -1,22 +1,23 @@
-"""imagelint.sources.http on its own HTTP/1.1 (imagelint.sources.wire): proxies, kept-alive connections, short bodies.
+"""imagelint.sources.http over urllib3: kept-alive connections, short and broken answers, requests
+that would split their message, the certificate's name.
 
 The registry protocol, TLS choices, retries, redirects and hostile answers are tested through
-the registry source (test_registry.py, tests/hostile/); these are the HTTP layer's own duties.
+the registry source (test_registry.py, tests/hostile/); proxies against a real one in
+test_proxies.py; these are the HTTP layer's own duties.
 """
 
 from __future__ import annotations
 
-import select
 import socket
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from imagelint.sources.http import HttpTransport, TransportFailure, read_capped
-from imagelint.sources.wire import IncompleteRead
-from tests.sources.test_registry import open_name, opts, repo, unique_image
+from imagelint.sources.http import ConnectionLost, HttpTransport, TransportFailure, read_capped
+from tests.support.registry import server_ssl_context
 
 
 class _Origin:
@@ -52,56 +53,6 @@ class _Origin:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-class _ConnectProxy:
-    """A forward proxy that only tunnels (CONNECT host:port), remembering what it was asked."""
-
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, dict[str, str]]] = []
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
-
-    def _tunnel(self, client: socket.socket) -> None:
-        with client:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = client.recv(4096)
-                if not chunk:
-                    return
-                head += chunk
-            lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
-            headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
-            self.requests.append((lines[0], headers))
-            method, target, _ = lines[0].split(" ")
-            if method != "CONNECT":
-                client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-                return
-            host, port = target.rsplit(":", 1)
-            with socket.create_connection((host, int(port))) as upstream:
-                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                pair = {client: upstream, upstream: client}
-                while True:
-                    readable, _, _ = select.select(list(pair), [], [], 10)
-                    if not readable:
-                        return
-                    for sock in readable:
-                        data = sock.recv(65536)
-                        if not data:
-                            return
-                        pair[sock].sendall(data)
-
-    def stop(self) -> None:
-        self._listener.close()
 
 
 @pytest.fixture
@@ -156,60 +107,140 @@ def test_a_body_shorter_than_its_content_length_is_a_read_error(no_proxy_env) ->
     origin = _Origin(body=b"short", length=50)
     try:
         response = _transport().request("GET", f"http://{origin.host}/x")
-        with pytest.raises(IncompleteRead):
+        with pytest.raises(ConnectionLost):
             read_capped(response, 100)
         response.close()
     finally:
         origin.stop()
 
 
-def test_http_through_a_proxy_sends_the_whole_url_and_the_proxy_credentials(no_proxy_env) -> None:
-    proxy, origin = _Origin(body=b"via proxy"), "registry.invalid:5000"
+class _Peer:
+    """Accepts one connection on loopback, reads one request head, keeps it, sends ``answer``
+    exactly as given and closes."""
+
+    def __init__(self, answer: bytes, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
+        self.answer = answer
+        self.tls = tls
+        self.requests: list[bytes] = []
+        self.sock = socket.create_server((host, 0))
+        self.host = f"{host}:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            client, _ = self.sock.accept()
+            if self.tls is not None:
+                client = self.tls.wrap_socket(client, server_side=True)
+        except OSError:  # closed by the test, or the client refused our certificate
+            return
+        with client:
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                data = client.recv(65536)
+                if not data:
+                    return
+                buf += data
+            self.requests.append(buf.partition(b"\r\n\r\n")[0])
+            client.sendall(self.answer)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"SSH-2.0-OpenSSH\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000 + b"\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\n" + b"X: 1\r\n" * 101 + b"\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
+    b"",
+], ids=["not-http", "long-header-line", "too-many-headers", "conflicting-lengths", "nothing"])
+def test_a_broken_response_head_is_a_failed_connection(answer: bytes, no_proxy_env) -> None:
+    peer = _Peer(answer)
     try:
-        no_proxy_env.setenv("HTTP_PROXY", f"http://user:p%40ss@{proxy.host}")
-        with _transport().request("GET", f"http://{origin}/v2/") as response:
-            assert read_capped(response, 100) == b"via proxy"
-        [(target, headers)] = proxy.seen
-        assert target == f"http://{origin}/v2/"
-        assert headers["Proxy-Authorization"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+        with pytest.raises(TransportFailure) as failure:
+            _transport().request("GET", f"http://{peer.host}/v2/").close()
+        assert failure.value.kind == "connection" and "\n" not in failure.value.detail, failure.value.detail
     finally:
-        proxy.stop()
+        peer.close()
 
 
-def test_no_proxy_exempts_a_host(no_proxy_env) -> None:
-    proxy, origin = _Origin(body=b"proxy"), _Origin(body=b"direct")
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nshort",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+], ids=["short-length", "short-chunk", "bad-chunk-size"])
+def test_a_body_cut_short_or_misframed_is_a_lost_connection(answer: bytes, no_proxy_env) -> None:
+    """An OSError, which the registry source retries or resumes (Range) like a dropped connection."""
+    peer = _Peer(answer)
     try:
-        no_proxy_env.setenv("http_proxy", f"http://{proxy.host}")
-        no_proxy_env.setenv("no_proxy", "127.0.0.1")
-        with _transport().request("GET", f"http://{origin.host}/x") as response:
-            assert read_capped(response, 100) == b"direct"
-        assert proxy.seen == [] and len(origin.seen) == 1
+        with _transport().request("GET", f"http://{peer.host}/v2/") as response, pytest.raises(ConnectionLost):
+            read_capped(response, 100)
     finally:
-        proxy.stop()
-        origin.stop()
+        peer.close()
 
 
-def test_an_https_proxy_url_is_refused_with_a_clear_reason(no_proxy_env) -> None:
-    no_proxy_env.setenv("HTTPS_PROXY", "https://proxy.invalid:3128")
-    with pytest.raises(TransportFailure) as failure:
-        _transport().request("GET", "https://registry.invalid/v2/")
-    assert failure.value.kind == "invalid" and "http:// proxy" in failure.value.detail
-
-
-@pytest.mark.registry
-def test_a_tls_registry_through_a_connect_tunnel(tls_registry, tmp_path, no_proxy_env) -> None:
-    """HTTPS_PROXY: a CONNECT tunnel to the registry, TLS (and its certificate check) end to end."""
-    built = unique_image().build()
-    r = repo()
-    tls_registry.push(r, "1", built)
-    proxy = _ConnectProxy()
+@pytest.mark.parametrize("headers", [{"X-Injected": "a\r\nEvil: 1"}, {"Authorization": "Bearer s3cret\nX: 1"},
+                                     {"X": "nul\x00"}])
+def test_a_request_that_would_split_its_message_is_never_sent(headers: dict[str, str], no_proxy_env) -> None:
+    peer = _Peer(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
     try:
-        no_proxy_env.setenv("HTTPS_PROXY", proxy.url)
-        config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
-        [image], client = open_name(f"{tls_registry.host}/{r}:1",
-                                    opts(ca_cert=tls_registry.ca_cert, docker_config=str(config_dir)))
-        assert image.digest == built.digest
-        assert proxy.requests and all(line.startswith(f"CONNECT {tls_registry.host} ") for line, _ in proxy.requests)
-        assert all("Authorization" not in headers for _, headers in proxy.requests), "credentials went to the proxy"
+        with pytest.raises(TransportFailure) as failure:
+            _transport().request("GET", f"http://{peer.host}/v2/", headers)
+        assert failure.value.kind == "invalid" and "s3cret" not in failure.value.detail
+        for bad_target in ("/a b", "/a\r\nX: y", "/\u00e9"):
+            with pytest.raises(TransportFailure, match="invalid"):
+                _transport().request("GET", f"http://{peer.host}{bad_target}")
+        time.sleep(0.05)
+        assert peer.requests == []
     finally:
-        proxy.stop()
+        peer.close()
+
+
+@pytest.mark.parametrize("host, name, ok", [("127.0.0.1", "127.0.0.1", True), ("127.0.0.1", "localhost", True),
+                                            ("127.0.0.2", "127.0.0.2", False)])
+def test_tls_checks_the_certificate_against_the_name_connected_to(registry_ca, host: str, name: str, ok: bool,
+                                                                  no_proxy_env) -> None:
+    """The certificate names localhost and 127.0.0.1: another loopback address must not pass."""
+    ca = registry_ca
+    peer = _Peer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", host=host, tls=server_ssl_context(ca))
+    transport = HttpTransport(lambda url: ca.cert, timeout=5.0, retries=0, backoff=0.0)
+    url = f"https://{name}:{peer.host.rsplit(':', 1)[1]}/"
+    try:
+        if not ok:
+            with pytest.raises(TransportFailure) as failure:
+                transport.request("GET", url)
+            assert failure.value.kind == "tls" and "mismatch" in failure.value.detail, failure.value.detail
+            return
+        with transport.request("GET", url) as response:
+            assert read_capped(response, 10) == b"ok"
+    finally:
+        peer.close()
+
+
+def test_an_explicit_ca_wins_over_requests_ca_bundle(registry_ca, no_proxy_env) -> None:
+    """REQUESTS_CA_BUNDLE, SSL_CERT_FILE: the machine's choice, never over --ca-cert or the default bundle."""
+    ca = registry_ca
+    for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE"):
+        no_proxy_env.setenv(name, ca.cert)  # the test's CA offered by the environment
+    import certifi
+
+    # verify=True: the default bundle; a path: that file only (--ca-cert), never the environment's
+    for verify in (True, certifi.where()):
+        peer = _Peer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", tls=server_ssl_context(ca))
+        try:
+            with pytest.raises(TransportFailure) as failure:
+                HttpTransport(lambda url: verify, timeout=5.0, retries=0, backoff=0.0).request("GET", f"https://{peer.host}/")
+            assert failure.value.kind == "tls" and "certificate" in failure.value.detail
+        finally:
+            peer.close()
+
+
+def test_retry_after_as_seconds_or_an_http_date() -> None:
+    from email.utils import formatdate
+
+    from imagelint.sources.http import retry_after_seconds
+
+    assert retry_after_seconds("7") == 7 and retry_after_seconds(" 120 ") == 120
+    assert 25 <= retry_after_seconds(formatdate(time.time() + 30, usegmt=True)) <= 30
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0  # a date past: no wait
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None and retry_after_seconds("-5") is None

@@ -71,6 +71,15 @@ def as_deepstream(block: str) -> tuple[str, str]:
     return "pgie_config.txt", block
 
 
+def as_compose(block: str) -> tuple[str, str]:
+    if block.lstrip().startswith("services:"):
+        return "compose.yaml", block
+    return "compose.yaml", "services:\n  app:\n    image: busybox\n" + textwrap.indent(block, "    ")
+
+
+A100_40GB = Target(pools=(NodePool(name="a100", driver="570.124.06", cuda_driver_version="12.8",
+                                   gpus=(GpuSpec(product="A100-SXM4-40GB", compute_capability="8.0"),)),), source="flags")
+
 CASES = [
     ("hardcoded_visible_devices", "IL301", as_dockerfile, FLAGS),
     ("hardcoded_gpu_index", "IL302", as_deepstream, FLAGS),
@@ -84,6 +93,15 @@ CASES = [
     ("resource_claim_undefined", "IL606", as_claim_spec, FLAGS),
     ("gpu_claim_with_device_plugin", "IL607", as_claim_pod, FLAGS),
     ("shared_gpu_request_over_one", "IL608", as_resources, T4_FILE),
+    ("privileged_gpu_container", "IL609", as_pod_spec, FLAGS),
+    ("compose_gpu_request_invalid", "IL610", as_compose, FLAGS),
+    ("compose_gpu_pinned", "IL611", as_compose, FLAGS),
+    ("mig_profile_not_on_gpu", "IL612", as_resources, A100_40GB),
+    ("gpu_query_at_build", "IL701", as_dockerfile, FLAGS),
+    ("host_gpu_stack_installed", "IL702", as_dockerfile, FLAGS),
+    ("driver_capabilities_all", "IL703", as_dockerfile, FLAGS),
+    ("cuda_toolkit_reinstalled", "IL704", as_dockerfile, FLAGS),
+    ("devel_final_stage", "IL705", as_dockerfile, FLAGS),
 ]
 
 

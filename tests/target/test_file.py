@@ -86,7 +86,7 @@ def test_dump_round_trips_awkward_strings(tmp_path):
 
 BAD_CASES = [
     # (text, line, message fragment)
-    ("colour = 1\n[[pool]]\nname = 'a'\n", 1, "unknown key 'colour'; expected runtime-classes, pool at the top level"),
+    ("colour = 1\n[[pool]]\nname = 'a'\n", 1, "unknown key 'colour'; expected runtime-classes, pool, snapshot-of at the top level"),
     ("[[pool]]\nname = 'a'\n\n[[pool]]\nname = 'b'\ndrvier = '535'\n", 6, "pool 2: unknown key 'drvier'; expected one of name, driver"),
     ("[[pool]]\nname = 'a'\ndriver = '535.104.05.7'\n", 3, "pool 1: driver: '535.104.05.7' is not a driver version; expected NNN[.NN[.NN]]"),
     ("[[pool]]\nname = 'a'\ndriver = 535\n", 3, "pool 1: driver must be a string, not an integer"),

@@ -22,6 +22,7 @@ table says so. Nothing here executes or loads the library.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass
@@ -318,6 +319,12 @@ class SectionTableCapture:
         return tuple(out)
 
 
+@functools.lru_cache(maxsize=None)
+def _note_record(endian: str, owner: bytes) -> re.Pattern[bytes]:
+    """A note record whose owner is ``owner``: namesz (its length), descsz and type, then the owner."""
+    return re.compile(re.escape(struct.pack(endian + "I", len(owner))) + b".{8}" + re.escape(owner), re.DOTALL)
+
+
 def _align4(n: int) -> int:
     return (n + 3) & ~3
 
@@ -457,9 +464,7 @@ class ElfNoteScanner:
             # A note record: namesz (the owner's length, in the file's byte order), descsz, type,
             # then the owner. Searched as that whole shape, so bytes that only repeat the owner
             # (or records of another size) are passed over by the regex engine, not one by one here.
-            record = re.compile(re.escape(struct.pack(h.endian + "I", len(name))) + b".{8}" + re.escape(name),
-                                re.DOTALL)
-            for m in record.finditer(window):
+            for m in _note_record(h.endian, name).finditer(window):
                 if self._candidates >= MAX_CANDIDATES:
                     break
                 self.signatures_examined += 1

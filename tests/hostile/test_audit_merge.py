@@ -130,3 +130,13 @@ def test_a_severity_that_is_none_is_one_line_not_a_traceback(tmp_path):
     names = [_write(tmp_path, "part0.json", odd), _write(tmp_path, "part1.json", parts[1])]
     run = run_main("audit", "merge", *names)
     assert_usage(run, "part0.json", "a severity or fail-on level that is not one")
+
+
+def test_a_merged_report_to_a_fifo_is_refused_before_merging(tmp_path):
+    import os
+
+    names = [_write(tmp_path, f"part{i}.json", p) for i, p in enumerate(_parts(tmp_path))]
+    fifo = tmp_path / "merged.json"
+    os.mkfifo(fifo)
+    run = run_main("audit", "merge", *names, "--format", "json", "--output", str(fifo))
+    assert run.returncode == 4 and "not a regular file" in run.error_line(), run.stderr

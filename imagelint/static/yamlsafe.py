@@ -82,18 +82,29 @@ class _BoundedLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _construct(loader: Any, node: yaml.Node) -> Any:
+    """``construct_object(node, deep=True)``; a string scalar (most of a manifest) is its value
+    as that would make it, without the per-node bookkeeping only collections need."""
+    if node.__class__ is yaml.ScalarNode and node.tag == _STR_TAG:
+        return node.value
+    return loader.construct_object(node, deep=True)
+
+
 def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterator[LineDict]:
     data = LineDict()
     data.line = node.start_mark.line + 1
     yield data
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        key = _construct(loader, key_node)
         try:
             hash(key)
         except TypeError:
             raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1)
-        data[key] = loader.construct_object(value_node, deep=True)
+        data[key] = _construct(loader, value_node)
         data.key_lines[key] = key_node.start_mark.line + 1
 
 
@@ -102,7 +113,7 @@ def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iter
     data.line = node.start_mark.line + 1
     yield data
     for item in node.value:
-        data.append(loader.construct_object(item, deep=True))
+        data.append(_construct(loader, item))
         data.item_lines.append(item.start_mark.line + 1)
 
 

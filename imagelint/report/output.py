@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 
 from imagelint.errors import OutputError
+from imagelint.lazyre import lazy_pattern
 
-_STREAM_PATHS = re.compile(r"/dev/(?:stdout|stderr|null|fd/\d+)|/proc/self/fd/\d+")
+_STREAM_PATHS = lazy_pattern(r"/dev/(?:stdout|stderr|null|fd/\d+)|/proc/self/fd/\d+")
 
 
 def encoded(text: str) -> bytes:

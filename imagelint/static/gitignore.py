@@ -17,7 +17,6 @@ read to a cap; work is the candidates times the patterns on their path.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -307,6 +306,8 @@ def tracked_paths(git_dir: str) -> frozenset[str]:
 
 def _hash_sizes(data: bytes) -> tuple[int, ...]:
     """Object-name sizes to try, the one the trailing checksum proves first."""
+    import hashlib  # only when an index is read: a lint that ignores nothing never needs it
+
     if len(data) > 32 and hashlib.sha256(data[:-32]).digest() == data[-32:]:
         return (32,)
     if len(data) > 20 and hashlib.sha1(data[:-20]).digest() == data[-20:]:

@@ -7,6 +7,7 @@ Exit codes are part of the public contract:
   3  an image, registry, daemon or cluster could not be read (or the run reached --deadline)
   4  the output could not be written (stdout on a full disk, an I/O error): the verdict is unknown
   70 an internal error (a bug): reported in one line, never a traceback
+  130 interrupted (Ctrl-C), as shells report a command ended by SIGINT
 
 Every error carries a one-line message meant for people; the CLI prints it as
 ``imagelint: error: <message>`` and exits with ``exit_code``. Messages must never
@@ -23,6 +24,7 @@ EXIT_OUTPUT = 4  # stdout could not take the report (ENOSPC, EIO); EPIPE is EXIT
 # A reader that went away (``imagelint ... | head``): click's convention, a quiet status 1.
 EXIT_BROKEN_PIPE = 1
 EXIT_INTERNAL = 70  # a bug in imagelint (EX_SOFTWARE); never used for bad input
+EXIT_INTERRUPTED = 130
 
 
 class ImagelintError(Exception):

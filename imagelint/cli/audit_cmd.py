@@ -11,35 +11,53 @@
 from __future__ import annotations
 
 import json
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
-from imagelint.cli import fail, root
+import typer
+
+from imagelint.cli.choices import choose
 from imagelint.cli.common import with_source_options
+from imagelint.cli.failure import fail
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.run_options import ConfigOpt, FailOnOpt, IgnoreOpt, MatrixOpt, MatrixOverlayOpt, SelectOpt, write_output
-from imagelint.cli.spec import Argument, CommandGroup, Context, Exit, Option, echo
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.localfile import read_regular_file
-from imagelint.sources import SourceOptions
 from imagelint.target.options import TargetOptions
 
-audit_app = CommandGroup(
+if TYPE_CHECKING:
+    from imagelint.sources import SourceOptions
+
+EPILOG = epilog(
+    examples(
+        "imagelint audit --cluster -A                       # what runs now, checked",
+        "imagelint audit --cluster --plan-driver 580.65.06  # ... and on a proposed driver",
+        "imagelint audit --images images.txt --target-file now.toml --plan next.toml",
+        "imagelint audit enumerate --cluster -o inventory.json",
+        "imagelint audit --images inventory.json --target-file t.toml --shard 0/4 -f json -o part0.json",
+        "imagelint audit merge part*.json --format sarif -o audit.sarif",
+    ),
+    exit_codes((0, "every image passes (with --plan: the proposed stack breaks none)"),
+               (1, "an image fails (with --plan: the proposed stack breaks one)"), (2, "usage or configuration error"),
+               (3, "an image or the cluster could not be read, or the run reached --deadline")),
+)
+
+app = typer.Typer(
     name="audit",
     help="Audit every image the cluster's workloads run (today, and on a proposed stack with --plan).",
+    epilog=EPILOG,
     invoke_without_command=True,
 )
-root.add_group(audit_app, name="audit")
 
 FORMATS = ("text", "json", "sarif", "policyreport")
-FormatOpt = Option("text", "--format", "-f", help="text, json, sarif or policyreport (YAML for kubectl apply -f -).")
-OutputOpt = Option(None, "--output", "-o", help="Write the report to this file (default: stdout).")
+FormatOpt = typer.Option("text", "--format", "-f", help="text, json, sarif or policyreport (YAML for kubectl apply -f -).")
+OutputOpt = typer.Option(None, "--output", "-o", help="Write the report to this file (default: stdout).")
 
 
 def _emit(text: str, output: Optional[str]) -> None:
     if output:
         write_output(output, text)
     else:
-        echo(text, nl=False)
+        typer.echo(text, nl=False)
 
 
 def _setup(config: Optional[str], select: Any, ignore: Any, fail_on: Optional[str], matrix: Optional[str],
@@ -79,24 +97,24 @@ def _inventory(images: Optional[str], target_options: TargetOptions, setup: Any,
     return read_images_file(images, setup.target), setup.target, None
 
 
-@audit_app.callback()
+@app.callback()
 @with_target_options
 @with_source_options
 def audit_command(
-    ctx: Context,
-    images: Optional[str] = Option(None, "--images", help="An inventory JSON (audit enumerate) or a file of image references, one a line."),
-    namespace: Optional[str] = Option(None, "--namespace", "-n", help="Only this namespace (with --cluster)."),
-    all_namespaces: bool = Option(False, "--all-namespaces", "-A", help="Every namespace (the default with --cluster)."),
-    selector: Optional[str] = Option(None, "--selector", "-l", help="Label selector for pods and workloads (with --cluster)."),
-    plan: Optional[str] = Option(None, "--plan", help="A target file of the proposed stack: report what breaks and what is fixed."),
-    plan_driver: Optional[str] = Option(None, "--plan-driver", help="Proposed driver version for every pool of the live target."),
-    plan_toolkit: Optional[str] = Option(None, "--plan-toolkit", help="Proposed container toolkit version for every pool."),
-    plan_device_plugin: Optional[str] = Option(None, "--plan-device-plugin", help="Proposed device plugin version for every pool."),
-    shard: Optional[str] = Option(None, "--shard", help="INDEX/COUNT (from 0): check only this shard of the images (default: $JOB_COMPLETION_INDEX/$IMAGELINT_SHARDS)."),
-    jobs: int = Option(4, "--jobs", "-j", min=1, max=64, help="Images read at a time."),
-    write_reports: bool = Option(False, "--write-reports", help="Create or update one PolicyReport per namespace in the cluster (needs --cluster)."),
-    use_pull_secrets: bool = Option(False, "--use-pull-secrets", help="Read images with the registry credentials in the image pull secrets their pods name (kept in memory, sent only to their registry)."),
-    config_only: bool = Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
+    ctx: typer.Context,
+    images: Optional[str] = typer.Option(None, "--images", help="An inventory JSON (audit enumerate) or a file of image references, one a line."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only this namespace (with --cluster)."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace (the default with --cluster)."),
+    selector: Optional[str] = typer.Option(None, "--selector", "-l", help="Label selector for pods and workloads (with --cluster)."),
+    plan: Optional[str] = typer.Option(None, "--plan", help="A target file of the proposed stack: report what breaks and what is fixed."),
+    plan_driver: Optional[str] = typer.Option(None, "--plan-driver", help="Proposed driver version for every pool of the live target."),
+    plan_toolkit: Optional[str] = typer.Option(None, "--plan-toolkit", help="Proposed container toolkit version for every pool."),
+    plan_device_plugin: Optional[str] = typer.Option(None, "--plan-device-plugin", help="Proposed device plugin version for every pool."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="INDEX/COUNT (from 0): check only this shard of the images (default: $JOB_COMPLETION_INDEX/$IMAGELINT_SHARDS)."),
+    jobs: int = typer.Option(4, "--jobs", "-j", min=1, max=64, help="Images read at a time."),
+    write_reports: bool = typer.Option(False, "--write-reports", help="Create or update one PolicyReport per namespace in the cluster (needs --cluster)."),
+    use_pull_secrets: bool = typer.Option(False, "--use-pull-secrets", help="Read images with the registry credentials in the image pull secrets their pods name (kept in memory, sent only to their registry)."),
+    config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     format: str = FormatOpt,
     output: Optional[str] = OutputOpt,
     matrix: MatrixOpt = None,
@@ -118,8 +136,7 @@ def audit_command(
     from imagelint.audit.shard import shard_from
 
     try:
-        if format not in FORMATS:
-            raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}")
+        format = choose(format, FORMATS, "--format")
         if output:  # a FIFO or device as the report: refused before the audit runs
             from imagelint.report.output import check_report_path
 
@@ -153,7 +170,7 @@ def audit_command(
             _write_reports(report, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
-    raise Exit(code)
+    raise typer.Exit(code)
 
 
 def _without_cluster(options: TargetOptions, matrix: Optional[str]) -> TargetOptions:
@@ -221,15 +238,15 @@ def _write_reports(report: Any, target_options: TargetOptions) -> None:
 
     with connect(target_options.context, target_options.kubeconfig) as conn:
         for where, what in write_policy_reports(conn, policy_reports(report)):
-            echo(f"imagelint: PolicyReport {where} {what}", err=True)
+            typer.echo(f"imagelint: PolicyReport {where} {what}", err=True)
 
 
-@audit_app.command("enumerate")
+@app.command("enumerate", epilog=EPILOG)
 @with_target_options
 def enumerate_command(
-    namespace: Optional[str] = Option(None, "--namespace", "-n", help="Only this namespace."),
-    all_namespaces: bool = Option(False, "--all-namespaces", "-A", help="Every namespace (the default)."),
-    selector: Optional[str] = Option(None, "--selector", "-l", help="Label selector for pods and workloads."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only this namespace."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace (the default)."),
+    selector: Optional[str] = typer.Option(None, "--selector", "-l", help="Label selector for pods and workloads."),
     output: Optional[str] = OutputOpt,
     matrix: MatrixOpt = None,
     *,
@@ -249,14 +266,14 @@ def enumerate_command(
         raise fail(exc) from None
 
 
-@audit_app.command("merge")
+@app.command("merge", epilog=EPILOG)
 def merge_command(
-    parts: List[str] = Argument(..., help="The shards' JSON reports (audit --shard I/N --format json)."),
+    parts: List[str] = typer.Argument(..., help="The shards' JSON reports (audit --shard I/N --format json)."),
     format: str = FormatOpt,
     output: Optional[str] = OutputOpt,
-    write_reports: bool = Option(False, "--write-reports", help="Create or update the PolicyReports in the cluster."),
-    context: Optional[str] = Option(None, "--context", help="kubeconfig context for --write-reports."),
-    kubeconfig: Optional[str] = Option(None, "--kubeconfig", help="kubeconfig file for --write-reports."),
+    write_reports: bool = typer.Option(False, "--write-reports", help="Create or update the PolicyReports in the cluster."),
+    context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context for --write-reports."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file for --write-reports."),
 ) -> None:
     """Combine the shards of one audit (or plan) into the report one unsharded run writes."""
     from imagelint.audit import exit_code, plan_exit_code
@@ -265,8 +282,7 @@ def merge_command(
     from imagelint.audit.shard import merge_reports
 
     try:
-        if format not in FORMATS:
-            raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}")
+        format = choose(format, FORMATS, "--format")
         if output:  # a FIFO or device as the report: refused before the audit runs
             from imagelint.report.output import check_report_path
 
@@ -286,10 +302,12 @@ def merge_command(
             _write_reports(report, TargetOptions(cluster=True, context=context, kubeconfig=kubeconfig))
     except ImagelintError as exc:
         raise fail(exc) from None
-    raise Exit(code)
+    raise typer.Exit(code)
 
 
 def _read_json(path: str, limit: int) -> Any:
+    from imagelint.localfile import read_regular_file
+
     try:  # a regular file only (a FIFO never blocks the run), and no larger than the cap
         data = read_regular_file(path, limit)
     except OSError as exc:
@@ -300,4 +318,4 @@ def _read_json(path: str, limit: int) -> Any:
         raise UsageError(f"{path}: not JSON") from None
 
 
-__all__ = ["audit_app"]
+__all__ = ["app"]

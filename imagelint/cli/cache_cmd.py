@@ -12,18 +12,24 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from imagelint.cli import fail, root
-from imagelint.cli.spec import CommandGroup, Option, echo
+import typer
+
+from imagelint.cli.failure import fail
+from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.errors import ImagelintError
 from dataclasses import dataclass
 
-cache_app = CommandGroup(
+EPILOG = epilog(examples("imagelint cache info", "imagelint cache info --format json", "imagelint cache clean"),
+                INFO_EXIT_CODES)
+
+app = typer.Typer(
+    name="cache",
+    epilog=EPILOG,
     help="The cache: what was read from each layer (keyed by layer digest), each image's facts, parsed matrices.",
     no_args_is_help=True,
 )
-root.add_group(cache_app, name="cache")
 
-CacheDirOpt = Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
+CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $IMAGELINT_CACHE_DIR or ~/.cache/imagelint).")
 
 
 @dataclass(frozen=True)
@@ -56,31 +62,31 @@ def counts(cache_dir: Optional[str]) -> CacheCounts:
                        sum(p.stat().st_size for p in matrices), i.max_bytes)
 
 
-@cache_app.command("info")
+@app.command("info", epilog=EPILOG)
 def info(
     cache_dir: Optional[str] = CacheDirOpt,
-    fmt: str = Option("text", "--format", help="text or json."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:
     """Where the cache is, how many entries it holds, how big it is and its limit."""
-    from imagelint.cli.choices import choose
+    from imagelint.cli.choices import TEXT_OR_JSON, choose
     from imagelint.sizes import human_size
 
     try:
-        fmt = choose(fmt, ("text", "json"), "--format")
+        fmt = choose(fmt, TEXT_OR_JSON, "--format")
         c = counts(cache_dir)
     except ImagelintError as exc:
         raise fail(exc) from None
     if fmt == "json":
-        echo(json.dumps({"directory": c.directory, "entries": c.entries, "bytes": c.entry_bytes,
+        typer.echo(json.dumps({"directory": c.directory, "entries": c.entries, "bytes": c.entry_bytes,
                                "matrices": c.matrices, "matrix_bytes": c.matrix_bytes, "max_bytes": c.max_bytes}))
         return
-    echo(f"directory: {c.directory}\n"
+    typer.echo(f"directory: {c.directory}\n"
                f"entries:   {c.entries} layer extract(s) and image facts, {human_size(c.entry_bytes)}"
                f" (limit {human_size(c.max_bytes)}, $IMAGELINT_CACHE_MAX_SIZE)\n"
                f"matrices:  {c.matrices} parsed matri{'x' if c.matrices == 1 else 'ces'}, {human_size(c.matrix_bytes)}")
 
 
-@cache_app.command("clean")
+@app.command("clean", epilog=EPILOG)
 def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
     """Remove every cached entry (layer extracts, image facts, parsed matrices)."""
     from imagelint.matrix.loader import clean_matrix_cache
@@ -94,5 +100,5 @@ def clean(cache_dir: Optional[str] = CacheDirOpt) -> None:
     entries = cache.clean()
     matrices = clean_matrix_cache(cache.directory / "matrix")
     freed = before.entry_bytes + before.matrix_bytes
-    echo(f"removed {entries} layer extract(s) and image facts and {matrices} parsed "
+    typer.echo(f"removed {entries} layer extract(s) and image facts and {matrices} parsed "
                f"matri{'x' if matrices == 1 else 'ces'} ({human_size(freed)})")

@@ -9,11 +9,14 @@ JSON files are written even when an image could not be read.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
-from imagelint.cli import fail, root
-from imagelint.cli.common import with_source_options
+import typer
+
 from imagelint.cli.choices import choose
+from imagelint.cli.common import with_source_options
+from imagelint.cli.failure import fail
+from imagelint.cli.help import EXIT_CODES, REFERENCES, epilog, examples
 from imagelint.cli.run_options import (
     COLOR_MODES,
     ConfigOpt,
@@ -28,22 +31,37 @@ from imagelint.cli.run_options import (
     OutputOpt,
     QuietOpt,
     SarifArtifactOpt,
+    ReportsInOrder,
     SelectOpt,
     emit_reports,
     prepare_run,
     report_unreadable,
 )
-from imagelint.cli.spec import Argument, Exit, Option
 from imagelint.cli.target_options import TargetOptions, with_target_options
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.sources import SourceOptions
+
+if TYPE_CHECKING:
+    from imagelint.sources import SourceOptions
+
+app = typer.Typer()
+
+EPILOG = epilog(
+    examples(
+        "imagelint check registry:ghcr.io/acme/trainer:1.4 --driver 535.104.05 --gpu T4",
+        "imagelint check oci-dir:build/layout --target-file pools.toml --fail-on warning",
+        "imagelint check app.tar --target-file pools.toml --format sarif --output imagelint.sarif",
+        "imagelint check --cluster                       # the images in .imagelint.toml, on the live pools",
+    ),
+    REFERENCES,
+    EXIT_CODES,
+)
 
 
-@root.command("check")
+@app.command("check", cls=ReportsInOrder, epilog=EPILOG)
 @with_target_options
 @with_source_options
 def check_command(
-    references: Optional[List[str]] = Argument(
+    references: Optional[List[str]] = typer.Argument(
         None, help="Images: registry:, docker:, docker-archive:, oci-dir:, oci-archive: or a name (default: `images` in the config)."
     ),
     matrix: MatrixOpt = None,
@@ -59,7 +77,7 @@ def check_command(
     sarif_artifact: SarifArtifactOpt = None,
     color: ColorOpt = "auto",
     quiet: QuietOpt = False,
-    config_only: bool = Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
+    config_only: bool = typer.Option(False, "--config-only", help="Do not read layers (config-based rules only)."),
     *,
     source_options: SourceOptions,
     target_options: TargetOptions,
@@ -86,4 +104,4 @@ def check_command(
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run, setup.plan)
-    raise Exit(run.exit_code)
+    raise typer.Exit(run.exit_code)

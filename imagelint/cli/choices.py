@@ -14,3 +14,7 @@ def choose(value: str, allowed: Sequence[str], flag: str) -> str:
         if choice.lower() == wanted:
             return choice
     raise UsageError(f"{flag} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+# The --format choices of every command that prints either a text or a JSON report.
+TEXT_OR_JSON = ("text", "json")

@@ -4,12 +4,12 @@ Two ways to use them, as with ``target_options``:
 
 1. The decorator::
 
-       @root.command()
+       @app.command()
        @with_source_options
        def check(ref: str, source_options: SourceOptions) -> None: ...
 
    appends ``--platform/--all-platforms/--ca-cert/--insecure-registry/--docker-config/
-   --timeout/--cache-dir/--no-cache`` to the command (under the "Image source" panel) and passes one frozen
+   --timeout/--cache-dir/--no-cache`` to the command and passes one frozen
    ``SourceOptions`` in ``source_options``. Bad values exit 2 in one line.
 
 2. The ``Annotated`` aliases below, then ``source_options_from(platform=..., ...)``.
@@ -26,7 +26,8 @@ import inspect
 import os
 from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional, TypeVar
 
-from imagelint.cli.spec import Option
+import typer
+
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.image import Platform
 from imagelint.sizes import parse_size  # the flags' size grammar (also used here by --max-*-size)
@@ -37,51 +38,50 @@ if TYPE_CHECKING:
 # What ``with_deferred_source_options`` passes: call it to build the options.
 DeferredSourceOptions = Callable[[], "SourceOptions"]
 
-PANEL = "Image source"
 
 PlatformOpt = Annotated[
     Optional[str],
-    Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64).", rich_help_panel=PANEL),
+    typer.Option("--platform", help="Platform to select from a multi-platform image, e.g. linux/arm64 (default linux/amd64)."),
 ]
 AllPlatformsOpt = Annotated[
-    bool, Option("--all-platforms", help="Every platform of a multi-platform image.", rich_help_panel=PANEL)
+    bool, typer.Option("--all-platforms", help="Every platform of a multi-platform image.")
 ]
 CaCertOpt = Annotated[
-    Optional[str], Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--ca-cert", help="PEM CA bundle that replaces the system trust for registries.")
 ]
 InsecureRegistryOpt = Annotated[
     Optional[List[str]],
-    Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable).", rich_help_panel=PANEL),
+    typer.Option("--insecure-registry", help="HOST[:PORT] that may use plain HTTP or unverified TLS (repeatable)."),
 ]
 DockerConfigOpt = Annotated[
-    Optional[str], Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--docker-config", help="Directory holding config.json for registry credentials (default $DOCKER_CONFIG or ~/.docker).")
 ]
 TimeoutOpt = Annotated[
-    float, Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).", rich_help_panel=PANEL)
+    float, typer.Option("--timeout", help="Seconds per registry, daemon or cluster request (connect, and each read).")
 ]
 DeadlineOpt = Annotated[
     Optional[str],
-    Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none).", rich_help_panel=PANEL),
+    typer.Option("--deadline", help="Seconds the whole run may take, whatever a registry, daemon or cluster does (default 900 or $IMAGELINT_DEADLINE; 0 = none)."),
 ]
 RetriesOpt = Annotated[
-    int, Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).", rich_help_panel=PANEL)
+    int, typer.Option("--retries", help="Retries per request after a 429, 5xx or dropped connection (a Retry-After longer than --timeout or the time left is not waited for).")
 ]
 
 CacheDirOpt = Annotated[
     Optional[str],
-    Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint).", rich_help_panel=PANEL),
+    typer.Option("--cache-dir", help="Cache directory for layer extracts and image facts (default $IMAGELINT_CACHE_DIR, else ~/.cache/imagelint)."),
 ]
 NoCacheOpt = Annotated[
-    bool, Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.", rich_help_panel=PANEL)
+    bool, typer.Option("--no-cache", help="Read every layer again; neither use nor fill the cache of layer extracts and image facts.")
 ]
 
 MaxImageSizeOpt = Annotated[
     Optional[str],
-    Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G).", rich_help_panel=PANEL),
+    typer.Option("--max-image-size", help="Stop reading an image after inflating this much, e.g. 300G (default 256G)."),
 ]
 MaxLayerSizeOpt = Annotated[
     Optional[str],
-    Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G).", rich_help_panel=PANEL),
+    typer.Option("--max-layer-size", help="Stop reading a layer after inflating this much, e.g. 80G (default 64G)."),
 ]
 
 _FLAG_PARAMS = {
@@ -189,6 +189,18 @@ def _source_option_values(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def signature_without(func: Callable[..., Any], supplied: str) -> inspect.Signature:
+    """``func``'s signature without the parameter a decorator supplies, every other annotation
+    resolved (typer reads the objects, and ``from __future__ import annotations`` leaves strings).
+    The supplied parameter's annotation is never evaluated, so a command may import its type
+    under ``TYPE_CHECKING`` only."""
+    sig = inspect.signature(func)
+    namespace = getattr(inspect.unwrap(func), "__globals__", {})
+    params = [p.replace(annotation=eval(p.annotation, namespace) if isinstance(p.annotation, str) else p.annotation)
+              for p in sig.parameters.values() if p.name != supplied]
+    return sig.replace(parameters=params)
+
+
 def with_source_options(func: F) -> F:
     """Add the source flags to a command; it receives ``source_options: SourceOptions``."""
     return _with_source_flags(func, source_options_from)
@@ -206,8 +218,8 @@ def with_deferred_source_options(func: F) -> F:
 
 
 def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
-    sig = inspect.signature(func, eval_str=True)  # annotations are strings under __future__ annotations
-    params = [p for p in sig.parameters.values() if p.name != "source_options"]
+    sig = signature_without(func, "source_options")
+    params = list(sig.parameters.values())
     extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=_DEFAULTS[name])
              for name, ann in _FLAG_PARAMS.items()]
 
@@ -225,7 +237,7 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
                 deadline.start(deadline.parse_deadline(flags["deadline"]))
             deadline.set_request_timeout(float(flags["timeout"]))
         except ImagelintError as exc:
-            from imagelint.cli import fail
+            from imagelint.cli.failure import fail
 
             raise fail(exc) from None
         try:
@@ -237,4 +249,7 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
             cachedir.configure(None, False)
 
     wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
+    # typer calls typing.get_type_hints(): the resolved objects, without the supplied parameter's.
+    wrapper.__annotations__ = {p.name: p.annotation for p in wrapper.__signature__.parameters.values()
+                               if p.annotation is not p.empty}
     return wrapper  # type: ignore[return-value]

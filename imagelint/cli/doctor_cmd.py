@@ -6,29 +6,44 @@ found, 2 usage, 3 the cluster could not be read (kubeconfig, TLS, 401, a dead se
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from imagelint.cli import fail, root
+import typer
+
+from imagelint.cli.choices import TEXT_OR_JSON, choose
 from imagelint.cli.common import with_source_options
-from imagelint.cli.spec import Exit, Option, echo
+from imagelint.cli.failure import fail
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.sources import SourceOptions
 
-PANEL = "Cluster"
+if TYPE_CHECKING:
+    from imagelint.sources import SourceOptions
+
+app = typer.Typer()
+
+EPILOG = epilog(
+    examples(
+        "imagelint doctor --cluster",
+        "imagelint doctor --cluster -n ml --pod trainer-0 --verbose",
+        "imagelint doctor --cluster --images --format json --output doctor.json",
+    ),
+    exit_codes((0, "healthy: every stage that could be checked is ok"), (1, "problems found"), (2, "usage error"),
+               (3, "the cluster could not be read (kubeconfig, TLS, 401, a dead server), or the run reached --deadline")),
+)
 
 
-@root.command("doctor")
+@app.command("doctor", epilog=EPILOG)
 @with_source_options
 def doctor_command(
-    cluster: bool = Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required.", rich_help_panel=PANEL),
-    context: Optional[str] = Option(None, "--context", help="kubeconfig context.", rich_help_panel=PANEL),
-    kubeconfig: Optional[str] = Option(None, "--kubeconfig", help="kubeconfig file.", rich_help_panel=PANEL),
-    namespace: Optional[str] = Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere).", rich_help_panel=PANEL),
-    pod: Optional[str] = Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace).", rich_help_panel=PANEL),
-    images: bool = Option(False, "--images", help="Also read the images GPU-node pods run (config only, through the cache): their env for isolation, check's rules for stage 5."),
-    format: str = Option("text", "--format", help="text or json."),
-    output: Optional[str] = Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    verbose: bool = Option(False, "--verbose", "-v", help="Also say what each finding means and where that comes from."),
+    cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required."),
+    context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere)."),
+    pod: Optional[str] = typer.Option(None, "--pod", help="Only this pod (in --namespace, else the context's namespace)."),
+    images: bool = typer.Option(False, "--images", help="Also read the images GPU-node pods run (config only, through the cache): their env for isolation, check's rules for stage 5."),
+    format: str = typer.Option("text", "--format", help="text or json."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say what each finding means and where that comes from."),
     *,
     source_options: SourceOptions,
 ) -> None:
@@ -40,8 +55,7 @@ def doctor_command(
     try:
         if not cluster:
             raise UsageError("doctor needs --cluster (it reads the live cluster)")
-        if format not in ("text", "json"):
-            raise UsageError(f"--format must be text or json, not {format!r}")
+        format = choose(format, TEXT_OR_JSON, "--format")
         timeout = source_options.timeout  # --timeout: per API request too (connect at most 5 s)
         with connect(context, kubeconfig, (min(5.0, timeout), timeout)) as conn:
             options = DoctorOptions(namespace=namespace or (conn.namespace if pod else None), pod=pod)
@@ -58,7 +72,7 @@ def doctor_command(
 
             write_report(output, text)
         else:
-            echo(text, nl=False)
+            typer.echo(text, nl=False)
     except ImagelintError as exc:
         raise fail(exc) from None
-    raise Exit(report.exit_code)
+    raise typer.Exit(report.exit_code)

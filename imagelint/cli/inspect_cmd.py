@@ -3,32 +3,46 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from imagelint.cli import fail, root
+import typer
+
 from imagelint.cli.common import with_source_options
-from imagelint.cli.spec import Argument, Option, echo
+from imagelint.cli.failure import fail
+from imagelint.cli.help import REFERENCES, epilog, examples, exit_codes
 from imagelint.errors import ImagelintError
-from imagelint.sources import SourceOptions
 
-FORMATS = ("text", "json")
+if TYPE_CHECKING:
+    from imagelint.sources import SourceOptions
+
+app = typer.Typer()
+
+EPILOG = epilog(
+    examples(
+        "imagelint inspect oci-dir:examples/cuda-app",
+        "imagelint inspect registry:nvcr.io/nvidia/pytorch:24.05-py3 --format json",
+        "imagelint inspect docker:trainer:dev --config-only",
+    ),
+    REFERENCES,
+    exit_codes((0, "the facts were printed"), (2, "usage error"), (3, "the image could not be read, or the run reached --deadline")),
+)
 
 
-@root.command("inspect")
+@app.command("inspect", epilog=EPILOG)
 @with_source_options
 def inspect_command(
-    ref: Annotated[str, Argument(help="Image: registry:/docker:/docker-archive:/oci-dir:/oci-archive: reference, a path, or a name.")],
+    ref: Annotated[str, typer.Argument(help="Image: registry:/docker:/docker-archive:/oci-dir:/oci-archive: reference, a path, or a name.")],
     source_options: SourceOptions,
-    output_format: Annotated[str, Option("--format", help="Output format: text or json.")] = "text",
-    config_only: Annotated[bool, Option("--config-only", help="Read only the manifest and config, not the layers.")] = False,
+    output_format: Annotated[str, typer.Option("--format", help="Output format: text or json.")] = "text",
+    config_only: Annotated[bool, typer.Option("--config-only", help="Read only the manifest and config, not the layers.")] = False,
 ) -> None:
     """Show CUDA versions, driver libraries, loader paths and GPU settings found in an image."""
     from imagelint.core.inspect import facts_to_json, facts_to_text, inspect_reference
 
     try:
-        from imagelint.cli.choices import choose
+        from imagelint.cli.choices import TEXT_OR_JSON, choose
 
-        output_format = choose(output_format, FORMATS, "--format")
+        output_format = choose(output_format, TEXT_OR_JSON, "--format")
         from imagelint.cli.progress import progress_line
 
         with progress_line():
@@ -37,6 +51,6 @@ def inspect_command(
         raise fail(exc) from None
     if output_format == "json":
         docs = [facts_to_json(f) for f in facts]
-        echo(json.dumps(docs if source_options.all_platforms else docs[0], indent=2, sort_keys=False))
+        typer.echo(json.dumps(docs if source_options.all_platforms else docs[0], indent=2, sort_keys=False))
     else:
-        echo("\n".join(facts_to_text(f) for f in facts), nl=False)
+        typer.echo("\n".join(facts_to_text(f) for f in facts), nl=False)

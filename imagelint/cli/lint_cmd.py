@@ -2,16 +2,20 @@
 
 Flags in, ``imagelint.static.lint.run_lint`` called, reports out, exit code back;
 the same config, ``--format``/``--output``, ``--fail-on``, target and source flags
-(the latter for ``--image``) and exit codes as ``check``. Heavy modules are imported inside the command so the hook starts fast.
+(the latter for ``--image``) and exit codes as ``check``. The core is imported inside the command:
+the pre-commit hook runs it on every commit, and it needs none of the image side.
 """
 
 from __future__ import annotations
 
 from typing import List, Optional
 
-from imagelint.cli import fail, root
-from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
+import typer
+
 from imagelint.cli.choices import choose
+from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
+from imagelint.cli.failure import fail
+from imagelint.cli.help import EXIT_CODES, REFERENCES, epilog, examples
 from imagelint.cli.run_options import (
     COLOR_MODES,
     ConfigOpt,
@@ -26,25 +30,38 @@ from imagelint.cli.run_options import (
     OutputOpt,
     QuietOpt,
     SarifArtifactOpt,
+    ReportsInOrder,
     SelectOpt,
     emit_reports,
     prepare_run,
     report_unreadable,
 )
-from imagelint.cli.spec import Argument, Exit, Option
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError
 from imagelint.target.options import TargetOptions
 
+app = typer.Typer()
 
-@root.command("lint")
+EPILOG = epilog(
+    examples(
+        "imagelint lint Dockerfile k8s/                  # Dockerfiles, manifests, configs, scripts; no network",
+        "imagelint lint k8s/deploy.yaml --driver 535.104.05 --gpu T4",
+        "helm template chart | imagelint lint -           # stdin",
+        "imagelint lint k8s/ --image registry:ghcr.io/acme/trainer:1.4 --target-file pools.toml",
+    ),
+    REFERENCES,
+    EXIT_CODES,
+)
+
+
+@app.command("lint", cls=ReportsInOrder, epilog=EPILOG)
 @with_target_options
 @with_deferred_source_options  # only --image reaches an image: the hook never imports imagelint.sources
 def lint_command(
-    files: List[str] = Argument(
+    files: List[str] = typer.Argument(
         ..., help="Dockerfiles, Kubernetes manifests, DeepStream configs, shell/Python scripts, directories, or - (stdin)."
     ),
-    image: Optional[List[str]] = Option(
+    image: Optional[List[str]] = typer.Option(
         None, "--image", help="Also check this image against the pools the manifests' scheduling reaches (repeatable)."
     ),
     config_path: ConfigOpt = None,
@@ -56,7 +73,7 @@ def lint_command(
     fmt: FormatOpt = None,
     output: OutputOpt = None,
     no_inline_ignores: NoInlineIgnoresOpt = False,
-    pre_commit: bool = Option(
+    pre_commit: bool = typer.Option(
         False, "--pre-commit", help="Files come from pre-commit's patterns: no note for files that are no kind lint reads."
     ),
     dockerfile: DockerfileOpt = None,
@@ -88,4 +105,4 @@ def lint_command(
     except ImagelintError as exc:
         raise fail(exc) from None
     report_unreadable(run, setup.plan)
-    raise Exit(run.exit_code)
+    raise typer.Exit(run.exit_code)

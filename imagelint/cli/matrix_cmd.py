@@ -4,34 +4,46 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from imagelint.cli import fail, root
-from imagelint.cli.spec import Argument, CommandGroup, Option, echo
+import typer
+
+from imagelint.cli.failure import fail
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.errors import ImagelintError, UsageError
 
-matrix_app = CommandGroup(
+EPILOG = epilog(
+    examples(
+        "imagelint matrix list",
+        "imagelint matrix show --section driver_branches",
+        "imagelint matrix validate overlay.toml",
+        "imagelint matrix diff 2026-11-29 my-matrix.toml",
+        "imagelint matrix publish --namespace imagelint | kubectl apply -f -",
+    ),
+    exit_codes((0, "done (validate: the file is valid)"), (2, "usage error, or a matrix or overlay file that is wrong (file:row named)")),
+)
+
+app = typer.Typer(
     name="matrix",
+    epilog=EPILOG,
     help="The versioned NVIDIA compatibility matrix: list, show, validate, diff, export, publish.",
     no_args_is_help=True,
 )
-root.add_group(matrix_app, name="matrix")
 
 OverlayOpt = Annotated[
     Optional[list[str]],
-    Option("--matrix-overlay", "--overlay",
-                 help="Overlay file whose rows add to / override the matrix (repeatable; --overlay is the old spelling)."),
+    typer.Option("--matrix-overlay", help="Overlay file whose rows add to / override the matrix (repeatable)."),
 ]
+# The old spelling, still read, with a note (hidden from --help).
+OldOverlayOpt = Annotated[Optional[list[str]], typer.Option("--overlay", hidden=True)]
 MatrixOpt = Annotated[
-    Optional[str], Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
+    Optional[str], typer.Option("--matrix", help="Matrix VERSION or PATH (default: newest shipped).")
 ]
 
 
-def _overlays(overlay: list[str] | None) -> tuple[str, ...]:
-    """The overlay files; a note when the old spelling ``--overlay`` was used."""
-    import sys
-
-    if overlay and any(a == "--overlay" or a.startswith("--overlay=") for a in sys.argv[1:]):
-        echo("imagelint: note: --overlay is deprecated; write --matrix-overlay (as check and lint do)", err=True)
-    return tuple(overlay or ())
+def _overlays(overlay: list[str] | None, old_spelling: list[str] | None) -> tuple[str, ...]:
+    """The overlay files, in the order of each spelling; a note when the old spelling ``--overlay`` was used."""
+    if old_spelling:
+        typer.echo("imagelint: note: --overlay is deprecated; write --matrix-overlay (as check and lint do)", err=True)
+    return tuple(overlay or ()) + tuple(old_spelling or ())
 
 
 def _format(value: str, allowed: tuple[str, ...]) -> str:
@@ -40,7 +52,7 @@ def _format(value: str, allowed: tuple[str, ...]) -> str:
     return choose(value, allowed, "--format")
 
 
-@matrix_app.command("list")
+@app.command("list", epilog=EPILOG)
 def list_cmd() -> None:
     """List the matrix versions shipped with imagelint (the newest is the default)."""
     from imagelint.matrix import shipped_versions
@@ -49,15 +61,16 @@ def list_cmd() -> None:
     if not versions:
         raise fail(UsageError("no shipped matrix found"))
     for version in versions:
-        echo(f"{version}  (newest, default)" if version == versions[-1] else version)
+        typer.echo(f"{version}  (newest, default)" if version == versions[-1] else version)
 
 
-@matrix_app.command("show")
+@app.command("show", epilog=EPILOG)
 def show_cmd(
-    selector: Annotated[Optional[str], Argument(metavar="[VERSION|PATH]", help="Version or file; default newest.")] = None,
-    format: Annotated[str, Option("--format", help="text | toml | json")] = "text",
-    section: Annotated[Optional[str], Option("--section", help="Only this section (e.g. cuda_releases).")] = None,
+    selector: Annotated[Optional[str], typer.Argument(metavar="[VERSION|PATH]", help="Version or file; default newest.")] = None,
+    format: Annotated[str, typer.Option("--format", help="text | toml | json")] = "text",
+    section: Annotated[Optional[str], typer.Option("--section", help="Only this section (e.g. cuda_releases).")] = None,
     overlay: OverlayOpt = None,
+    old_overlay: OldOverlayOpt = None,
 ) -> None:
     """Show a matrix as readable tables (or TOML / JSON)."""
     from imagelint.matrix import load_matrix
@@ -66,20 +79,20 @@ def show_cmd(
     try:
         fmt = _format(format, ("text", "toml", "json"))
         check_section(section)
-        matrix = load_matrix(selector, _overlays(overlay))
+        matrix = load_matrix(selector, _overlays(overlay, old_overlay))
         if fmt == "toml":
-            echo(matrix.to_toml(section), nl=False)
+            typer.echo(matrix.to_toml(section), nl=False)
         elif fmt == "json":
-            echo(render_json(matrix, section))
+            typer.echo(render_json(matrix, section))
         else:
-            echo(render_text(matrix, section))
+            typer.echo(render_text(matrix, section))
     except ImagelintError as exc:
         raise fail(exc) from None
 
 
-@matrix_app.command("validate")
+@app.command("validate", epilog=EPILOG)
 def validate_cmd(
-    file: Annotated[str, Argument(metavar="FILE", help="A matrix or overlay TOML file.")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A matrix or overlay TOML file.")],
 ) -> None:
     """Check a matrix or overlay file; exit 2 with file:row details when it is wrong."""
     from imagelint.matrix.loader import validate_file
@@ -88,13 +101,13 @@ def validate_cmd(
         summary = validate_file(file)
     except ImagelintError as exc:
         raise fail(exc) from None
-    echo(f"{file}: ok ({summary})")
+    typer.echo(f"{file}: ok ({summary})")
 
 
-@matrix_app.command("diff")
+@app.command("diff", epilog=EPILOG)
 def diff_cmd(
-    a: Annotated[str, Argument(metavar="A", help="Version or path.")],
-    b: Annotated[str, Argument(metavar="B", help="Version or path.")],
+    a: Annotated[str, typer.Argument(metavar="A", help="Version or path.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Version or path.")],
 ) -> None:
     """Rows added, removed or changed from matrix A to matrix B."""
     from imagelint.matrix import load_matrix
@@ -104,14 +117,15 @@ def diff_cmd(
         lines = diff_matrices(load_matrix(a), load_matrix(b))
     except ImagelintError as exc:
         raise fail(exc) from None
-    echo("\n".join(lines) if lines else "no differences")
+    typer.echo("\n".join(lines) if lines else "no differences")
 
 
-@matrix_app.command("export")
+@app.command("export", epilog=EPILOG)
 def export_cmd(
-    format: Annotated[str, Option("--format", help="toml | json")] = "toml",
+    format: Annotated[str, typer.Option("--format", help="toml | json")] = "toml",
     matrix: MatrixOpt = None,
     overlay: OverlayOpt = None,
+    old_overlay: OldOverlayOpt = None,
 ) -> None:
     """Print the (overlaid) matrix as one TOML or JSON document."""
     from imagelint.matrix import load_matrix
@@ -119,25 +133,26 @@ def export_cmd(
 
     try:
         fmt = _format(format, ("toml", "json"))
-        loaded = load_matrix(matrix, _overlays(overlay))
+        loaded = load_matrix(matrix, _overlays(overlay, old_overlay))
     except ImagelintError as exc:
         raise fail(exc) from None
-    echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
+    typer.echo(loaded.to_toml() if fmt == "toml" else render_json(loaded), nl=fmt != "toml")
 
 
-@matrix_app.command("publish")
+@app.command("publish", epilog=EPILOG)
 def publish_cmd(
-    name: Annotated[str, Option("--name", help="ConfigMap name.")] = "imagelint-matrix",
-    namespace: Annotated[Optional[str], Option("--namespace", help="ConfigMap namespace.")] = None,
+    name: Annotated[str, typer.Option("--name", help="ConfigMap name.")] = "imagelint-matrix",
+    namespace: Annotated[Optional[str], typer.Option("--namespace", help="ConfigMap namespace.")] = None,
     matrix: MatrixOpt = None,
     overlay: OverlayOpt = None,
+    old_overlay: OldOverlayOpt = None,
 ) -> None:
     """Print a ConfigMap holding the matrix (key matrix.toml), for ``kubectl apply -f -``."""
     from imagelint.matrix import load_matrix
     from imagelint.matrix.render import configmap_yaml
 
     try:
-        loaded = load_matrix(matrix, _overlays(overlay))
-        echo(configmap_yaml(loaded, name, namespace), nl=False)
+        loaded = load_matrix(matrix, _overlays(overlay, old_overlay))
+        typer.echo(configmap_yaml(loaded, name, namespace), nl=False)
     except ImagelintError as exc:
         raise fail(exc) from None

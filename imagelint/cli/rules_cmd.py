@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 
-from imagelint.cli import fail, root
-from imagelint.cli.spec import Argument, Option, echo
+import typer
+
+from imagelint.cli.failure import fail
+from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.errors import UsageError
 
+app = typer.Typer()
 
-@root.command("rules")
+
+@app.command("rules", epilog=epilog(examples("imagelint rules", "imagelint rules --format json"), INFO_EXIT_CODES))
 def rules_command(
-    format: str = Option("text", "--format", help="text, json or markdown."),
+    format: str = typer.Option("text", "--format", help="text, json or markdown."),
 ) -> None:
     """List every rule with its ID, name, default severity and what it needs."""
     from imagelint.cli.choices import choose
@@ -23,22 +27,23 @@ def rules_command(
     except UsageError as exc:
         raise fail(exc) from None
     if format == "markdown":
-        echo(render_markdown(), nl=False)
+        typer.echo(render_markdown(), nl=False)
     elif format == "json":
-        echo(json.dumps([
+        typer.echo(json.dumps([
             {"id": r.id, "name": r.name, "severity": r.severity, "title": r.title, "needs": list(r.needs),
              "references": list(r.references)} for r in RULES.values()
         ], indent=2))
     elif format == "text":
         width = max(len(r.name) for r in RULES.values())
         for r in RULES.values():
-            echo(f"{r.id}  {r.name:<{width}} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
+            typer.echo(f"{r.id}  {r.name:<{width}} {r.severity:<8} {r.title}  [needs {', '.join(r.needs)}]")
 
 
-@root.command("explain")
+@app.command("explain", epilog=epilog(
+    examples("imagelint explain IL101", "imagelint explain cuda-driver-too-old --format markdown"), INFO_EXIT_CODES))
 def explain_command(
-    rule: str = Argument(..., help="Rule ID (IL101) or name (cuda-driver-too-old)."),
-    format: str = Option("text", "--format", help="text (for terminals) or markdown."),
+    rule: str = typer.Argument(..., help="Rule ID (IL101) or name (cuda-driver-too-old)."),
+    format: str = typer.Option("text", "--format", help="text (for terminals) or markdown."),
 ) -> None:
     """Print one rule's documentation: rationale, remediation, examples."""
     from imagelint.cli.choices import choose
@@ -52,4 +57,4 @@ def explain_command(
     info = get_rule(rule)
     if info is None:
         raise fail(UsageError(f"unknown rule {rule!r} (known: {', '.join(RULES)})"))
-    echo(rule_markdown(info) if format == "markdown" else rule_text(info), nl=False)
+    typer.echo(rule_markdown(info) if format == "markdown" else rule_text(info), nl=False)

@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
+
+import click
+import typer
+from typer.core import TyperCommand
 
 from imagelint.cli.choices import choose
-from imagelint.cli.spec import Option, echo
 from imagelint.errors import UsageError
 from dataclasses import dataclass
 from imagelint.target.options import TargetOptions
+
+if TYPE_CHECKING:  # annotations only: the matrix and config modules load when a run needs them
+    from imagelint.core.config import Config
+    from imagelint.matrix import Matrix
+    from imagelint.target import Target
 
 FAIL_ON = ("error", "warning", "info", "never")
 COLOR_MODES = ("auto", "always", "never")
@@ -21,35 +29,35 @@ COLOR_MODES = ("auto", "always", "never")
 FORMAT_BY_EXTENSION = {".sarif": "sarif", ".json": "json", ".xml": "junit", ".txt": "text", ".log": "text"}
 
 # The run options check and lint share, declared once so their flags and help cannot drift.
-MatrixOpt = Annotated[Optional[str], Option(
+MatrixOpt = Annotated[Optional[str], typer.Option(
     "--matrix", help="Matrix version, file, or 'cluster' (ConfigMap imagelint-matrix; 'cluster:NAMESPACE/NAME' for another).")]
-MatrixOverlayOpt = Annotated[Optional[List[str]], Option(
+MatrixOverlayOpt = Annotated[Optional[List[str]], typer.Option(
     "--matrix-overlay", help="Overlay file adding/overriding matrix rows (repeatable).")]
-ConfigOpt = Annotated[Optional[str], Option(
+ConfigOpt = Annotated[Optional[str], typer.Option(
     "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml, found upwards).")]
-SelectOpt = Annotated[Optional[List[str]], Option(
+SelectOpt = Annotated[Optional[List[str]], typer.Option(
     "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
-IgnoreOpt = Annotated[Optional[List[str]], Option(
+IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
     "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
-FailOnOpt = Annotated[Optional[str], Option("--fail-on", help="error, warning, info or never (default error; any case).")]
-FormatOpt = Annotated[Optional[List[str]], Option(
+FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error; any case).")]
+FormatOpt = Annotated[Optional[List[str]], typer.Option(
     "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
-OutputOpt = Annotated[Optional[List[str]], Option(
+OutputOpt = Annotated[Optional[List[str]], typer.Option(
     "--output", "-o",
     help="File for the --format given just before (default: stdout); alone, the format follows the extension "
          "(.sarif, .json, .xml = junit, else text).")]
-ColorOpt = Annotated[str, Option(
+ColorOpt = Annotated[str, typer.Option(
     "--color", metavar="auto|always|never",
     help="Colour the text report: auto (a terminal, and NO_COLOR unset), always or never.")]
-QuietOpt = Annotated[bool, Option(
+QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="Text report: findings only (no clean images, notes or summary line).")]
-DockerfileOpt = Annotated[Optional[List[str]], Option(
+DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
     "--dockerfile", metavar="[REF=]PATH",
     help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
-SarifArtifactOpt = Annotated[Optional[str], Option(
+SarifArtifactOpt = Annotated[Optional[str], typer.Option(
     "--sarif-artifact", metavar="PATH",
     help="Repository file SARIF points image findings at when their Dockerfile is not known (default: the config file).")]
-NoInlineIgnoresOpt = Annotated[bool, Option(
+NoInlineIgnoresOpt = Annotated[bool, typer.Option(
     "--no-inline-ignores",
     help="Refuse inline ignores: io.imagelint.ignore image labels, '# imagelint ignore=' comments, imagelint.io/ignore annotations.")]
 
@@ -60,31 +68,49 @@ def split_codes(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
 
 
-def _argv_pairs(argv: list[str]) -> list[tuple[str, str | None]] | None:
-    """--format/--output in command-line order: each --output binds to the --format before it."""
-    pairs: list[list[str | None]] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        name, eq, value = token.partition("=")
-        if name in ("--format", "--output"):
-            if not eq:
-                if i + 1 >= len(argv):
+class ReportsInOrder(TyperCommand):
+    """A command with ``--format``/``--output``: each ``--output`` belongs to the ``--format`` given
+    just before it (``--format text --format sarif --output f.sarif`` writes the SARIF to the file).
+
+    click gathers a repeated option's values per option, which loses how the two interleave; this
+    asks click's own parser for the order of the options on the command line and hands the command
+    each such pair in the one-flag spelling ``FORMAT=FILE``, which ``plan_outputs`` reads.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        pairs = self._report_pairs(ctx, args)
+        rest = super().parse_args(ctx, args)
+        if pairs is not None:
+            ctx.params[self._param("--format").name or ""] = pairs
+            ctx.params[self._param("--output").name or ""] = None
+        return rest
+
+    def _param(self, flag: str) -> click.Parameter:
+        return next(p for p in self.params if flag in p.opts)
+
+    def _report_pairs(self, ctx: click.Context, args: list[str]) -> list[str] | None:
+        """``FORMAT`` or ``FORMAT=FILE`` per ``--format`` in order, or None when an ``--output``
+        follows no ``--format`` of its own (``plan_outputs`` then pairs them by position)."""
+        fmt, out = self._param("--format"), self._param("--output")
+        try:
+            opts, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        except click.ClickException:
+            return None  # super().parse_args says what is wrong with the command line
+        formats, outputs = iter(opts.get(fmt.name) or ()), iter(opts.get(out.name) or ())
+        pairs: list[list[str]] = []
+        for param in order:
+            if param is fmt:
+                pairs.append([next(formats)])
+            elif param is out:
+                if not pairs or len(pairs[-1]) == 2 or "=" in pairs[-1][0]:
                     return None
-                value = argv[i + 1]
-                i += 1
-            if name == "--format":
-                pairs.append([value, None])
-            else:
-                if not pairs or pairs[-1][1] is not None:
-                    return None
-                pairs[-1][1] = value
-        i += 1
-    return [(str(f), o) for f, o in pairs]
+                pairs[-1].append(next(outputs))
+        return ["=".join(pair) for pair in pairs] if pairs else None
 
 
-def plan_outputs(formats: list[str], outputs: list[str], argv: list[str] | None = None) -> list[tuple[str, str | None]]:
-    """Pair formats with output files (None = stdout)."""
+def plan_outputs(formats: list[str], outputs: list[str]) -> list[tuple[str, str | None]]:
+    """Pair formats with output files (None = stdout): ``FORMAT=FILE``, else the Nth ``--output``
+    with the Nth ``--format`` (``ReportsInOrder`` has paired them as given on the command line)."""
     from imagelint.report import FORMAT_NAMES
 
     plan: list[tuple[str, str | None]]
@@ -93,14 +119,10 @@ def plan_outputs(formats: list[str], outputs: list[str], argv: list[str] | None 
     elif not formats:
         default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
         plan = [(default, None)]
+    elif len(outputs) > len(formats):
+        raise UsageError("more --output than --format flags")
     else:
-        from_argv = _argv_pairs(argv if argv is not None else sys.argv[1:])
-        if from_argv is not None and [f for f, _ in from_argv] == formats and [o for _, o in from_argv if o] == outputs:
-            plan = from_argv
-        elif len(outputs) > len(formats):
-            raise UsageError("more --output than --format flags")
-        else:
-            plan = [(f, outputs[i] if i < len(outputs) else None) for i, f in enumerate(formats)]
+        plan = [(f, outputs[i] if i < len(outputs) else None) for i, f in enumerate(formats)]
     resolved = []
     for fmt, out in plan:
         if "=" in fmt and out is None:
@@ -158,10 +180,10 @@ def write_output(path: str, text: str) -> None:
 class RunSetup:
     """What check and lint both need before they run: config, output plan, matrix and target."""
 
-    config: Any
+    config: Config
     plan: list[tuple[str, str | None]]
-    matrix: Any
-    target: Any
+    matrix: Matrix
+    target: Target
     sarif_artifacts: Any = None  # imagelint.report.sarif.SarifArtifacts when a SARIF report is planned
 
 
@@ -187,7 +209,7 @@ def prepare_run(
 
     cfg = load_config(config_path)
     for note in cfg.notices:
-        echo(f"imagelint: note: {note}", err=True)
+        typer.echo(f"imagelint: note: {note}", err=True)
     for code in (split_codes(select) or ()) + (split_codes(ignore) or ()):
         problem = validate_code_prefix(code)
         if problem:
@@ -282,18 +304,30 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
 
 def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: Any = None, *,
                  color: str = "auto", quiet: bool = False) -> None:
-    """Render every planned format (stdout or file), then the GitHub step summary when asked for."""
+    """Render every planned format (stdout or file), then the GitHub step summary when asked for.
+
+    When every report goes to a file, the text report's summary line goes to stderr (stdout stays
+    empty, as with any report written to a file; stderr is where imagelint talks to the person),
+    naming the files, unless ``quiet``."""
     from imagelint.report import ReportOptions, render
 
     colored = use_color(sys.stdout, os.environ, color)
     on_stderr = unreadable_on_stderr(plan)
+    json_report = next((out for fmt, out in plan if fmt == "json" and out), None)
     for fmt, out in plan:
         text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                              errors_on_stderr=on_stderr and out is None, quiet=quiet))
+                                              errors_on_stderr=on_stderr and out is None, quiet=quiet,
+                                              json_report=json_report))
         if out is None:
-            echo(text, nl=False, color=True if colored and fmt == "text" else None)
+            typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
         else:
             write_output(out, text)
+    if not quiet and all(out is not None for _, out in plan):
+        from imagelint.escape import guard_line, printable
+        from imagelint.report._common import summary_line
+
+        files = ", ".join(out for _, out in plan if out)
+        typer.echo(guard_line(printable(f"imagelint: {summary_line(run)}; report: {files}")), err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if summary_path and (in_actions or any(f == "github" for f, _ in plan)):
@@ -316,7 +350,7 @@ def report_unreadable(run: Any, plan: list[tuple[str, str | None]]) -> None:
         return
     for r in run.results:
         if r.error:
-            from imagelint.cli import error_line
+            from imagelint.cli.failure import error_line
 
             detail = r.error if r.error.startswith(r.subject) else f"{r.subject}: {r.error}"
-            echo(error_line(detail), err=True)
+            typer.echo(error_line(detail), err=True)

@@ -4,25 +4,34 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Optional
 
-from imagelint.cli import fail, root
-from imagelint.cli.spec import CommandGroup, Option, echo
+import typer
+
+from imagelint.cli.failure import fail
+from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.target_options import resolve_target, with_target_options
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.escape import guard_line, printable
-from imagelint.target.describe import describe_target
 from imagelint.target.options import TargetOptions
-from imagelint.target.toml_writer import dump_target_toml
 
-target_app = CommandGroup(
+EPILOG = epilog(
+    examples(
+        "imagelint target show --driver 535.104.05 --gpu T4",
+        "imagelint target show --target-file pools.toml",
+        "imagelint target snapshot --cluster > pools.toml    # then --target-file pools.toml in CI",
+    ),
+    exit_codes((0, "done"), (2, "usage or configuration error (a bad flag or target file, named)"),
+               (3, "the cluster could not be read, or the run reached --deadline")),
+)
+
+app = typer.Typer(
     name="target",
+    epilog=EPILOG,
     help="Show the target (node pools: driver, GPUs, toolkit, device plugin) or snapshot a cluster into a target file.",
     no_args_is_help=True,
 )
-root.add_group(target_app, name="target")
 
 MatrixOpt = Annotated[
     Optional[str],
-    Option("--matrix", help="Matrix used to resolve GPU names and driver CUDA versions: VERSION, PATH or 'cluster'."),
+    typer.Option("--matrix", help="Matrix used to resolve GPU names and driver CUDA versions: VERSION, PATH or 'cluster'."),
 ]
 
 
@@ -33,7 +42,7 @@ def load_matrix_for(selector: str | None, options: TargetOptions) -> Any:
     return load_matrix_selected(selector, (), options)
 
 
-@target_app.command("show")
+@app.command("show", epilog=EPILOG)
 @with_target_options
 def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
     """Print the target the other commands would check against."""
@@ -43,8 +52,10 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         raise fail(exc) from None
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
+    from imagelint.target.describe import describe_target
+
     target = resolve_target(_with_config(target_options), loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
-    echo(describe_target(target))
+    typer.echo(describe_target(target))
 
 
 def _with_config(options: TargetOptions) -> TargetOptions:
@@ -57,7 +68,7 @@ def _with_config(options: TargetOptions) -> TargetOptions:
         raise fail(exc) from None
 
 
-@target_app.command("snapshot")
+@app.command("snapshot", epilog=EPILOG)
 @with_target_options
 def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
     """Print the target as a target file (TOML), e.g. ``--cluster`` once with credentials,
@@ -68,9 +79,11 @@ def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         loaded = load_matrix_for(matrix, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
+    from imagelint.escape import guard_line, printable
     from imagelint.matrix.loader import is_cluster_matrix_selector
+    from imagelint.target.toml_writer import dump_target_toml
 
     target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     for warning in target.warnings:
-        echo(guard_line(f"imagelint: warning: {printable(warning)}"), err=True)
-    echo(dump_target_toml(target), nl=False)
+        typer.echo(guard_line(f"imagelint: warning: {printable(warning)}"), err=True)
+    typer.echo(dump_target_toml(target), nl=False)

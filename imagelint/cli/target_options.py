@@ -4,15 +4,14 @@
 
 1. The decorator (least code)::
 
-       @root.command()
+       @app.command()
        @with_target_options
        def check(ref: str, target_options: TargetOptions) -> None:
            target = resolve_target(target_options, matrix)      # exits 2/3 on bad input
 
-   The decorator appends the flags to the command's signature (typer and
-   ``imagelint.cli.argv`` read it) and
+   The decorator appends the flags to the command's signature (typer reads it) and
    hands the command one frozen ``TargetOptions`` in the ``target_options`` argument.
-   The flags go last in ``--help``, under the "Target" panel.
+   The flags go last in ``--help``.
 
 2. The ``Annotated`` aliases below, declared by hand, then
    ``target_options_from(driver=..., gpu=..., ...)``.
@@ -27,62 +26,63 @@ import functools
 import inspect
 from typing import Annotated, Any, Callable, List, Optional, TypeVar
 
-from imagelint.cli.spec import Option
+import typer
+
+from imagelint.cli.common import signature_without
 from imagelint.errors import ImagelintError
 from imagelint.target import Target
 from imagelint.target.options import TargetOptions, build_target
 from imagelint.target.values import TargetMatrix
 
-PANEL = "Target (what the image must run on)"
 
 DriverOpt = Annotated[
     Optional[List[str]],
-    Option("--driver", help="NVIDIA driver version of a node pool, e.g. 535.104.05 (repeat for several pools; "
-                 "each gets every --gpu).", rich_help_panel=PANEL),
+    typer.Option("--driver", help="NVIDIA driver version of a node pool, e.g. 535.104.05 (repeat for several pools; "
+                 "each gets every --gpu)."),
 ]
 GpuOpt = Annotated[
     Optional[List[str]],
-    Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable; with several --driver, "
-                 "every pool has every GPU: use --pool for T4 on one driver and H100 on another).", rich_help_panel=PANEL),
+    typer.Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable; with several --driver, "
+                 "every pool has every GPU: use --pool for T4 on one driver and H100 on another)."),
 ]
 PoolOpt = Annotated[
     Optional[List[str]],
-    Option("--pool", metavar="KEY=VALUE,...",
+    typer.Option("--pool", metavar="KEY=VALUE,...",
                  help="One node pool: driver=535.104.05,gpu=T4 (keys: name, driver, gpu, compute-capability, brand, arch, "
-                 "toolkit, device-plugin, runtime-mode; repeat for more pools).", rich_help_panel=PANEL),
+                 "toolkit, device-plugin, runtime-mode; repeat for more pools)."),
 ]
 ComputeCapabilityOpt = Annotated[
     Optional[str],
-    Option("--compute-capability", help="GPU compute capability MAJOR.MINOR (overrides --gpu's).", rich_help_panel=PANEL),
+    typer.Option("--compute-capability", help="GPU compute capability MAJOR.MINOR (overrides --gpu's)."),
 ]
 BrandOpt = Annotated[
     Optional[str],
-    Option("--brand", help="GPU brand as libnvidia-container reports it (Tesla, Nvidia, GeForce...).", rich_help_panel=PANEL),
+    typer.Option("--brand", help="GPU brand as libnvidia-container reports it (Tesla, Nvidia, GeForce...)."),
 ]
 ArchOpt = Annotated[
-    Optional[str], Option("--arch", help="Node CPU architecture: amd64 or arm64.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--arch", help="Node CPU architecture: amd64 or arm64.")
 ]
 ToolkitOpt = Annotated[
-    Optional[str], Option("--toolkit", help="nvidia-container-toolkit version, e.g. 1.17.3.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--toolkit", help="nvidia-container-toolkit version, e.g. 1.17.3.")
 ]
 DevicePluginOpt = Annotated[
-    Optional[str], Option("--device-plugin", help="k8s-device-plugin version, e.g. 0.17.0.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--device-plugin", help="k8s-device-plugin version, e.g. 0.17.0.")
 ]
 RuntimeModeOpt = Annotated[
     Optional[str],
-    Option("--runtime-mode", help="Container toolkit mode: legacy, cdi, jit-cdi, csv or auto.", rich_help_panel=PANEL),
+    typer.Option("--runtime-mode", help="Container toolkit mode: legacy, cdi, jit-cdi, csv or auto."),
 ]
 TargetFileOpt = Annotated[
-    Optional[str], Option("--target-file", help="Target file (TOML) with one table per node pool.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--target-file", help="Target file (TOML) with one table per node pool.")
 ]
 ClusterOpt = Annotated[
-    bool, Option("--cluster", help="Read the target from the live cluster (kubeconfig or in-cluster).", rich_help_panel=PANEL)
+    bool, typer.Option("--cluster", help="Read the target from the live cluster (kubeconfig or in-cluster).")
 ]
 ContextOpt = Annotated[
-    Optional[str], Option("--context", help="kubeconfig context for --cluster.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--context", help="kubeconfig context for --cluster.")
 ]
 KubeconfigOpt = Annotated[
-    Optional[str], Option("--kubeconfig", help="kubeconfig file for --cluster.", rich_help_panel=PANEL)
+    Optional[str], typer.Option("--kubeconfig", help="kubeconfig file for --cluster.")
 ]
 
 # parameter name (as the decorator adds it) -> (annotation, default)
@@ -140,15 +140,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def with_target_options(func: F) -> F:
     """Add the target flags to a command; it receives ``target_options: TargetOptions``."""
-    original = inspect.signature(func, eval_str=True)
-    if "target_options" not in original.parameters:
+    if "target_options" not in inspect.signature(func).parameters:
         raise TypeError(f"{func.__name__} must take a 'target_options' parameter to use @with_target_options")
-    kept = [p for name, p in original.parameters.items() if name != "target_options"]
+    original = signature_without(func, "target_options")
+    kept = list(original.parameters.values())
     added = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
         for name, (annotation, default) in _PARAMETERS.items()
     ]
-    # typer and imagelint.cli.argv pass everything as keywords, so keyword-only is safe; no *args/**kwargs.
+    # typer passes everything as keywords, so keyword-only is safe; no *args/**kwargs.
     positional = [p for p in kept if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     keyword = [p for p in kept if p.kind == p.KEYWORD_ONLY]
     signature = original.replace(parameters=positional + keyword + added)
@@ -183,7 +183,7 @@ def with_target_options(func: F) -> F:
 
 def resolve_target(options: TargetOptions, matrix: TargetMatrix | None, *, cluster_matrix: bool = False) -> Target:
     """Build the merged Target, or exit with imagelint's one-line error (2 usage, 3 cluster)."""
-    from imagelint.cli import fail
+    from imagelint.cli.failure import fail
 
     try:
         return build_target(options, matrix, cluster_matrix=cluster_matrix)

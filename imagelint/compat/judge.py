@@ -18,8 +18,10 @@ release notes Table 3; data-centre driver docs; container-toolkit release notes)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from imagelint.compat.carried import NGC_ENTRYPOINT, NgcCompat, ngc_compat, official_base_compat
 from imagelint.compat.evidence import (
     GoverningCuda,
     compare,
@@ -94,7 +96,8 @@ class _Judge:
         self.host: HostDriver | None = host_driver(pool.driver)
         self.dfacts: DriverFacts | None = driver_facts(self.host, matrix) if self.host else None
         libs = compat_libcudas(facts)
-        self.lib: DriverLibrary | None = libs[0] if libs else None
+        self.lib: DriverLibrary | None = libs[0] if libs else official_base_compat(facts, matrix)
+        self.ngc: NgcCompat | None = ngc_compat(facts, matrix)
 
     # --- the verdict --------------------------------------------------------------------------
     def verdict(self) -> Verdict:
@@ -116,6 +119,8 @@ class _Judge:
         unsupported = self._gpu_unsupported()
         if unsupported is not None:
             return [unsupported]
+        if self.ngc is not None:
+            return self._ngc_cases(self.ngc)
         self.situations = scenarios(self.pool, self.matrix)
         return [self._case(sc) for sc in self.situations]
 
@@ -128,7 +133,7 @@ class _Judge:
             )
         if self.dfacts.beyond_known:
             self.notes.append(
-                f"driver {self.host.text} is newer than any branch the matrix knows (newest R{self.dfacts.newest_known}): "
+                f"driver {self.host} is newer than any branch the matrix knows (newest R{self.dfacts.newest_known}): "
                 "the CUDA version it reports and the GPUs it drives could not be checked"
             )
         elif self.dfacts.branch_uncertain:
@@ -151,6 +156,54 @@ class _Judge:
             fix = f"upgrade the pool's driver to R{support.first_branch} or newer"
         return Case(FAILS, f"driver {self.host.label} does not drive {self.gpu.label} (compute {self.gpu.arch}): {why}",
                     failure=GPU_UNSUPPORTED, fixes=(fix,))
+
+    # --- an NGC container: its entrypoint decides -------------------------------------------------
+    def _ngc_cases(self, ngc: NgcCompat) -> list[Case]:
+        """NGC release notes: on data-centre GPUs the container runs on each listed branch from
+        the listed driver on, its entrypoint enabling the compat package when the host driver is
+        older than its CUDA needs; elsewhere the host driver alone decides."""
+        assert self.host is not None
+        plain = Scenario("", None, "", False)
+        alone = self._host_only(plain, None)
+        if alone.outcome == NATIVE:
+            return [alone]
+        notes = f"{ngc.image}'s release notes ('Driver Requirements')"
+        if not ngc.read:
+            self.uncertain.append(f"the data-centre drivers of NGC release {ngc.release}: its notes were not read, "
+                                  f"the list is another release's ({ngc.source})")
+        elif ngc.row_uncertain:
+            self.uncertain.append(f"NGC release {ngc.release}'s row ({ngc.source})")
+        listed = ngc.listed_for(self.host.branch)
+        if listed is None or not self.host.at_least(listed):
+            why = (f"{notes} list R{self.host.branch} from {listed} on" if listed is not None else
+                   f"{notes} list no R{self.host.branch} driver for forward compatibility ({ngc.listing()})")
+            return [replace(alone, reason=f"{alone.reason}; {why}")]
+        eligible, why_gpu = forward_compat_class(self.gpu, self.matrix)
+        undriven = self._compat_cannot_drive(self.floor.min_driver if self.floor else None)
+        if undriven is not None:
+            return [replace(alone, reason=f"{undriven}, so the NGC entrypoint finds compatibility mode unavailable; "
+                                          f"{alone.reason}")]
+        by = f"the NGC entrypoint ({NGC_ENTRYPOINT})"
+        # The compat package of a CUDA release is that release's driver (its floor).
+        use = CompatUse("/usr/local/cuda/compat", self.floor.min_driver if self.floor else "?", self.cuda.major_minor, by)
+        runs = (f"{by} enables forward compatibility: {notes} list R{self.host.branch} >= {listed} for data-centre GPUs")
+        if eligible is False:
+            return [replace(alone, reason=f"{why_gpu}: forward compatibility is for data-centre GPUs only, so the NGC "
+                                          f"entrypoint finds compatibility mode unavailable; {alone.reason}")]
+        if eligible is None:
+            return [Case(UNKNOWN, f"on a data-centre GPU {runs}; on a GeForce or workstation GPU it cannot, and the "
+                                  f"image {_would(alone)} ({why_gpu})",
+                         compat=use, missing=("the pool's GPU model",), driver_cuda=self.cuda.major_minor,
+                         fixes=("name the pool's GPU (--gpu A100, or gpus in the target file)", *alone.fixes))]
+        forward = Case(FORWARD, f"{runs}, and {why_gpu}", compat=use, driver_cuda=self.cuda.major_minor)
+        if ngc.entrypoint_replaced is None:
+            return [forward]
+        kept = f"if the container still runs {NGC_ENTRYPOINT}"
+        skipped = f"if ENTRYPOINT {ngc.entrypoint_replaced} skips the NGC entrypoint"
+        return [replace(forward, condition=kept, situation="NGC entrypoint runs"),
+                replace(alone, condition=skipped, situation="NGC entrypoint replaced",
+                        fixes=(f"start the container through {NGC_ENTRYPOINT} (ENTRYPOINT [\"{NGC_ENTRYPOINT}\", ...])",
+                               *alone.fixes))]
 
     # --- one runtime situation ------------------------------------------------------------------
     def _case(self, sc: Scenario) -> Case:
@@ -180,7 +233,7 @@ class _Judge:
             return None
         devices = [Device(brand=self.gpu.brand, arch=self.gpu.arch)] if self.gpu else []
         assert self.host is not None and self.dfacts is not None
-        outcome = evaluate_env(env, self.host.version, self.pool.cuda_driver_version or self.dfacts.max_cuda, devices, sc.mode)
+        outcome = evaluate_env(env, self.host, self.pool.cuda_driver_version or self.dfacts.max_cuda, devices, sc.mode)
         if outcome.result != "fail":
             return None
         return Case(
@@ -203,7 +256,7 @@ class _Judge:
         off = self._compat_off_fix(by)
         listed = tuple(lib.fwd_compat.driver_branches) if lib.fwd_compat and lib.fwd_compat.driver_branches else (
             tuple(fc.host_branches) + tuple(fc.not_needed_branches) if fc is not None else ())
-        older = lib.version is not None and compare(lib.version, self.host.version) <= 0
+        older = lib.version is not None and compare(lib.version, self.host) <= 0
         same_branch = major(lib.version or "") == self.host.branch
         if older and same_branch:
             return self._host_only(sc, f"the compat libcuda {lib.version} is from the host's own branch, which already runs it")
@@ -214,13 +267,6 @@ class _Judge:
                 failure=COMPAT_HW, compat=use, condition=sc.label, fixes=(off, *without.fixes),
                 driver_cuda=compat_cuda,
             )
-        if eligible is None:
-            return Case(
-                UNKNOWN, f"{loads}; whether it works depends on the GPU ({why_gpu}): data-centre GPUs run it, "
-                f"others fail with error 804; without it the image {_would(without)}",
-                compat=use, condition=sc.label, missing=("the pool's GPU model",),
-                fixes=("name the pool's GPU (--gpu T4, or gpus in the target file)",), driver_cuda=compat_cuda,
-            )
         bad_branch = (fc is not None and self.host.branch in fc.incompatible_branches) or (listed and self.host.branch not in listed)
         if older or bad_branch:
             why = (f"it is older than the host driver {self.host.label}" if older else
@@ -229,6 +275,19 @@ class _Judge:
             return Case(
                 FAILS, f"{loads}, but {why}: CUDA initialisation fails", failure=COMPAT_MISMATCH, compat=use,
                 condition=sc.label, fixes=(off, *without.fixes), driver_cuda=compat_cuda,
+            )
+        undriven = self._compat_cannot_drive(lib.version)
+        if undriven is not None:
+            return Case(FAILS, f"{loads}, but {undriven}: CUDA initialisation fails; without it the image {_would(without)}",
+                        failure=COMPAT_HW, compat=use, condition=sc.label, fixes=(off, *without.fixes),
+                        driver_cuda=compat_cuda)
+        # A branch the package refuses fails on every GPU (803 or 804); otherwise the GPU decides.
+        if eligible is None:
+            return Case(
+                UNKNOWN, f"{loads}; whether it works depends on the GPU ({why_gpu}): data-centre GPUs run it, "
+                f"others fail with error 804; without it the image {_would(without)}",
+                compat=use, condition=sc.label, missing=("the pool's GPU model",),
+                fixes=("name the pool's GPU (--gpu T4, or gpus in the target file)",), driver_cuda=compat_cuda,
             )
         if self.floor is not None and compare(lib.version or "0", self.floor.min_driver) < 0:
             # The compat libcuda is older than the image's CUDA needs: it is the driver now.
@@ -240,6 +299,20 @@ class _Judge:
             compat=use, condition=sc.label, driver_cuda=compat_cuda,
         )
 
+    def _compat_cannot_drive(self, compat_driver: str | None) -> str | None:
+        """Why the compat libcuda's own driver branch cannot drive the pool's GPU (Kepler ends
+        with R470: a CUDA 12 compat package does not run there), or None."""
+        branch = major(compat_driver or "")
+        if self.gpu is None or branch is None:
+            return None
+        support = driver_supports_gpu(branch, self.gpu.arch, self.matrix)
+        if support.supported is not False:
+            return None
+        if support.uncertain:
+            self.uncertain.append(f"which branches drive {support.architecture} GPUs ({support.source})")
+        return (f"the compat driver is from branch R{branch}, which does not drive {self.gpu.label} "
+                f"({support.architecture}, compute {self.gpu.arch})")
+
     def _compat_off_fix(self, by: str) -> str:
         if by.startswith("the image"):
             return "take /usr/local/cuda/compat off the image's LD_LIBRARY_PATH / ld.so.conf (or remove the cuda-compat package)"
@@ -248,7 +321,7 @@ class _Judge:
 
     def _host_only(self, sc: Scenario, skipped: str | None) -> Case:
         assert self.host is not None and self.dfacts is not None
-        return self._against_driver(sc, self.host.version, f"driver {self.host.label}", self.dfacts.max_cuda, skipped)
+        return self._against_driver(sc, self.host, f"driver {self.host.label}", self.dfacts.max_cuda, skipped)
 
     def _against_driver(self, sc: Scenario, driver: str, what: str, driver_cuda: str | None, skipped: str | None) -> Case:
         cuda = self.cuda
@@ -318,7 +391,7 @@ class _Judge:
         note = self.lib.fwd_compat if self.lib is not None else None
         supported = tuple(note.driver_branches) if note and note.driver_branches else (fc.host_branches if fc else ())
         if fc is not None and self.host.branch in supported and eligible is not False:
-            if self.lib is None:
+            if self.lib is None and self.ngc is None:  # an NGC container already carries it
                 out.append(f"or install {fc.package} in the image (forward compatibility: data-centre GPUs, host "
                            f"branch R{self.host.branch} supported; the runtime loads it from toolkit 1.17.5 on, or put "
                            "/usr/local/cuda/compat on LD_LIBRARY_PATH)")

@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from dataclasses import dataclass
-from imagelint.lazyre import lazy_pattern
 from imagelint.target import GpuSpec, NodePool
-
-_DRIVER = lazy_pattern(r"^[Rr]?(\d{3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
+from imagelint.target.values import DriverVersion
 
 
 @dataclass(frozen=True)
@@ -74,31 +72,13 @@ def forward_compat_class(gpu: PoolGpu | None, matrix: Any) -> tuple[bool | None,
 # --- the driver -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HostDriver:
-    """The pool's driver: ``535.104.05``, or a bare branch (``535`` / ``R535``: "some 535.x").
-
-    ``version`` is what comparisons use: for a bare branch the branch number alone, which
-    sorts below every 535.x release, so floors are judged against the oldest 535 driver."""
-
-    text: str
-    version: str
-    branch: int
-    bare: bool
-
-    @property
-    def label(self) -> str:
-        return f"R{self.branch} (patch level unknown)" if self.bare else self.version
+# The pool's driver is the target's ``DriverVersion``, parsed once where it was written.
+HostDriver = DriverVersion
 
 
-def host_driver(text: str | None) -> HostDriver | None:
-    if not text:
-        return None
-    m = _DRIVER.match(text.strip())
-    if m is None:
-        return None
-    parts = [p for p in m.groups() if p is not None]
-    return HostDriver(text.strip(), ".".join(parts), int(m.group(1)), len(parts) == 1)
+def host_driver(value: DriverVersion | str | None) -> DriverVersion | None:
+    """The pool's driver as a ``DriverVersion`` (target values already are one)."""
+    return DriverVersion.parse(value) if value else None
 
 
 @dataclass(frozen=True)
@@ -120,7 +100,7 @@ def driver_facts(driver: HostDriver, matrix: Any) -> DriverFacts:
     branches = sorted(r["branch"] for r in matrix.rows("driver_branches")) if matrix is not None else []
     newest = branches[-1] if branches else None
     beyond = newest is not None and driver.branch > newest
-    info = matrix.driver_branch_info(driver.version) if matrix is not None and not beyond else None
+    info = matrix.driver_branch_info(driver) if matrix is not None and not beyond else None
     life = matrix.driver_lifecycle(driver.branch) if matrix is not None else None
     return DriverFacts(
         driver, info.max_cuda if info else None, newest, beyond, bool(info and info.uncertain),

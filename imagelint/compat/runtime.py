@@ -196,7 +196,7 @@ def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix
         if host.branch not in note.driver_branches:
             listed = ", ".join(f"R{b}" for b in note.driver_branches)
             return Injection(False, who, f"its ELF note lists host branches {listed}, not R{host.branch}", rests_on)
-        if lib.version and compare(lib.version, host.version) <= 0:
+        if lib.version and compare(lib.version, host) <= 0:
             return Injection(False, who, f"compat driver {lib.version} is not newer than the host's {host.label}", rests_on)
         return Injection(True, who, "", rests_on)
     lib_major = major(lib.version or "")

@@ -123,7 +123,7 @@ def run_rules(
     """Every selected rule over one image's facts, with severities, suppressions and redaction."""
     today = today or _dt.date.today()
     rules = selected_rules(config)
-    ctx = RuleContext(facts, target, matrix)
+    ctx = RuleContext(facts, target, matrix, today)
     secrets = secret_values(facts)
     notices: list[str] = []
     findings: list[Finding] = []

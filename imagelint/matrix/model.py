@@ -120,6 +120,16 @@ class NgcImage:
     min_driver_branch: int | None
     source: str
     uncertain: bool
+    # The release notes' "Driver Requirements": data-centre drivers (lowest of each branch) the
+    # container runs on through forward compatibility; ``drivers_read`` is False when the list is
+    # borrowed from the nearest release whose notes were read.
+    datacenter_compat_drivers: tuple[str, ...] = ()
+    driver_requirements: str | None = None
+    drivers_source: str | None = None
+
+    @property
+    def drivers_read(self) -> bool:
+        return bool(self.driver_requirements)
 
 
 @dataclass(frozen=True)
@@ -556,17 +566,19 @@ class Matrix:
         if row is None:  # "23.10" or "23.10-py3-igpu": fall back to the YY.MM release
             release = tag.split("-", 1)[0]
             row = next((r for r in candidates if r["release"] == release), None)
+        release = row["release"] if row is not None else tag.split("-", 1)[0]
+        rel = next((r for r in self._section("ngc_releases") if r["release"] == release
+                    and repo in {_ngc_repo(x) for x in r["repositories"]}), None)
+        drivers = (tuple(rel.get("datacenter_compat_drivers") or ()), rel.get("driver_requirements"),
+                   rel.get("driver_requirements_source")) if rel is not None else ((), None, None)
         if row is None:  # a framework of the monthly cadence: the release's CUDA
-            release = tag.split("-", 1)[0]
-            rel = next((r for r in self._section("ngc_releases") if r["release"] == release
-                        and repo in {_ngc_repo(x) for x in r["repositories"]}), None)
             if rel is None:
                 return None
             return NgcImage(f"nvcr.io/{repo}", tag, release, rel["cuda"], None, rel.get("min_driver_branch"),
-                            rel["source"], _uncertain(rel))
+                            rel["source"], _uncertain(rel), *drivers)
         return NgcImage(
             row["repository"], row["tag"], row["release"], row["cuda"], row.get("framework_version"),
-            row.get("min_driver_branch"), row["source"], _uncertain(row),
+            row.get("min_driver_branch"), row["source"], _uncertain(row), *drivers,
         )
 
     def image_platforms(self, repository: str) -> ImagePlatforms | None:

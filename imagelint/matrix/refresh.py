@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -36,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from imagelint.errors import ImagelintError
+from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE = lazy_pattern(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class ManifestError(ValueError):

@@ -197,6 +197,7 @@ SECTIONS: dict[str, Section] = {
         repositories=Field("array:string", True),
         driver_requirements=Field("string"),
         datacenter_compat_drivers=Field("array:string", pattern=_NUMERIC_VERSION),
+        driver_requirements_source=Field("string"),
     ),
     # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch
     # "2.5.0-cuda12.4-...", Ray "cu128", NVIDIA's cuda-sample "vectoradd-cuda12.5.0").

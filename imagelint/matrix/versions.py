@@ -98,6 +98,11 @@ def compare_versions(a: str, b: str) -> int:
 
     Raises ``VersionSyntaxError`` for anything that is not digits and dots in dsl.c's sense.
     """
+    from imagelint.target.versions import compare_parts
+
+    parsed = compare_parts(a, b)  # both already parsed where they were written
+    if parsed is not None:
+        return parsed
     order = _c_components_compare(a, b)
     if order is None:
         raise VersionSyntaxError(f"not a numeric version: {a!r} / {b!r}")
@@ -111,6 +116,9 @@ def is_numeric_version(text: str) -> bool:
 
 def driver_branch(driver: str) -> int:
     """``"535.104.05" -> 535``: the driver branch is its first numeric component."""
+    branch = getattr(driver, "branch", None)
+    if isinstance(branch, int):
+        return branch
     head = driver.strip().split(".", 1)[0]
     if not head.isdigit():
         raise VersionSyntaxError(f"not a driver version: {driver!r}")

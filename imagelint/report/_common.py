@@ -58,8 +58,10 @@ def headline_and_details(message: str, width: int = HEADLINE_WIDTH) -> tuple[str
     return first, tuple(rest)
 
 
-def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH) -> str:
-    """Headline and the detail lines that fit in ``width`` characters; the rest is counted, not cut mid-word."""
+def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH, json_report: str | None = None) -> str:
+    """Headline and the detail lines that fit in ``width`` characters; the rest is counted, not cut
+    mid-word, and the count says where every line is: ``json_report`` (a JSON report written in the
+    same run), else the formats that show them."""
     if isinstance(finding_or_message, str):
         head, details = headline_and_details(finding_or_message)
     else:
@@ -68,9 +70,11 @@ def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH) -> s
     head, details = printable(head), tuple(printable(d) for d in details)
     lines = [head]
     used = len(head)
+    where = f"in the JSON report {json_report}" if json_report else "(--format text or json shows every line)"
+    room_for_count = 1 + len(printable(f"… {len(details)} more detail line(s) {where}"))
     for n, detail in enumerate(details):
-        if used + 1 + len(detail) > width:
-            lines.append(f"… {len(details) - n} more detail line(s) in the JSON report")
+        if used + 1 + len(detail) + (0 if n == len(details) - 1 else room_for_count) > width:
+            lines.append(printable(f"… {len(details) - n} more detail line(s) {where}"))
             break
         lines.append(detail)
         used += 1 + len(detail)
@@ -101,6 +105,11 @@ def subjects_line(run: Any) -> str:
 def counts_line(run: Any) -> str:
     s = run.summary
     return f"{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['suppressed']} suppressed"
+
+
+def summary_line(run: Any) -> str:
+    """The text report's last line: what was looked at, what was found, and the threshold."""
+    return f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})"
 
 
 def _plain(value: Any) -> Any:

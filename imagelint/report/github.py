@@ -38,7 +38,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             pool = f" [pool {f.pool}]" if f.pool else ""
             prefix = f"{r.subject}{pool}: "
             # The whole annotation stays readable (ANNOTATION_WIDTH): headline first, details as they fit.
-            body = annotation_text(f, max(ANNOTATION_WIDTH - len(prefix) - len(where), 120))
+            body = annotation_text(f, max(ANNOTATION_WIDTH - len(prefix) - len(where), 120), options.json_report)
             message = f"{prefix}{body}{where}"
             lines.append(f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}")
         for n in r.notices:

@@ -6,7 +6,7 @@ from imagelint.core.check import CheckRun
 from imagelint.escape import guard_line
 from imagelint.escape import printable as p
 from imagelint.report import ReportOptions
-from imagelint.report._common import SEVERITY_ORDER, counts_line, finding_lines, image_label, subjects_line
+from imagelint.report._common import SEVERITY_ORDER, finding_lines, image_label, summary_line
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m"}
 _RESET = "\033[0m"
@@ -65,6 +65,6 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     if static:
         lines.append(f"note: {static} result(s) read statically (complete: false): rules that need an image's "
                      "files saw only what the files state; check the built image for the rest")
-    lines.append(f"{subjects_line(run)}: {counts_line(run)} (fail-on {run.config.fail_on})")
+    lines.append(summary_line(run))
     # Every value from an image or a file went through printable(); no line may open with "::".
     return "\n".join(guard_line(line) for line in lines) + "\n"

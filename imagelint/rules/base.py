@@ -9,6 +9,7 @@ a finding is selected, suppressed or fatal: the engine does (flake8 style).
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Iterator, Mapping, Protocol
@@ -86,11 +87,13 @@ class MatrixLike(Protocol):
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What a rule may read: the facts, the target (maybe empty) and the matrix."""
+    """What a rule may read: the facts, the target (maybe empty), the matrix and the run's date
+    (end-of-life dates are judged against it; tests fix it)."""
 
     facts: ImageFacts
     target: Target
     matrix: MatrixLike | None
+    today: _dt.date | None = None
 
     @property
     def pools(self) -> tuple[NodePool, ...]:

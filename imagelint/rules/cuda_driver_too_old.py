@@ -17,6 +17,15 @@ with them in the pool's runtime mode:
   puts ``/usr/local/cuda/compat`` on its loader path, or the runtime does: legacy mode
   except toolkit 1.17.4, the ``enable-cuda-compat`` hook in cdi / jit-cdi from 1.17.5) on a
   data-centre GPU and a host branch the package supports — info;
+* **NVIDIA's own images**: an NGC framework container (``FROM nvcr.io/nvidia/pytorch:23.10-py3``,
+  or an image whose files show an NGC release and its compat package) runs on the data-centre
+  drivers its release notes list ("Driver Requirements": 23.10 on R450 >= 450.51, R470 >= 470.57,
+  R510, R525, R535) through its entrypoint — info; on GeForce or workstation GPUs the host driver
+  alone decides; with no GPU named, a warning says which way each goes. An official
+  ``nvidia/cuda`` base carries ``cuda-compat-X-Y`` off the loader path: it runs through forward
+  compatibility where the toolkit loads it (the enable-cuda-compat hook from 1.17.5) and the
+  package supports the host branch — a warning naming the condition, exact with ``--toolkit`` and
+  ``--runtime-mode``;
 * **fails**: "CUDA driver version is insufficient for CUDA runtime version", or, when
   a compat libcuda is loaded on a GPU forward compatibility does not support (GeForce,
   workstation cards), error 804 "forward compatibility was attempted on non supported

@@ -21,9 +21,9 @@ Best practice::
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL704"
@@ -36,7 +36,7 @@ REMEDIATION = "Use the devel base image of the CUDA release you need instead of 
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-_CUDA_DEVEL = re.compile(r"(?:^|/)nvidia/cuda:(\d+\.\d+)(?:\.\d+)?-(?:cudnn\d*-)?devel\b")
+_CUDA_DEVEL = lazy_pattern(r"(?:^|/)nvidia/cuda:(\d+\.\d+)(?:\.\d+)?-(?:cudnn\d*-)?devel\b")
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:

@@ -26,9 +26,9 @@ Best practice::
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL705"
@@ -41,7 +41,7 @@ REMEDIATION = "Build in a devel stage and copy the output into a runtime-based f
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-_DEVEL_TAG = re.compile(r":[^/@]*(?:^|[-_.:])devel(?:$|[-_.])")
+_DEVEL_TAG = lazy_pattern(r":[^/@]*(?:^|[-_.:])devel(?:$|[-_.])")
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:

@@ -13,10 +13,23 @@ from imagelint.rules.base import RuleInfo
 
 def plain(text: str) -> str:
     """reStructuredText-ish docstring markup as plain text for a terminal:
-    ````code```` and ``*emphasis*`` lose their marks, ``Example::`` ends in one colon."""
+    ````code````, ``**strong**`` and ``*emphasis*`` lose their marks, ``Example::`` ends in one
+    colon, and a bulleted list (``* item`` at the margin, continued two spaces in) becomes
+    indented paragraphs. Indented examples are left as written."""
     text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"\*\*(?!\s)([^*\n]+?)(?<!\s)\*\*", r"\1", text)
     text = re.sub(r"(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])", r"\1", text)
-    return re.sub(r"::$", ":", text, flags=re.M)
+    text = re.sub(r"::$", ":", text, flags=re.M)
+    lines, in_item = [], False
+    for line in text.split("\n"):
+        if line.startswith("* "):
+            line, in_item = "  " + line[2:], True
+        elif in_item and line.startswith("  ") and line.strip():
+            line = "  " + line
+        else:
+            in_item = False
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def rule_text(rule: RuleInfo) -> str:

@@ -6,14 +6,18 @@ Facts from NVIDIA's data-centre driver documentation, in the matrix:
   Matrix"): R580 is the last branch for Maxwell, Pascal and Volta (a V100 pool on R590
   has no usable GPU); Blackwell needs R570 or newer (CUDA 12.8's branch); Kepler ended
   with R470. An error: no CUDA device is usable ("no CUDA-capable device is detected").
-* **lifecycle** (``driver_lifecycle``, "Supported Drivers and CUDA Toolkit Versions"):
-  a branch past its end-of-life date gets no more security or bug fixes (R535 ended in
-  June 2026) — a warning; a branch NVIDIA's current list does not name (an older
-  production branch or a short-lived New Feature Branch) — info.
+* **lifecycle** (``driver_lifecycle``, "Supported Drivers and CUDA Toolkit Versions"),
+  compared with the run's date: a branch past its end-of-life date, or one NVIDIA's list
+  no longer names ("all other previous driver branches ... are end of life": R525, R550,
+  R590), gets no more security or bug fixes — a warning, the same for every such branch;
+  a branch the list names and supports today — nothing. The advice names only branches
+  supported today that drive the pool's GPUs (``imagelint drivers`` shows the same
+  column).
 * **unknown branches**: a driver newer than every branch the matrix knows (``--driver
-  999.1``) is not mapped to any CUDA version; the rule says it could not judge (a
-  warning). A bare branch (``--driver 535`` / ``R535``) is judged as the oldest 535.x,
-  and said so (info).
+  999.1``) is not mapped to any CUDA version or lifecycle; the rule says so (info). A bare
+  branch (``--driver 535`` / ``R535``) is judged as the oldest 535.x, and said so (info).
+
+A pool finding is about the pool, not the file: a run reports it once per pool.
 
 The compatibility verdicts of IL101/IL107 rest on the same facts, so a pool whose
 driver cannot drive its GPU is never reported as running an image.
@@ -39,7 +43,7 @@ from imagelint.rules.base import ERROR, INFO, NEEDS_TARGET, WARNING, Finding, Fi
 
 ID = "IL503"
 NAME = "driver-branch-unsupported"
-SEVERITY = ERROR
+SEVERITY = WARNING  # past end of life; a driver that cannot drive the GPU is an error
 TITLE = "Driver branch cannot drive the pool's GPUs, is past end of life, or is unknown"
 NEEDS = (NEEDS_TARGET,)
 REFERENCES = (
@@ -56,7 +60,7 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
         return
     from imagelint.compat.pool import driver_facts, driver_supports_gpu, host_driver, pool_gpus
 
-    today = today or _dt.date.today()
+    today = today or ctx.today or _dt.date.today()
     for pool in ctx.pools:
         host = host_driver(pool.driver)
         if host is None:
@@ -64,8 +68,8 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
         facts = driver_facts(host, ctx.matrix)
         if facts.beyond_known:
             yield finding(
-                f"pool {pool.name}: could not judge driver {host.text}: newer than any branch the matrix knows "
-                f"(newest R{facts.newest_known})", None, severity=WARNING, pool=pool,
+                f"pool {pool.name}: could not judge driver {host}: newer than any branch the matrix knows "
+                f"(newest R{facts.newest_known})", None, severity=INFO, pool=pool,
                 details=[f"the matrix {ctx.matrix.version} does not know the CUDA version it reports or the GPUs it drives"],
                 remediation="Use a newer imagelint matrix (--matrix), or check the driver version.", outcome="unknown",
             )
@@ -90,29 +94,34 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
             yield finding(
                 f"pool {pool.name}: driver {host.label} cannot drive {gpu.label} (compute {gpu.arch}): "
                 "no CUDA device is usable ('no CUDA-capable device is detected')",
-                None, pool=pool, details=[f"{why}{note}"], remediation=fix, outcome="fails", failure="gpu-unsupported-by-driver",
+                None, severity=ERROR, pool=pool, details=[f"{why}{note}"], remediation=fix, outcome="fails",
+                failure="gpu-unsupported-by-driver",
                 architecture=support.architecture,
             )
-        yield from _lifecycle(ctx, pool, host.branch, today)
+        if not facts.beyond_known:
+            yield from _lifecycle(ctx, pool, host.branch, today)
 
 
 def _lifecycle(ctx: RuleContext, pool, branch: int, today: _dt.date) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    life = ctx.matrix.driver_lifecycle(branch)
-    if life is None:
-        listed = [r["branch"] for r in ctx.matrix.rows("driver_lifecycle")]
-        if listed and min(listed) < branch < max(listed) or (listed and branch < min(listed)):
-            yield finding(
-                f"pool {pool.name}: driver branch R{branch} is not a supported data-centre branch: past end of life, "
-                "or a short-lived New Feature Branch", None, severity=INFO, pool=pool,
-                details=[f"NVIDIA's list of supported branches: {', '.join('R' + str(b) for b in sorted(listed))}"],
-                remediation="Move the pool to a Long Term Support or Production Branch.",
-            )
+    from imagelint.compat.lifecycle import PAST_EOL, branch_status, supported_branches
+    from imagelint.compat.pool import pool_gpus
+
+    status = branch_status(branch, ctx.matrix, today)
+    if status.status != PAST_EOL:
         return
-    eol = life.get("eol_date")
-    if eol and _dt.date.fromisoformat(eol) < today:
-        yield finding(
-            f"pool {pool.name}: driver branch R{branch} ({life['designation']}) reached end of life in {life['eol']}",
-            None, severity=WARNING, pool=pool, details=["it gets no more security or bug fixes"],
-            remediation="Move the pool to a supported branch (see NVIDIA's 'Supported Drivers and CUDA Toolkit Versions').",
-            eol=life["eol"],
-        )
+    archs = tuple(g.arch for g in pool_gpus(pool, ctx.matrix) if g.arch)
+    choices = supported_branches(ctx.matrix, today, archs)
+    if status.listed:
+        head = f"pool {pool.name}: driver branch R{branch} ({status.designation}) reached end of life in {status.eol}"
+    else:
+        head = (f"pool {pool.name}: driver branch R{branch} is past end of life: NVIDIA's list of supported "
+                "data-centre branches no longer names it")
+    advice = ", ".join(c.describe() for c in choices)
+    yield finding(
+        head, None, severity=WARNING, pool=pool,
+        details=["it gets no more security or bug fixes",
+                 f"supported on {today.isoformat()}" + (" for its GPUs" if archs else "") + f": {advice or 'none the matrix knows'}"],
+        remediation=(f"Move the pool to a supported branch: {advice}." if advice else
+                     "Move the pool to a supported branch (see NVIDIA's 'Supported Drivers and CUDA Toolkit Versions')."),
+        eol=status.eol or "", supported=[c.branch for c in choices],
+    )

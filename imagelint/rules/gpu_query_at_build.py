@@ -23,9 +23,9 @@ Best practice::
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL701"
@@ -41,10 +41,10 @@ REMEDIATION = "Check the GPU when the container starts or in a test on a GPU nod
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-_TOOL = re.compile(r"(?<![\w./-])(?:\S*/)?(nvidia-smi|deviceQuery(?:Drv)?)(?![\w-])([^;&|\n]*)(\s*\|\|)?")
+_TOOL = lazy_pattern(r"(?<![\w./-])(?:\S*/)?(nvidia-smi|deviceQuery(?:Drv)?)(?![\w-])([^;&|\n]*)(\s*\|\|)?")
 _QUERY = r"(?:torch\.cuda\.(?:is_available|device_count)\s*\(\s*\)|tf\.test\.is_gpu_available\s*\(|list_physical_devices\(\s*['\"]GPU)"
-_ASSERTED = re.compile(r"assert\b[^;\n]*" + _QUERY + "|" + _QUERY + r"[^;\n]*(?:exit|raise)\b|not\s+" + _QUERY)
-_PRINTED = re.compile(r"print\s*\([^;\n]*" + _QUERY)
+_ASSERTED = lazy_pattern(r"assert\b[^;\n]*" + _QUERY + "|" + _QUERY + r"[^;\n]*(?:exit|raise)\b|not\s+" + _QUERY)
+_PRINTED = lazy_pattern(r"print\s*\([^;\n]*" + _QUERY)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:

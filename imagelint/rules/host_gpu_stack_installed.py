@@ -22,9 +22,9 @@ Best practice::
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL702"
@@ -40,9 +40,9 @@ REMEDIATION = "Install the driver and the container toolkit on the nodes, never 
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-_INSTALLER = re.compile(r"\b(?:apt-get|apt|dnf|yum|microdnf|zypper|apk)\b[^;&|\n]*\binstall\b([^;&|\n]*)")
-_DRIVER = re.compile(r"(?<![\w.-])(cuda-drivers(?:-\d{3})?|nvidia-dkms-\d{3}(?:-\w+)?|nvidia-kernel-[\w.-]+)(?![\w-])")
-_TOOLKIT = re.compile(r"(?<![\w.-])(nvidia-container-toolkit(?:-base)?|nvidia-container-runtime|nvidia-docker2|"
+_INSTALLER = lazy_pattern(r"\b(?:apt-get|apt|dnf|yum|microdnf|zypper|apk)\b[^;&|\n]*\binstall\b([^;&|\n]*)")
+_DRIVER = lazy_pattern(r"(?<![\w.-])(cuda-drivers(?:-\d{3})?|nvidia-dkms-\d{3}(?:-\w+)?|nvidia-kernel-[\w.-]+)(?![\w-])")
+_TOOLKIT = lazy_pattern(r"(?<![\w.-])(nvidia-container-toolkit(?:-base)?|nvidia-container-runtime|nvidia-docker2|"
                       r"libnvidia-container(?:1|-tools))(?![\w-])")
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
 
@@ -40,7 +41,7 @@ REMEDIATION = "Request a MIG profile of the pool's GPU (nvidia-smi mig -lgip), o
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 _MIG_PREFIX = "nvidia.com/mig-"
-_MEMORY = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
+_MEMORY = lazy_pattern(r"(\d+)\s*GB", re.IGNORECASE)
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (the guide's "Supported GPUs")
 
 
@@ -112,5 +113,6 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                               r.provenance, severity=INFO, details=unknown[1:], resource=r.name)
             continue
         reasons = list(dict.fromkeys(f"pool {pool.name}: {why}" for pool, _, why in verdicts))
+        outcome = "the DaemonSet runs no pods" if w.kind == "DaemonSet" else "it stays Pending"
         yield finding(f"container {w.container} of {w.kind}/{w.name} asks for {r.name}, which no target GPU has: "
-                      "it stays Pending", r.provenance, details=reasons, resource=r.name)
+                      + outcome, r.provenance, details=reasons, resource=r.name)

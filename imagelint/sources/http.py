@@ -40,6 +40,7 @@ import urllib3
 from urllib3 import exceptions as u3
 
 import imagelint
+from imagelint.lazyre import lazy_pattern
 from imagelint.sources.proxy import Proxy, proxy_for
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -55,7 +56,7 @@ DEFAULT_HEADERS = {"User-Agent": USER_AGENT, "Accept": "*/*", "Accept-Encoding":
 POOL_SIZE = 8  # kept-alive connections per origin: the layer workers share them
 DRAIN_LIMIT = 64 * 1024  # an unread body up to this is read at close, to keep the connection
 DRAIN_TIMEOUT = 0.05  # seconds: how long closing waits for such a body's bytes
-_TUNNEL_STATUS = re.compile(r"Tunnel connection failed: (\d{3})")
+_TUNNEL_STATUS = lazy_pattern(r"Tunnel connection failed: (\d{3})")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
+from imagelint.target.versions import CudaVersion, DriverVersion
+
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,8 @@ class NodePool:
     """
 
     name: str
-    driver: str | None = None
-    cuda_driver_version: str | None = None
+    driver: DriverVersion | None = None
+    cuda_driver_version: CudaVersion | None = None
     gpus: tuple[GpuSpec, ...] = ()
     arch: str | None = None  # amd64 | arm64
     toolkit: str | None = None
@@ -72,6 +74,14 @@ class NodePool:
     fail_requests_greater_than_one: bool | None = None
     node_count: int = 1
     source: str = "flags"  # flags | file:PATH | cluster:CONTEXT
+
+    def __post_init__(self) -> None:
+        # The edges hand over parsed values; text given directly (tests, library callers) is
+        # parsed here once, so every pool carries its versions typed.
+        if self.driver is not None and not isinstance(self.driver, DriverVersion):
+            object.__setattr__(self, "driver", DriverVersion(self.driver))
+        if self.cuda_driver_version is not None and not isinstance(self.cuda_driver_version, CudaVersion):
+            object.__setattr__(self, "cuda_driver_version", CudaVersion(self.cuda_driver_version))
 
 
 @dataclass(frozen=True)

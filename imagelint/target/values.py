@@ -19,6 +19,7 @@ from typing import Any, Protocol, Sequence
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec
+from imagelint.target.versions import CudaVersion, DriverVersion
 
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
@@ -40,8 +41,6 @@ class TargetMatrix(Protocol):
 
 # --- value grammar -------------------------------------------------------------------
 
-# NVIDIA driver versions: 535 / 535.104 / 535.104.05 (leading zeros are significant text).
-_DRIVER_RE = lazy_pattern(r"^[Rr]?\d{3}(?:\.\d{1,3}){0,2}$")
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
 _RELEASE_RE = lazy_pattern(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
 COMPUTE_CAPABILITY_RE = lazy_pattern(r"^\d+\.\d+$")
@@ -56,11 +55,12 @@ MIG_STRATEGIES = ("none", "single", "mixed")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def parse_driver_version(value: str, what: str = "--driver") -> str:
-    text = str(value).strip()
-    if not _DRIVER_RE.match(text):
-        raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05 (or a bare branch: 535, R535)")
-    return text.lstrip("Rr")  # R535 is the branch 535: "some 535.x", judged as the oldest
+def parse_driver_version(value: str, what: str = "--driver") -> DriverVersion:
+    try:
+        return DriverVersion(value)
+    except ValueError:
+        raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05 "
+                         "(or a bare branch: 535, R535)") from None
 
 
 def parse_release_version(value: str, what: str) -> str:
@@ -221,6 +221,8 @@ __all__ = [
     "parse_arch",
     "parse_choice",
     "parse_compute_capability",
+    "CudaVersion",
+    "DriverVersion",
     "parse_driver_version",
     "parse_release_version",
     "parse_runtime_mode",

@@ -39,7 +39,6 @@ def imagelint(*args: str, env: dict | None = None, cwd: Path | None = None) -> O
 
     import imagelint.cli as cli
 
-    cli._register()
     full_env = {"GITHUB_ACTIONS": None, "GITHUB_STEP_SUMMARY": None, "IMAGELINT_NO_CACHE": "1", **(env or {})}
     old = os.getcwd()
     try:

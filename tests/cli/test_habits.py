@@ -96,6 +96,24 @@ def test_explain_is_plain_text_for_terminals():
     assert "LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs" in r.stdout
 
 
+@pytest.mark.parametrize("rule", ["IL101", "IL102", "IL107", "IL503", "IL605"])
+def test_explain_text_has_no_markdown_and_markdown_keeps_it(rule):
+    """Strong marks and bullets are Markdown: the plain text shows the words, the list as indented paragraphs."""
+    import re
+
+    text = cli("explain", rule).stdout
+    assert "**" not in text and "``" not in text, text
+    assert not re.search(r"^\* ", text, re.M), text
+    markdown = cli("explain", rule, "--format", "markdown").stdout
+    assert re.search(r"^\* ", markdown, re.M) and "**" in markdown
+
+
+def test_explain_keeps_the_words_of_a_list_item():
+    text = cli("explain", "IL101").stdout
+    assert "\n  native: the driver is at or above the release's floor" in text
+    assert "\n  forward compatibility: the image's cuda-compat libcuda is loaded" in text
+
+
 @pytest.mark.parametrize("fmt", ["json", "toml"])
 def test_matrix_show_section_with_every_format(fmt, tmp_path):
     r = cli("matrix", "show", "--section", "gpus", "--format", fmt)

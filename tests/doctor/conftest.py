@@ -35,14 +35,13 @@ def run_doctor(tmp_path: Path) -> Iterator[Callable[..., DoctorRun]]:
     started: list[FakeKube] = []
 
     def run(state: ClusterState, *args: str, forbidden: tuple[str, ...] = (), kube: FakeKube | None = None) -> DoctorRun:
-        from imagelint.cli import _register, app
+        from imagelint.cli import app
 
         if kube is None:
             kube = FakeKube(state, tmp_path, TOKEN).start()
             started.append(kube)
         kube.forbidden = set(forbidden)
         config = kube.write_kubeconfig(tmp_path / "kubeconfig")
-        _register("doctor")
         result = CliRunner().invoke(app, ["doctor", "--cluster", "--kubeconfig", str(config), *args])
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
         return DoctorRun(result.exit_code, result.stdout, result.stderr if hasattr(result, "stderr") else "", kube)

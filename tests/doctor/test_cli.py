@@ -17,9 +17,8 @@ SCHEMA = json.loads((ROOT / "docs" / "doctor-schema.json").read_text())
 
 
 def _invoke(*args: str):
-    from imagelint.cli import _register, app
+    from imagelint.cli import app
 
-    _register("doctor")
     return CliRunner().invoke(app, ["doctor", *args])
 
 

@@ -61,7 +61,6 @@ def _parse(args: list[str]) -> None:
 
     import imagelint.cli as cli
 
-    cli._register()
     command: click.Command = typer.main.get_command(cli.app)
     ctx = command.make_context("imagelint", list(args), resilient_parsing=False)
     while isinstance(command, click.Group):
@@ -89,7 +88,6 @@ def test_usage_synopses_name_real_commands_and_flags(snippet):
 
     import imagelint.cli as cli
 
-    cli._register()
     for words, flags in synopsis_lines(snippet):
         command: click.Command = typer.main.get_command(cli.app)
         for w in words:

@@ -13,7 +13,6 @@ from imagelint.matrix import Matrix, load_matrix
 from imagelint.matrix.model import _gpu_key
 from imagelint.target.values import gpus_from_flags
 
-imagelint.cli._register()
 runner = CliRunner()
 
 # The family names GFD writes (NVIDIA/k8s-device-plugin internal/lm/resource.go getArchFamily),

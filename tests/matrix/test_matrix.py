@@ -116,11 +116,14 @@ def test_cuda_for_driver(m) -> None:
 def test_forward_compat(m) -> None:
     fc = m.forward_compat("12.8.1")
     assert fc.package == "cuda-compat-12-8"
-    assert fc.host_branches == (535,) and fc.not_needed_branches == (570,)
+    assert fc.host_branches == (470, 525, 535, 545) and fc.not_needed_branches == (570,)  # R470-R545 from NGC 25.02
     assert "geforce" not in fc.eligible_kinds and "GeForce" not in fc.eligible_brands
     assert fc.brands_uncertain
     assert m.forward_compat("13.0").host_branches == (535, 570)
-    assert m.forward_compat("11.8") is None
+    # End-of-life host branches come from NGC release notes (22.10: CUDA 11.8 on R450/R470/R510/R515).
+    assert m.forward_compat("11.8").host_branches == (450, 470, 510, 515)
+    assert 470 in m.forward_compat("12.2").host_branches
+    assert m.forward_compat("10.2") is None
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,6 @@ import imagelint.cli
 from imagelint.matrix import load_matrix, matrix_from_text, shipped_versions
 from tests.matrix.test_matrix import MINIMAL, OVERLAY
 
-imagelint.cli._register()
 runner = CliRunner()
 
 
@@ -79,7 +78,7 @@ def test_export_with_overlay(tmp_path: Path) -> None:
     overlay = tmp_path / "site.toml"
     overlay.write_text(OVERLAY)
     result = run("export", "--format", "json", "--overlay", str(overlay))
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)  # stderr has the note on the old spelling --overlay
     assert any(g["name"] == "Site GPU" for g in doc["gpus"])
     toml_out = run("export")
     assert matrix_from_text(toml_out.output, "export").version == shipped_versions()[-1]

@@ -148,7 +148,8 @@ def test_findings_are_a_headline_and_detail_lines():
     assert details[0] == "in legacy mode with toolkit >= 1.17.4" and details[-1] == "x" * 600
     assert headline_and_details("short; detail") == ("short", ("detail",))
     note = annotation_text(long, 300)
-    assert len(note) <= 300 and note.startswith(head) and note.endswith("more detail line(s) in the JSON report")
+    assert len(note) <= 300 and note.startswith(head) and note.endswith("more detail line(s) (--format text or json shows every line)")
+    assert annotation_text(long, 300, json_report="out/imagelint.json").endswith("more detail line(s) in the JSON report out/imagelint.json")
 
 
 def test_github_annotations_stay_short_and_json_keeps_the_whole_message():

@@ -21,7 +21,6 @@ from imagelint.static.dockerfile import parse_dockerfile
 from imagelint.static.dockerfile_facts import dockerfile_facts
 from imagelint.target import GpuSpec, NodePool, Target
 
-imagelint.cli._register()
 
 RUNTIME_1241 = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCMD [\"python3\", \"app.py\"]\n"
 

@@ -17,7 +17,6 @@ from imagelint.matrix import load_matrix
 from imagelint.static.baseimages import image_cuda, image_platform
 from tests.static.test_lint_cli import DEPLOYMENT
 
-imagelint.cli._register()
 runner = CliRunner()
 
 

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 import imagelint.cli
 from imagelint.cli import app
 
-imagelint.cli._register()
 runner = CliRunner()
 
 TARGET_525 = '[target]\ndriver = ["525.60.13"]\n'

@@ -261,6 +261,29 @@ def test_mig_profile_is_checked_against_the_gpu_and_its_memory(tmp_path, profile
         assert sev == severity and needle in text
 
 
+MIG_DAEMONSET = """\
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: mig-agent}
+    spec:
+      selector: {matchLabels: {app: a}}
+      template:
+        metadata: {labels: {app: a}}
+        spec:
+          containers:
+          - name: a
+            image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+            resources:
+              limits: {nvidia.com/mig-3g.40gb: 1}
+    """
+
+
+def test_a_daemonset_asking_for_a_missing_mig_profile_runs_no_pods(tmp_path):
+    run = lint(tmp_path, {"ds.yaml": MIG_DAEMONSET}, target=_gpu_target("A100-SXM4-40GB"))
+    [(_, sev, _, text)] = found(run, "IL612")
+    assert sev == "error" and "the DaemonSet runs no pods" in text and "Pending" not in text
+
+
 def test_a_directory_walk_lists_only_files_that_concern_gpus(tmp_path):
     from imagelint.matrix import load_matrix
     from imagelint.report import ReportOptions

@@ -195,8 +195,11 @@ def test_image_fields_resolve_through_the_base_image_table(tmp_path):
     # tritonserver 24.05 (CUDA 12.4) on a 470 pool is caught without pulling; so is a cu130 Ray worker
     run = lint(tmp_path, {"wf.yaml": ARGO, "ray.yaml": RAY}, target=FLAGS_470)
     il101 = found(run, "IL101")
-    assert any("tritonserver:24.05" in m or "NGC tritonserver 24.05" in m or "wf.yaml" in s for _, _, s, m in il101)
-    assert all(sev == "error" for _, sev, _, _ in il101)
+    triton = [(sev, m) for _, sev, s, m in il101 if "wf.yaml" in s]
+    ray = [sev for _, sev, s, _ in il101 if "ray.yaml" in s]
+    # NGC 24.05's notes list R470 (>= 470.57) for data-centre GPUs: the pool names no GPU, so it depends
+    assert triton and all(sev == "warning" and "data-centre" in m for sev, m in triton)
+    assert ray and all(sev == "error" for sev in ray)
     # the CPU-only Ray head runs a CUDA image but asks for no GPU: not judged
     assert not any(" container head" in s for _, _, s, _ in il101)
     assert any(" container worker" in s for _, _, s, _ in il101)
@@ -315,12 +318,13 @@ def pod_with_claims(image: str, claims: str, limits: str = "") -> str:
             f"  resourceClaims:\n  - {{name: c, {claims}}}\n")
 
 
-def test_dra_pod_running_a_cuda13_image_on_a_535_pool_is_an_error(tmp_path):
+def test_dra_pod_running_a_cuda13_image_on_a_535_pool_depends_on_its_compat_package(tmp_path):
+    # nvidia/cuda 13.0 carries cuda-compat-13-0, which supports R535: it runs where the runtime loads it
     run = lint(tmp_path, {"claims.yaml": CLAIMS,
                           "pod.yaml": pod_with_claims("nvidia/cuda:13.0.1-runtime-ubuntu24.04",
                                                       "resourceClaimTemplateName: one-gpu")})
     [(_, sev, subject, msg)] = found(run, "IL101")
-    assert sev == "error" and "pod.yaml" in subject and "13.0" in msg
+    assert sev == "warning" and "pod.yaml" in subject and "13.0" in msg
 
 
 def test_claims_resolve_across_files_by_device_class(tmp_path):
@@ -571,7 +575,8 @@ def test_a_gpu_pods_image_is_judged_on_the_pools_it_reaches(tmp_path):
     target = Target(pools=(old, new), source="file:t.toml")
     pod = limits_pod("nvidia.com/gpu: 1").replace("image: busybox", "image: nvcr.io/nvidia/pytorch:24.05-py3")
     anywhere = found(lint(tmp_path, {"p.yaml": pod}, target), "IL101")
-    assert any(sev == "error" for _, sev, _, _ in anywhere)  # could land on the 470 pool
+    # could land on the 470 pool, where it runs only if the (uncatalogued) K80 took forward compatibility
+    assert any(sev == "warning" and "k80" in m for _, sev, _, m in anywhere)
     pinned = pod + "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
     assert [f for f in found(lint(tmp_path, {"p.yaml": pinned}, target), "IL101") if f[1] != "info"] == []
 

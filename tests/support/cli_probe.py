@@ -1,8 +1,8 @@
 """Run imagelint's ``main()`` in a fresh interpreter and see what it imported.
 
 ``probe(args)`` gives the exit code, every module in ``sys.modules`` at the end, and stdout.
-Start-up tests use it to assert what a command line does not import (typer and click for an
-ordinary check or lint, the network stacks for lint).
+Start-up tests use it to assert what a command line does not import (the network stacks and
+the image side for lint).
 """
 
 from __future__ import annotations

@@ -5,11 +5,10 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-from imagelint.cli import _register, app
+from imagelint.cli import app
 from imagelint.target.file import load_target_file
 from tests.target.conftest import TOKEN
 
-_register()
 runner = CliRunner()
 
 

@@ -1,0 +1,169 @@
+"""The typer application and ``main``: every command, one parser, one way to end a run.
+
+Each command module declares its commands on a ``typer.Typer`` of its own (a group's module on
+the group's); ``app`` adds them all. Command modules import what a command needs inside the
+command, so that building the application stays cheap and ``imagelint lint`` pays only for lint.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from typing import Any, Sequence
+
+import typer
+from typer.core import TyperGroup
+
+from imagelint import __version__
+from imagelint.cli import (
+    audit_cmd,
+    cache_cmd,
+    catalog_cmd,
+    check_cmd,
+    doctor_cmd,
+    inspect_cmd,
+    lint_cmd,
+    matrix_cmd,
+    rules_cmd,
+    target_cmd,
+)
+from imagelint.cli.failure import error_line
+from imagelint.cli.help import EXIT_CODES
+from imagelint.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OUTPUT,
+    EXIT_UNREADABLE,
+    ImagelintError,
+)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C during a command, carried past click (which would end it without a word)."""
+
+
+class _ReaderGone(Exception):
+    """stdout's reader went away during a command, carried past click (which would swap sys.stdout)."""
+
+
+class _Commands(TyperGroup):
+    """The root group: an interrupt and a closed pipe end the run in ``main``'s words."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise _ReaderGone from None
+            raise
+
+
+app = typer.Typer(
+    name="imagelint",
+    cls=_Commands,
+    help="Lint built GPU container images against the NVIDIA driver, toolkit and device plugin they will meet.",
+    epilog=EXIT_CODES,
+    no_args_is_help=True,
+    # --install-completion / --show-completion (bash, zsh, fish, PowerShell), as typer offers them.
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    # click's plain help: no rich import for --help, and epilogs printed as written.
+    rich_markup_mode=None,
+    # -h as well as --help, for every command (click passes the setting down to subcommands).
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+for _module in (inspect_cmd, check_cmd, lint_cmd, rules_cmd, matrix_cmd, target_cmd, cache_cmd, audit_cmd,
+                catalog_cmd, doctor_cmd):
+    app.add_typer(_module.app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from imagelint.layers.tarwalk import NATIVE
+
+        # Which tar walk this install has: the native scanner (built with a C compiler) or the
+        # Python parser alone (same results, slower on images of many small files).
+        typer.echo(f"imagelint {__version__} (tar scanner: {'native' if NATIVE else 'python'})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """imagelint: fail the pipeline before a GPU image fails on the cluster."""
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """Run one command line (``sys.argv[1:]`` by default); always ends with SystemExit."""
+    from imagelint import deadline
+
+    try:
+        deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
+        try:
+            typer.main.get_command(app).main(args=None if args is None else list(args), prog_name="imagelint")
+        finally:
+            sys.stdout.flush()  # a full disk shows here, not as a traceback at interpreter exit
+    except _Interrupted:
+        typer.echo("imagelint: interrupted", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    except _ReaderGone:
+        _quiet_stdout()
+        raise SystemExit(EXIT_BROKEN_PIPE) from None
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # the last flush met a closed pipe
+            _quiet_stdout()
+            raise SystemExit(EXIT_BROKEN_PIPE) from None
+        if exc.errno not in _OUTPUT_ERRNOS:
+            raise _internal(exc) from None
+        _output_failed(exc.strerror or str(exc))
+    except ImagelintError as exc:  # commands normally convert these; this is the safety net
+        typer.echo(error_line(exc.message), err=True)
+        raise SystemExit(exc.exit_code) from None
+    except Exception as exc:  # never a traceback for users; say what broke in one line
+        raise _internal(exc) from None
+    finally:
+        deadline.stop()
+
+
+# Writing the report failed: no space, an I/O error on the output device. (A reader that went
+# away, EPIPE, is click's convention: a quiet EXIT_BROKEN_PIPE.)
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+
+
+def _output_failed(reason: str) -> None:
+    """Exit EXIT_OUTPUT with one line on the real stderr; stdout is pointed at /dev/null so the
+    interpreter's last flush cannot fail again."""
+    _quiet_stdout()
+    try:
+        sys.__stderr__.write(error_line(f"cannot write the output: {reason}") + "\n")
+        sys.__stderr__.flush()
+    except (OSError, AttributeError, ValueError):
+        pass
+    raise SystemExit(EXIT_OUTPUT)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's flush of what is still buffered cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def _internal(exc: BaseException) -> SystemExit:
+    from imagelint.escape import printable
+
+    detail = printable(" ".join(str(exc).split()))[:200]  # one line, whatever the exception text holds
+    typer.echo(f"imagelint: internal error: {exc.__class__.__name__}: {detail}", err=True)
+    # An OSError that escaped a source is an unreadable input (exit 3), anything else a bug.
+    return SystemExit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
+
+
+__all__ = ["app", "main"]

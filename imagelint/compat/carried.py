@@ -1,0 +1,112 @@
+"""The forward compatibility NVIDIA's own images carry, and who turns it on.
+
+An image's files show its compat libcuda (``evidence.compat_libcudas``); a Dockerfile or a
+manifest only names its base, so for ``lint`` the base says what is there:
+
+* **NGC framework containers** (``nvcr.io/nvidia/pytorch:23.10-py3`` ...) carry the CUDA compat
+  package and their entrypoint (``/opt/nvidia/nvidia_entrypoint.sh``) enables it when the host
+  driver is older than the image's CUDA and the GPU supports forward compatibility. Each
+  release's notes ("Driver Requirements") list the data-centre drivers, per branch, it runs on
+  that way: the matrix's ``ngc_releases`` rows carry that list.
+* **Official nvidia/cuda images** (amd64) install ``cuda-compat-X-Y`` under
+  ``/usr/local/cuda-X.Y/compat``, off the loader path: the container toolkit loads it
+  (``runtime``), or the image's own ``LD_LIBRARY_PATH`` does. The package's driver is the one
+  its CUDA release ships (the release's floor); its host branches are the ``forward_compat`` row's.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from imagelint.facts.model import DriverLibrary, ForwardCompatNote, ImageFacts, Provenance
+from imagelint.static.baseimages import NVIDIA_CUDA_REPOS, parse_image
+from imagelint.target.values import DriverVersion
+
+NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
+
+
+@dataclass(frozen=True)
+class NgcCompat:
+    """An NGC framework container's forward compatibility, as its release notes state it."""
+
+    image: str                          # "NGC pytorch 23.10"
+    release: str
+    drivers: tuple[DriverVersion, ...]  # lowest data-centre driver of each branch the notes list
+    read: bool                          # False: the list is the nearest read release's
+    source: str | None
+    entrypoint_replaced: str | None     # the image's own ENTRYPOINT, when it is not NGC's
+    row_uncertain: bool = False         # the matrix marks the release's row uncertain
+
+    def listed_for(self, branch: int) -> DriverVersion | None:
+        return next((d for d in self.drivers if d.branch == branch), None)
+
+    def listing(self) -> str:
+        return ", ".join(f"R{d.branch} >= {d}" for d in self.drivers)
+
+
+def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
+    """The NGC release the image is (or is built FROM) when its notes list forward-compat drivers."""
+    if matrix is None:
+        return None
+    if facts.kind == "image" and facts.complete and not any(
+            d.role == "compat" and d.name.startswith("libcuda.so") for d in facts.driver_libraries):
+        return None  # the image's files are read and hold no compat libcuda: nothing to enable
+    found = None
+    for ev in facts.cuda.versions:
+        component = ev.component or ""
+        if component.startswith("ngc-") and not component.count(" "):
+            product = component[len("ngc-"):]
+            found = (product, matrix.ngc_image(f"nvcr.io/nvidia/{product}", ev.version))
+            break
+    if found is None or found[1] is None:
+        ref = parse_image(facts.base.name)
+        if ref is None or not ref[0].startswith("nvcr.io/nvidia/"):
+            return None
+        try:
+            found = (ref[0].rsplit("/", 1)[-1], matrix.ngc_image(ref[0][len("nvcr.io/"):], ref[1]))
+        except (LookupError, ValueError):
+            return None
+    product, ngc = found
+    if ngc is None or not getattr(ngc, "datacenter_compat_drivers", ()):
+        return None
+    drivers = tuple(d for d in (DriverVersion.parse(x) for x in ngc.datacenter_compat_drivers) if d is not None)
+    return NgcCompat(f"NGC {product} {ngc.release}", ngc.release, drivers, ngc.drivers_read, ngc.drivers_source,
+                     _replaced_entrypoint(facts), bool(ngc.uncertain))
+
+
+def _replaced_entrypoint(facts: ImageFacts) -> str | None:
+    entrypoint = facts.entrypoint
+    if not entrypoint or any("nvidia_entrypoint" in part for part in entrypoint):
+        return None
+    return " ".join(entrypoint)
+
+
+def official_base_compat(facts: ImageFacts, matrix: Any) -> DriverLibrary | None:
+    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in a Dockerfile's image."""
+    if matrix is None or facts.kind not in ("dockerfile", "manifest"):
+        return None
+    if facts.platform is not None and facts.platform.architecture not in ("amd64", ""):
+        return None  # NV_CUDA_COMPAT_PACKAGE is set for the amd64 images
+    ref = parse_image(facts.base.name)
+    if ref is None or ref[0] not in NVIDIA_CUDA_REPOS:
+        return None
+    version = ref[1].split("-", 1)[0]
+    parts = version.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return None
+    floor = matrix.driver_floor(version)
+    fc = matrix.forward_compat(version)
+    if floor is None or fc is None:
+        return None
+    directory = f"usr/local/cuda-{parts[0]}.{parts[1]}/compat"
+    name = f"libcuda.so.{floor.min_driver}"
+    searched = {posixpath.normpath(d.strip("/")) for d in facts.loader.directories}
+    on_path = directory in searched or "usr/local/cuda/compat" in searched
+    where = facts.base.provenance[0] if facts.base.provenance else Provenance(kind=facts.kind)
+    note = ForwardCompatNote(fc.cuda, tuple(fc.host_branches), (), f"{fc.package} (official nvidia/cuda base; matrix row)")
+    return DriverLibrary(name, f"{directory}/{name}", "compat", floor.min_driver, on_path, where, fwd_compat=note)
+
+
+__all__ = ["NGC_ENTRYPOINT", "NgcCompat", "ngc_compat", "official_base_compat"]

@@ -131,7 +131,7 @@ def main() -> None:
             assert code == 1, out.decode(errors="replace")[-2000:]
             report = json.loads(out)
             found = {f["signature"] for s in report["stages"] for f in s["findings"]}
-            assert {"nvml-init-failed", "selector-matches-no-node", "insufficient-gpu"} <= found, found
+            assert {"nvml-init-failed", "selector-matches-no-node", "gpu-request-exceeds-every-node"} <= found, found
             doctor.append(wall), doctor_rss.append(rss)
         f, d = statistics.median(floor), statistics.median(doctor)
         print(f"cluster: {args.nodes} nodes ({int(args.nodes * 0.8)} GPU), {len(state.pods)} pods, {len(state.events)} events; runs: {args.runs}")

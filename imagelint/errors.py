@@ -21,6 +21,7 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 EXIT_OUTPUT = 4  # stdout could not take the report (ENOSPC, EIO); EPIPE is EXIT_BROKEN_PIPE
+EXIT_INCOMPLETE = 5  # doctor saw no problem but could not read a stage that decides health: never a pass
 # A reader that went away (``imagelint ... | head``): click's convention, a quiet status 1.
 EXIT_BROKEN_PIPE = 1
 EXIT_INTERNAL = 70  # a bug in imagelint (EX_SOFTWARE); never used for bad input

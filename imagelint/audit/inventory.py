@@ -128,7 +128,8 @@ def inventory_from_fleet(fleet: Any) -> Inventory:
             entry["pullable"] = c.pullable  # the smallest: the same whatever order pods are listed in
     workloads = tuple(sorted(
         (Workload(ns, kind, name, container, image, key, tuple(sorted({p for _, pools, _ in cs for p in pools})),
-                  _placement_text(placement for _, _, placement in cs), sum(1 for c, _, _ in cs if c.pod))
+                  _placement_text(placement for _, _, placement in cs), sum(1 for c, _, _ in cs if c.pod),
+                  any(c.scheduling.container_requests_gpu for c, _, _ in cs))
          for (ns, kind, name, container, image, key), cs in grouped.items()),
         key=lambda w: w.sort_key,
     ))
@@ -172,6 +173,7 @@ def workload_json(w: Workload) -> dict[str, Any]:
         "pools": list(w.pools),
         "placement": w.placement,
         "pods": w.pods,
+        "requests_gpu": w.requests_gpu,
     }
 
 
@@ -203,6 +205,7 @@ def workload_from_json(raw: Any, where: str) -> Workload:
         pools=_strs(raw.get("pools"), f"{where}.pools"),
         placement=_str(raw.get("placement"), f"{where}.placement"),
         pods=pods,
+        requests_gpu=raw.get("requests_gpu") is True,
     )
 
 

@@ -29,6 +29,7 @@ class Workload:
     pools: tuple[str, ...]  # pool names; empty = on no GPU pool (not checked)
     placement: str  # why these pools: "node NODE", "scheduling", "every pool"
     pods: int = 0  # running pods of this owner/container/image (0: a template)
+    requests_gpu: bool = False  # the container gets GPUs of its own (resources, claims, CDI)
 
     @property
     def owner(self) -> str:

@@ -34,9 +34,17 @@ def _inspect_reference(ref: str, opts: Any, read: bool, gpu_code: bool) -> Any:
     return inspect_reference(ref, opts, read_layers=read, gpu_code=gpu_code)
 
 
+def _gpu_less_rules() -> frozenset[str]:
+    """Rules about containers that request no GPU (IL303: such a container still sees every GPU):
+    not raised for an image that only GPU-requesting containers run."""
+    from imagelint.rules import visible_devices_all_leak
+
+    return frozenset({visible_devices_all_leak.ID})
+
+
 def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Any, config: Any,
                  source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None,
-                 credentials: Mapping[str, Any] | None = None) -> list[PoolCheck]:
+                 credentials: Mapping[str, Any] | None = None, gpu_only: bool = False) -> list[PoolCheck]:
     from imagelint.core.check import needs_gpu_code, run_check
 
     if credentials:  # this image's pull secrets, for their own registries only
@@ -67,7 +75,8 @@ def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix
             out.append(PoolCheck(image.key, name, ERROR, error=exc.message))
             continue
         errors = [r.error for r in run.results if r.error]
-        findings = [f for r in run.results for f in r.findings if f.pool in (None, name)]
+        dropped = _gpu_less_rules() if gpu_only else frozenset()
+        findings = [f for r in run.results for f in r.findings if f.pool in (None, name) and f.rule not in dropped]
         digest = next((r.digest for r in run.results if r.digest), None)
         platforms = sorted({r.platform for r in run.results if r.platform})
         lines = tuple(sorted({FindingLine(f.rule, f.severity, " ".join(f.message.split()), f.pool) for f in findings},
@@ -103,8 +112,11 @@ def run_audit(
     workloads = tuple(w if set(w.pools) <= known else replace(w, pools=tuple(p for p in w.pools if p in known))
                       for w in inventory.workloads if mine(w.image_key))
     pools_of: dict[str, set[str]] = {}
+    gpu_less: set[str] = set()  # images some container that requests no GPU runs
     for w in workloads:
         pools_of.setdefault(w.image_key, set()).update(p for p in w.pools if p in known)
+        if not w.requests_gpu:
+            gpu_less.add(w.image_key)
     images = tuple(i for i in inventory.images if mine(i.key) and i.key in pools_of)
     # An inventory (a file) whose workload names an image key it does not list: not checked, said so.
     listed = {i.key for i in images}
@@ -117,7 +129,7 @@ def run_audit(
     def task(image: AuditImage) -> None:
         pools = sorted(pools_of[image.key], key=ordered.__getitem__)
         found = _check_image(image, pools, target, matrix, config, source_options, read_layers, inspector,
-                             (credentials or {}).get(image.key))
+                             (credentials or {}).get(image.key), gpu_only=image.key not in gpu_less)
         with lock:
             checks.extend(found)
 

@@ -167,7 +167,7 @@ def audit_command(
             _emit(_render(report, format, exit_code(report)), output)
             code = exit_code(report)
         if write_reports:
-            _write_reports(report, target_options)
+            code = _write_reports(report, target_options, code)
     except ImagelintError as exc:
         raise fail(exc) from None
     raise typer.Exit(code)
@@ -231,14 +231,19 @@ def _render_plan(the_plan: Any, fmt: str) -> str:
     return render_plan_text(the_plan)
 
 
-def _write_reports(report: Any, target_options: TargetOptions) -> None:
+def _write_reports(report: Any, target_options: TargetOptions, code: int) -> int:
+    """Write the PolicyReports; the audit's own exit code stands (a report not written is said on
+    stderr, and makes a passing run exit 3: never a silent pass)."""
     from imagelint.audit.policyreport import policy_reports
     from imagelint.cluster.connection import connect
     from imagelint.cluster.policy_reports import write_policy_reports
+    from imagelint.errors import EXIT_OK, EXIT_UNREADABLE
 
     with connect(target_options.context, target_options.kubeconfig) as conn:
-        for where, what in write_policy_reports(conn, policy_reports(report)):
-            typer.echo(f"imagelint: PolicyReport {where} {what}", err=True)
+        written = write_policy_reports(conn, policy_reports(report))
+    for w in written:
+        typer.echo(f"imagelint: {w}", err=True)
+    return EXIT_UNREADABLE if code == EXIT_OK and any(w.failed for w in written) else code
 
 
 @app.command("enumerate", epilog=EPILOG)
@@ -299,7 +304,7 @@ def merge_command(
             code = exit_code(report)
             _emit(_render(report, format, code), output)
         if write_reports:
-            _write_reports(report, TargetOptions(cluster=True, context=context, kubeconfig=kubeconfig))
+            code = _write_reports(report, TargetOptions(cluster=True, context=context, kubeconfig=kubeconfig), code)
     except ImagelintError as exc:
         raise fail(exc) from None
     raise typer.Exit(code)

@@ -40,18 +40,26 @@ MAX_LIST_PAGES = 200  # 100,000 objects of one kind: far beyond any cluster imag
 # One answer's body: a page of 500 GPU nodes with all their labels is a few MB. Bigger is read no
 # further (untrusted input; memory stays bounded). Callers may pass a smaller max_bytes (pods/log).
 MAX_RESPONSE_BYTES = 64 * 2**20
-_STATUS_TEXT = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
+# A log is asked for as a bounded tail, and read no further than this whatever the server sends:
+# what was read is diagnosed ("truncated"), the rest dropped with the connection.
+MAX_LOG_BYTES = 64 * 1024
+_STATUS_TEXT = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
 # Statuses an optional read degrades to "not checked" on: no permission, or the API is not served here.
 NOT_CHECKED_STATUSES = (403, 404)
 
 
 class Refused(Exception):
-    """An optional request was refused (403) or its API does not exist here (404)."""
+    """An optional request was refused (403) or its API does not exist here (404); for a read
+    whose every failure is an answer (``pods/log``: ``refusable=ANY_STATUS``), any HTTP status.
+    ``message`` is the server's own words (its Status ``message``), cleaned and bounded."""
 
-    def __init__(self, status: int) -> None:
+    def __init__(self, status: int, message: str = "") -> None:
         super().__init__(status)
         self.status = status
+        self.message = message
 
+
+ANY_STATUS: tuple[int, ...] = tuple(range(400, 600))  # ``refusable=ANY_STATUS``: every HTTP error status
 
 def status_text(status: int) -> str:
     """``403`` → ``403 Forbidden``."""
@@ -173,22 +181,28 @@ class Connection:
     # --- one request -------------------------------------------------------------------
 
     def request(
-        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None,
+        refusable: tuple[int, ...] = NOT_CHECKED_STATUSES, **kwargs: Any
     ) -> Any:
         """Run one API request of the typed client and return its JSON body. Any failure
         becomes a one-line ClusterError naming the server and the step; ``optional``
-        403/404 → ``Refused``; a body over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
-        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes)
+        ``refusable`` statuses (403/404 by default; a writer passes 409) → ``Refused``; a body
+        over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
+        body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes, refusable)
         try:
             return json.loads(body) if body else {}
         except ValueError:
             raise self.error(step, "the answer is not JSON") from None
 
     def request_bytes(
-        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None, **kwargs: Any
+        self, step: str, call: Callable[..., Any], *args: Any, optional: bool = False, max_bytes: int | None = None,
+        refusable: tuple[int, ...] = NOT_CHECKED_STATUSES, truncate: bool = False, **kwargs: Any
     ) -> bytes:
-        """Like ``request``, for answers that are not JSON (``pods/log``): the body as bytes."""
-        return self._send(step, call, args, kwargs, optional, "the answer cannot be read", max_bytes)
+        """Like ``request``, for answers that are not JSON (``pods/log``): the body as bytes.
+        ``refusable``: the statuses an optional read turns into ``Refused`` (``ANY_STATUS``: all);
+        ``truncate``: a body over ``max_bytes`` is cut there (one byte more than the limit is
+        returned, so the caller can tell) instead of being an error."""
+        return self._send(step, call, args, kwargs, optional, "the answer cannot be read", max_bytes, refusable, truncate)
 
     def _send(
         self,
@@ -199,6 +213,8 @@ class Connection:
         optional: bool,
         bad_answer: str,
         max_bytes: int | None,
+        refusable: tuple[int, ...] = NOT_CHECKED_STATUSES,
+        truncate: bool = False,
     ) -> bytes:
         import urllib3
         from kubernetes.client.exceptions import ApiException
@@ -213,13 +229,13 @@ class Connection:
                 raise self.error(step, deadline.message())
             timeout = self.timeout if left is None else (min(self.timeout[0], left), min(self.timeout[1], left))
             response = call(*args, _preload_content=False, _request_timeout=timeout, **kwargs)
-            return self._bounded_body(response, limit, step)
+            return self._bounded_body(response, limit, step, truncate)
         except DeadlineExceeded:
             raise self.error(step, deadline.message()) from None
         except ApiException as exc:
             status = exc.status or 0
-            if optional and status in NOT_CHECKED_STATUSES:
-                raise Refused(status) from None
+            if optional and status in refusable:
+                raise Refused(status, _server_message(exc.body)) from None
             if status == 0:  # the client wraps TLS failures this way
                 reason = _tls_reason(str(exc.reason or ""))
             else:
@@ -236,7 +252,7 @@ class Connection:
         except ValueError:
             raise self.error(step, bad_answer) from None
 
-    def _bounded_body(self, response: Any, limit: int, step: str) -> bytes:
+    def _bounded_body(self, response: Any, limit: int, step: str, truncate: bool = False) -> bytes:
         """The body, read at most ``limit`` bytes (+1 to tell "exactly" from "more")."""
         if not callable(getattr(response, "read", None)):  # an already-read response object
             body = bytes(response.data or b"")
@@ -256,9 +272,9 @@ class Connection:
             finally:
                 response.close()  # unread bytes are dropped with the connection
             body = b"".join(parts)
-        if len(body) > limit:
+        if len(body) > limit and not truncate:
             raise self.error(step, f"the answer is larger than {_size(limit)}; stopped reading")
-        return body
+        return body[: limit + 1]
 
     def error(self, step: str, reason: str) -> ClusterError:
         """``cluster SERVER: STEP: REASON``, credentials scrubbed."""
@@ -321,6 +337,18 @@ def connect(context: str | None, kubeconfig: str | None, timeout: tuple[float, f
     )
 
 
+def _server_message(body: Any) -> str:
+    """The ``message`` of the API server's Status body (untrusted: cleaned, bounded), or ""."""
+    from imagelint.cluster.objects import clean
+
+    try:
+        data = json.loads(body) if isinstance(body, (str, bytes)) and body else None
+    except ValueError:
+        return ""
+    message = data.get("message") if isinstance(data, dict) else None
+    return clean(message, 300) if isinstance(message, str) else ""
+
+
 def _out_of_time() -> str | None:
     """The deadline's words when a timeout was the run's deadline (the request's bound was cut to it)."""
     from imagelint import deadline
@@ -366,8 +394,10 @@ def _network_reason(error: Any, timeout: tuple[float, float]) -> str:
 
 
 __all__ = [
+    "ANY_STATUS",
     "DEFAULT_TIMEOUT",
     "LIST_PAGE_SIZE",
+    "MAX_LOG_BYTES",
     "MAX_LIST_PAGES",
     "MAX_RESPONSE_BYTES",
     "Connection",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from imagelint.cluster.connection import Connection
-from imagelint.cluster.objects import items, mapping, number, string_map, text
+from imagelint.cluster.objects import clean, items, mapping, number, string_map, text
 from imagelint.cluster.resources import PODS
 from dataclasses import dataclass
 
@@ -27,6 +27,9 @@ class ContainerState:
     message: str
     last_reason: str  # lastState.terminated.reason (why it crashed last)
     last_exit_code: int | None
+    # the crashed instance's last words (termination-message file, or the log tail with
+    # FallbackToLogsOnError), readable with pods alone; else the terminated state's message
+    last_words: tuple[str, ...]  # its lines, cleaned
     image: str
     image_id: str
 
@@ -81,9 +84,19 @@ def _container_state(status: Mapping[str, Any], init: bool) -> ContainerState:
         message=text(current, "message"),
         last_reason=text(last, "reason", limit=200),
         last_exit_code=number(last, "exitCode"),
+        last_words=_lines(last.get("message") or (current.get("message") if kind == "terminated" else None)),
         image=text(status, "image", limit=1024),
         image_id=text(status, "imageID", limit=1024),
     )
+
+
+MAX_TERMINATION_MESSAGE = 4096  # the kubelet's own cap on a termination message
+
+
+def _lines(message: object) -> tuple[str, ...]:
+    if not isinstance(message, str):
+        return ()
+    return tuple(clean(line, 500) for line in message[:MAX_TERMINATION_MESSAGE].splitlines() if line.strip())
 
 
 def pod_from_object(obj: Mapping[str, Any]) -> PodInfo | None:

@@ -82,6 +82,7 @@ RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceC
 
 # Workload controllers whose pod templates ``imagelint audit`` reads (imagelint.cluster.workloads).
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", "Deployments", namespaced=True)
+REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", "ReplicaSets", namespaced=True)
 STATEFUL_SETS = Resource("apps", "v1", "statefulsets", "StatefulSet", "StatefulSets", namespaced=True)
 JOBS = Resource("batch", "v1", "jobs", "Job", "Jobs", namespaced=True)
 CRON_JOBS = Resource("batch", "v1", "cronjobs", "CronJob", "CronJobs", namespaced=True)

@@ -43,6 +43,24 @@ def container_state_text(c: ContainerState) -> str:
     return text
 
 
+def init_progress(pod: PodInfo) -> str | None:
+    """kubectl's ``Init:N/M`` for a pod stuck in its init containers (the GPU Operator's validator
+    runs driver, toolkit, CUDA and plugin validation that way), naming the one it waits on."""
+    inits = [c for c in pod.containers if c.init]
+    done = sum(1 for c in inits if c.state == "terminated" and c.reason == "Completed")
+    if not inits or done == len(inits):
+        return None
+    c = next(c for c in inits if not (c.state == "terminated" and c.reason == "Completed"))
+    if c.state == "running":
+        what = "running, not complete"
+    elif c.state == "terminated":
+        what = f"failed {c.reason}" + (f" ({c.last_exit_code})" if c.last_exit_code is not None else "")
+    else:
+        what = f"{c.state} {c.reason}".strip()
+    restarts = f", {c.restart_count} restarts" if c.restart_count else ""
+    return f"Init:{done}/{len(inits)} ({c.name} {what}{restarts})"
+
+
 def pod_clues(ctx: Context, pod: PodInfo, component: str = "any") -> list[Clue]:
     """Why a pod is not Ready: its waiting containers, their log tails (the crashed instance's
     for a restarting container) and the pod's Warning events, each matched against the signatures."""
@@ -58,20 +76,21 @@ def pod_clues(ctx: Context, pod: PodInfo, component: str = "any") -> list[Clue]:
             row = ctx.signatures.first_match(c.message, "event")
             if row is not None:
                 clues.append(Clue(row, replace(state, value=f"{state.value}: {c.message}")))
-        lines = ()
+        lines: tuple[str, ...] = ()
         if c.restart_count and c.state != "running":
             lines = ctx.snap.log_tail(pod, c.name, previous=True).lines
         if not lines and (c.state != "waiting" or c.restart_count):  # a container still being created has no log
             lines = ctx.snap.log_tail(pod, c.name, previous=False).lines
-        matched = False
-        for line in lines:
-            row = ctx.signatures.first_match(line, "log", component=component)
-            if row is not None:
-                clues.append(Clue(row, Evidence(pod_ref(pod), field=f"container {c.name}", log_line=line)))
-                matched = True
-                break
-        if not matched and lines:
-            clues.append(Clue(None, Evidence(pod_ref(pod), field=f"container {c.name}", log_line=lines[-1])))
+        words = Evidence(pod_ref(pod), field=f"status.containerStatuses[{c.name}].lastState.terminated.message")
+        # the log first (the fullest account), then the crashed instance's termination message,
+        # which a pods read carries even where the kubelet cannot be reached for the log
+        sources = [(line, Evidence(pod_ref(pod), field=f"container {c.name}", log_line=line)) for line in lines]
+        sources += [(line, replace(words, value=line)) for line in c.last_words]
+        match = next(((row, e) for line, e in sources if (row := ctx.signatures.first_match(line, "log", component=component))), None)
+        if match is not None:
+            clues.append(Clue(match[0], match[1]))
+        elif sources:  # unmatched: the log's last line says most
+            clues.append(Clue(None, sources[len(lines) - 1][1] if lines else sources[-1][1]))
         clues.append(Clue(None, state))
     return clues
 
@@ -90,4 +109,4 @@ def merge_by_pool(findings: list[Finding]) -> list[Finding]:
     return list(merged.values())
 
 
-__all__ = ["Clue", "MAX_EVIDENCE", "container_state_text", "finding", "merge_by_pool", "pod_clues", "pod_ref"]
+__all__ = ["Clue", "MAX_EVIDENCE", "container_state_text", "init_progress", "finding", "merge_by_pool", "pod_clues", "pod_ref"]

@@ -46,12 +46,15 @@ class Context:
     findings: list[Finding] = field(default_factory=list)
     # node name → first stage (1-3) that failed there: later stages on it are "blocked"
     blocked: dict[str, int] = field(default_factory=dict)
+    # stage → how many of its subjects (Pending pods) it left to an earlier stage's failure
+    deferred: dict[int, int] = field(default_factory=dict)
     # the images GPU-node pods run, read with --images (None: not read)
     image_side: ImageSide | None = None
     _node_pools: dict[str, NodePool] = field(default_factory=dict)
     _selected: dict[object, tuple[NodeInfo, ...]] = field(default_factory=dict)
     _placeable: dict[object, tuple[list[NodeInfo], list[NodeInfo]]] = field(default_factory=dict)
     _most_free: dict[object, tuple[Fraction, NodeInfo | None]] = field(default_factory=dict)
+    _largest: dict[object, tuple[Fraction, NodeInfo | None]] = field(default_factory=dict)
 
     @property
     def images_read(self) -> bool:
@@ -93,8 +96,25 @@ class Context:
     def node_by_name(self) -> dict[str, NodeInfo]:
         return {n.name: n for n in self.snap.nodes}
 
+    @functools.cached_property
+    def _pool_names(self) -> dict[str, str]:
+        """node → pool name, grouped the way ``audit`` and ``check --cluster`` group them (the
+        cluster package's pool reader: node group, else identical GPU stacks are one pool)."""
+        from imagelint.cluster.nodes import pools_and_members
+
+        components = [d.component for d in self.component_daemonsets if d.component] + list(self.snap.policy_components)
+        gpu = {n.name for n in self.gpu_nodes}
+        # A pool is its nodes' stack, not their state: a node whose GPUs are not advertised (the
+        # failure reported) stays in its pool, so what it advertises and its conditions are left out.
+        state = ("allocatable", "capacity", "conditions")
+        objects = [{**o, "status": {k: v for k, v in (o.get("status") or {}).items() if k not in state}}
+                   for o in self.snap.node_objects
+                   if isinstance(o.get("metadata"), dict) and o["metadata"].get("name") in gpu and isinstance(o.get("status") or {}, dict)]
+        return pools_and_members(objects, components, self.snap.runtime_class_objects, None, "cluster", [])[1]
+
     def pool_of(self, node: NodeInfo) -> str:
-        return next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), node.name)
+        group = next((node.labels[k] for k in NODE_GROUP_LABELS if node.labels.get(k)), None)
+        return group or self._pool_names.get(node.name) or node.name
 
     def node_pool(self, node: NodeInfo) -> NodePool:
         """The node as a one-node pool, so the IL60x scheduling semantics (rules._kube) apply."""
@@ -148,6 +168,17 @@ class Context:
         return label_pairs(n.labels for n in self.snap.nodes)
 
     @functools.cached_property
+    def gpu_label_pairs(self) -> frozenset[tuple[str, str]]:
+        """Labels of the GPU nodes only: the nearest label for a GPU pod's selector is one of theirs."""
+        from imagelint.doctor.selectors import label_pairs
+
+        return label_pairs(n.labels for n in self.gpu_nodes)
+
+    def workload_of(self, kind: str, namespace: str, name: str) -> tuple[str, str]:
+        """The workload a user knows: a ReplicaSet's Deployment (through its ownerReferences), else the object itself."""
+        return self.snap.controller_of(kind, namespace, name) or (kind, name)
+
+    @functools.cached_property
     def advertised(self) -> frozenset[str]:
         """nvidia.com/* resource names some node advertises (allocatable, non-zero)."""
         return frozenset(name for n in self.snap.nodes for name, v in n.allocatable.items()
@@ -177,6 +208,20 @@ class Context:
                     best = (free, n)
             self._most_free[key] = best
         return self._most_free[key]
+
+    def largest(self, nodes: tuple[NodeInfo, ...], resource: str) -> tuple[Fraction, NodeInfo | None]:
+        """The node of ``nodes`` with the most of ``resource`` allocatable at all, used or not (memoised)."""
+        from imagelint.rules._kube import parse_quantity
+
+        key = (tuple(n.name for n in nodes), resource)
+        if key not in self._largest:
+            best: tuple[Fraction, NodeInfo | None] = (Fraction(0), None)
+            for n in nodes:
+                amount = parse_quantity(n.allocatable.get(resource)) or Fraction(0)
+                if best[1] is None or amount > best[0]:
+                    best = (amount, n)
+            self._largest[key] = best
+        return self._largest[key]
 
     @functools.cached_property
     def gpus_in_use(self) -> dict[tuple[str, str], Fraction]:
@@ -216,6 +261,10 @@ class Context:
             by_node.setdefault(pod.node, []).append(pod)
         return by_node
 
+    @functools.cached_property
+    def pod_by_where(self) -> dict[str, PodInfo]:
+        return {p.where: p for p in self.snap.pods}
+
     def pods_on(self, node: str) -> list[PodInfo]:
         return self._pods_by_node.get(node, [])
 
@@ -241,9 +290,10 @@ class Context:
     def workloads(self) -> tuple[PodWorkload, ...]:
         """Pods in scope that matter: Pending ones and those on GPU nodes (read by the static reader)."""
         gpu_nodes = {n.name for n in self.gpu_nodes}
+        nodes_read = "nodes" not in self.snap.refused  # unread: every placed pod may be on a GPU node
         chosen = [
             p for p in self.snap.pods
-            if self.in_scope(p) and p.phase not in ("Succeeded", "Failed") and (not p.node or p.node in gpu_nodes)
+            if self.in_scope(p) and p.phase not in ("Succeeded", "Failed") and (not p.node or p.node in gpu_nodes or not nodes_read)
         ]
         return tuple(pod_workload(p) for p in chosen)
 

@@ -86,6 +86,19 @@ def _device(visible: str, index: int) -> str | None:
     return parts[index] if index < len(parts) else None
 
 
+def _pin(ctx: Context, pinned: list[Pinned], w: PodWorkload, name: str, container: Mapping[str, object], facts: object,
+         node: str, visible: str, why: Evidence) -> None:
+    """The physical GPU the container's first fixed index lands on, given what it sees."""
+    indices = _mounted_settings(ctx, w, container) + [
+        (s.indices[0], Evidence(pod_ref(w.pod), field=s.provenance.key or "command", value=s.text))
+        for s in facts.gpu.index_settings if s.indices  # type: ignore[attr-defined]
+    ]
+    for index, evidence in indices[:1]:
+        device = _device(visible, index)
+        if device is not None:
+            pinned.append(Pinned(w, name, f"{node}/{device}", (evidence, why)))
+
+
 def check_isolation(ctx: Context) -> list[str]:
     notes: list[str] = []
     classes = {rc.name: rc.handler for rc in ctx.snap.runtime_classes}
@@ -134,6 +147,13 @@ def check_isolation(ctx: Context) -> list[str]:
                 ctx.add(finding(ctx, "privileged-gpu-container", "pod", pod.where, f"container {workload.container} is privileged on GPU node {node.name}",
                                 [Evidence(pod_ref(pod), field=f"spec.containers[{workload.container}].securityContext", value="privileged / SYS_ADMIN")],
                                 nodes=(node.name,)))
+            if privileged and w.requests_gpu and pod_value is None:
+                # A privileged container gets every device node of the host, whatever it was
+                # allocated: it uses the GPUs its own config names, counted from the node's first.
+                _pin(ctx, pinned, w, workload.container, container, facts, node.name, "all",
+                     Evidence(pod_ref(pod), field=f"spec.containers[{workload.container}].securityContext",
+                              value="privileged, no NVIDIA_VISIBLE_DEVICES: sees every GPU of the node"))
+                continue
             if not honoured or visible is None or visible.strip().lower() in _NO_DEVICES:
                 continue
             if not w.requests_gpu:
@@ -148,14 +168,7 @@ def check_isolation(ctx: Context) -> list[str]:
                 continue  # the image's own value: the plugin's allocation overrides it
             env_evidence = Evidence(pod_ref(pod), field=f"spec.containers[{workload.container}].env", value=f"NVIDIA_VISIBLE_DEVICES={pod_value}")
             honoured_env.append((w, workload.container, (env_evidence, accept_evidence)))
-            indices = _mounted_settings(ctx, w, container) + [
-                (s.indices[0], Evidence(pod_ref(pod), field=s.provenance.key or "command", value=s.text))
-                for s in facts.gpu.index_settings if s.indices
-            ]
-            for index, evidence in indices[:1]:
-                device = _device(pod_value, index)
-                if device is not None:
-                    pinned.append(Pinned(w, workload.container, f"{node.name}/{device}", (evidence, env_evidence)))
+            _pin(ctx, pinned, w, workload.container, container, facts, node.name, pod_value, env_evidence)
     collided: set[str] = set()
     by_device: dict[str, list[Pinned]] = {}
     for p in pinned:

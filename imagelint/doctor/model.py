@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from imagelint.errors import EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_OK, EXIT_UNREADABLE
 
 STAGES: tuple[tuple[int, str, str], ...] = (
     (1, "driver", "driver ready on the node"),
@@ -64,6 +64,7 @@ class Finding:
     fix: str
     source: str
     nodes: tuple[str, ...] = ()
+    workload: str = ""  # a pod's Deployment ("Deployment infer"), where its ReplicaSet names one
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class DoctorReport:
     gpu_nodes: int
     gpu_pods: int
     warnings: tuple[str, ...] = field(default=())
+    nodes_read: bool = True
+    pods_read: bool = True
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -94,11 +97,18 @@ class DoctorReport:
         return all(s.status == NOT_CHECKED for s in self.stages)
 
     @property
+    def healthy(self) -> bool:
+        """Only when every stage that decides it was read and found nothing: a stage RBAC kept
+        doctor from reading is no evidence of health."""
+        return not self.findings and not any(s.status == NOT_CHECKED for s in self.stages)
+
+    @property
     def exit_code(self) -> int:
         if self.findings:
             return EXIT_FINDINGS
-        # nothing readable is "the cluster could not be read", never a pass
-        return EXIT_UNREADABLE if self.nothing_checked else EXIT_OK
+        if self.nothing_checked:  # nothing readable is "the cluster could not be read", never a pass
+            return EXIT_UNREADABLE
+        return EXIT_OK if self.healthy else EXIT_INCOMPLETE
 
     @property
     def verdict(self) -> str:
@@ -107,13 +117,18 @@ class DoctorReport:
         tail = f"; {len(unchecked)} stage(s) not checked" if unchecked else ""
         if not findings and self.nothing_checked:
             return "nothing could be checked: " + "; ".join(dict.fromkeys(n for s in self.stages for n in s.notes))
+        if not findings and unchecked:
+            seen = [f"{self.gpu_nodes} GPU node(s)"] if self.nodes_read else []
+            seen += [f"{self.gpu_pods} GPU pod(s)"] if self.pods_read else []
+            why = "; ".join(dict.fromkeys(n for s in unchecked for n in s.notes))
+            return f"not all checked: no problem seen in {' and '.join(seen) or 'what could be read'}; {why}"
         if not findings:
-            return f"healthy: {self.gpu_nodes} GPU node(s), {self.gpu_pods} GPU pod(s), every checked stage ok{tail}"
+            return f"healthy: {self.gpu_nodes} GPU node(s), {self.gpu_pods} GPU pod(s), every stage ok"
         first = findings[0]
         title = next(t for n, _, t in STAGES if n == first.stage)
         return (
             f"{len(findings)} problem(s); first: stage {first.stage} ({title}) fails for "
-            f"{first.subject_kind} {first.subject}: {first.message}{tail}"
+            f"{first.subject_kind} {first.subject}{f' ({first.workload})' if first.workload else ''}: {first.message}{tail}"
         )
 
 

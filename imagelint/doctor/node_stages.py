@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
-from imagelint.doctor.common import Clue, finding, merge_by_pool, pod_clues
+from imagelint.doctor.common import Clue, finding, init_progress, merge_by_pool, pod_clues
 from imagelint.doctor.context import Context, gpu_count
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 
@@ -148,9 +148,13 @@ def check_advertised(ctx: Context) -> list[str]:
             continue
         capacity = {k: v for k, v in node.capacity.items() if k.startswith(prefix)}
         value = f"no {prefix}* resource" + (f" (capacity has {', '.join(f'{k}={v}' for k, v in sorted(capacity.items()))})" if capacity else "")
+        # Node agents stuck in their init containers say how far the GPU stack got (the GPU
+        # Operator's validator waits at plugin-validation until the plugin registers).
+        stuck = [Evidence(ObjectRef("Pod", p.name, p.namespace), field="status", value=progress)
+                 for p in ctx.pods_on(node.name) if ctx.is_node_agent(p) and (progress := init_progress(p))]
         findings.append(finding(
             ctx, "gpus-unhealthy" if capacity else "gpus-not-advertised", "node pool", ctx.pool_of(node),
-            f"the node advertises no {prefix}* GPUs", [Evidence(ref, field="status.allocatable", value=value)], nodes=(node.name,)))
+            f"the node advertises no {prefix}* GPUs", [Evidence(ref, field="status.allocatable", value=value), *stuck], nodes=(node.name,)))
         ctx.block(node.name, 3)
     for f in merge_by_pool(findings):
         ctx.add(f)

@@ -11,11 +11,11 @@ from imagelint.escape import printable_lines
 
 SCHEMA_VERSION = 1
 MAX_TEXT_FINDINGS = 15  # per stage in text (JSON has them all): a big cluster's report stays readable
-_STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocked": "blocked (every GPU node fails an earlier stage)"}
+_STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocked": "blocked (what it judges fails an earlier stage)"}
 
 
 def _subject(f: Finding) -> str:
-    text = f"{f.subject_kind} {f.subject}"
+    text = f"{f.subject_kind} {f.subject}" + (f" ({f.workload})" if f.workload else "")
     if f.nodes and f.subject_kind == "node pool" and f.nodes != (f.subject,):
         shown = ", ".join(f.nodes[:5]) + (f" and {len(f.nodes) - 5} more" if len(f.nodes) > 5 else "")
         text += f" (nodes {shown})"
@@ -54,11 +54,16 @@ def render_text(report: DoctorReport, verbose: bool = False) -> str:
         if len(shown) < len(groups):
             lines.append(f"  ... and {len(groups) - len(shown)} more (--verbose or --format json shows all)")
         # a failed stage's findings speak for it; what it could not read is said always
-        lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or "not checked" in n or "partly" in n)
+        lines.extend(f"  {n}" for n in stage.notes if stage.status != FAILED or verbose or _unread(n))
     lines.extend(f"warning: {w}" for w in report.warnings)
     # Events, pod names and log lines are the cluster's (a container can print anything): each
     # element is one line, shown escaped (imagelint.escape), and none may open with "::".
     return printable_lines(lines) + "\n"
+
+
+def _unread(note: str) -> bool:
+    """A note about what could not be read (RBAC, a log the kubelet did not give): said always."""
+    return any(w in note for w in ("not checked", "partly", " not read: ", " truncated: "))
 
 
 def _evidence(e: Evidence) -> dict[str, Any]:
@@ -77,7 +82,8 @@ def _evidence(e: Evidence) -> dict[str, Any]:
 
 def _finding(f: Finding) -> dict[str, Any]:
     return {
-        "stage": f.stage, "signature": f.signature, "subject": {"kind": f.subject_kind, "name": f.subject, "nodes": list(f.nodes)},
+        "stage": f.stage, "signature": f.signature,
+        "subject": {"kind": f.subject_kind, "name": f.subject, "nodes": list(f.nodes), **({"workload": f.workload} if f.workload else {})},
         "message": f.message, "evidence": [_evidence(e) for e in f.evidence], "meaning": f.meaning, "fix": f.fix, "source": f.source,
     }
 
@@ -88,7 +94,7 @@ def report_json(report: DoctorReport) -> dict[str, Any]:
         "tool": {"name": "imagelint", "version": __version__},
         "cluster": {"server": report.server, "context": report.context},
         "verdict": report.verdict,
-        "healthy": not report.findings,
+        "healthy": report.healthy,
         "exit_code": report.exit_code,
         "gpu_nodes": report.gpu_nodes,
         "gpu_pods": report.gpu_pods,

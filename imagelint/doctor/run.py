@@ -7,12 +7,13 @@ goes on. Findings keep the stage's order (a node that failed stage 2 is not judg
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from imagelint.cluster.connection import Connection
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
-from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, ImageSide, StageResult
+from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, Finding, ImageSide, StageResult
 from imagelint.doctor.node_stages import check_advertised, check_device_plugin, check_driver
 from imagelint.doctor.runtime import check_runtime
 from imagelint.doctor.scheduling import check_scheduling
@@ -25,10 +26,13 @@ CHECKS: dict[int, Callable[[Context], list[str]]] = {
     1: check_driver, 2: check_device_plugin, 3: check_advertised, 4: check_scheduling, 5: check_runtime, 6: check_isolation,
 }
 # What a stage cannot do without (a refusal makes it "not checked"), and what only narrows it.
-NEEDS: dict[int, tuple[str, ...]] = {1: ("nodes",), 2: ("nodes", "daemonsets"), 3: ("nodes",), 4: ("pods", "nodes"), 5: ("pods",), 6: ("pods", "nodes")}
+# Stage 4 without nodes still reads the scheduler's own words on each Pending pod (a
+# namespace-scoped user sees why their pod waits); it cannot judge selectors, taints or free GPUs.
+NEEDS: dict[int, tuple[str, ...]] = {1: ("nodes",), 2: ("nodes", "daemonsets"), 3: ("nodes",), 4: ("pods",), 5: ("pods",), 6: ("pods", "nodes")}
 NARROWS: dict[int, tuple[str, ...]] = {
     1: ("pods", "pods/log", "events"), 2: ("pods", "pods/log", "events", "resourceslices"), 3: ("resourceslices",),
-    4: ("events",), 5: ("events", "runtimeclasses", "nodes"), 6: ("configmaps", "runtimeclasses", "clusterpolicies"),
+    4: ("events", "nodes", "replicasets"), 5: ("events", "runtimeclasses", "nodes", "replicasets"),
+    6: ("configmaps", "runtimeclasses", "clusterpolicies"),
 }
 ImageSideReader = Callable[[Context], ImageSide]
 
@@ -43,17 +47,20 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         if missing:
             results.append(StageResult(number, ident, title, NOT_CHECKED, notes=tuple(f"stage {number} not checked: {m}" for m in missing)))
             continue
-        before = len(ctx.findings)
+        before, logs_before = len(ctx.findings), len(snap.log_notes)
         notes = CHECKS[number](ctx)
+        notes += snap.log_notes[logs_before:]  # a log is evidence, never a precondition: said, and the stage goes on
         # refusals met while checking (pods/log, configmaps) are known only now
         notes += [f"partly checked: {snap.refused[k]}" for k in NARROWS[number] if k in snap.refused]
         mine = tuple(f for f in ctx.findings[before:])
         status = FAILED if mine else OK
-        if not mine and number in (2, 3) and ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes):
-            status = BLOCKED  # nothing was judged here: an "ok" would be a silent pass
+        every_node_failed = ctx.gpu_nodes and all(ctx.blocked.get(n.name, number) < number for n in ctx.gpu_nodes)
+        if not mine and ((number in (2, 3, 4, 5) and every_node_failed) or ctx.deferred.get(number)):
+            status = BLOCKED  # what it would judge waits on an earlier failure: an "ok" would be a silent pass
         results.append(StageResult(number, ident, title, status, findings=mine, notes=tuple(notes)))
     # a check may report a finding under another stage (a driver error seen in a pod's events)
-    by_stage = {r.number: [f for f in ctx.findings if f.stage == r.number] for r in results}
+    findings = [_named_by_workload(ctx, f) for f in ctx.findings]
+    by_stage = {r.number: [f for f in findings if f.stage == r.number] for r in results}
     results = [
         StageResult(r.number, r.id, r.title, r.status if r.status in (NOT_CHECKED, BLOCKED) else (FAILED if by_stage[r.number] else OK),
                     findings=tuple(by_stage[r.number]), notes=r.notes)
@@ -63,7 +70,19 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
         server=snap.conn.server if snap.conn else "", context=snap.conn.context if snap.conn else "",
         stages=tuple(results), gpu_nodes=len(ctx.gpu_nodes) if "nodes" not in snap.refused else 0,
         gpu_pods=len(ctx.gpu_workloads) if "pods" not in snap.refused else 0, warnings=tuple(snap.warnings),
+        nodes_read="nodes" not in snap.refused, pods_read="pods" not in snap.refused,
     )
+
+
+def _named_by_workload(ctx: Context, f: Finding) -> Finding:
+    """A pod of a Deployment is named with it: its ReplicaSet's name is a hash nobody wrote."""
+    if f.subject_kind != "pod":
+        return f
+    pod = ctx.pod_by_where.get(f.subject)
+    if pod is None or pod.owner_kind != "ReplicaSet":
+        return f
+    kind, name = ctx.workload_of(pod.owner_kind, pod.namespace, pod.owner_name)
+    return replace(f, workload=f"{kind} {name}") if kind != "ReplicaSet" else f
 
 
 def run_doctor(conn: Connection, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:

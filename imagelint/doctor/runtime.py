@@ -54,8 +54,9 @@ def check_runtime(ctx: Context) -> list[str]:
             continue
         row = ctx.signatures.first_match(event.message, "event", reason=event.reason)
         if row is not None and row.stage == 5 and not ctx.snap.options.pod and ctx.snap.options.namespace in (None, event.namespace):
-            ctx.add(finding(ctx, row.id, "workload", f"{event.namespace}/{event.object_name}",
-                            f"{event.object_kind} {event.object_name} cannot create its pods",
+            kind, owner = ctx.workload_of(event.object_kind, event.namespace, event.object_name)
+            ctx.add(finding(ctx, row.id, "workload", f"{event.namespace}/{owner}",
+                            f"{kind} {owner} cannot create its pods",
                             [Evidence(ObjectRef(event.object_kind, event.object_name, event.namespace),
                                       event_reason=event.reason, event_message=event.message)]))
     return [f"{placed} GPU pod(s) placed on nodes", f"{len(classes)} RuntimeClass(es)" if classes_known else "RuntimeClasses not read"]

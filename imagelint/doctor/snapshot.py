@@ -21,11 +21,12 @@ from imagelint.cluster.node_status import NodeInfo, read_node_status
 from imagelint.cluster.operator import OperatorComponent, workloads_from_clusterpolicy
 from imagelint.cluster.pod_logs import LogTail, read_log_tail
 from imagelint.cluster.pods import PodInfo, read_pods
-from imagelint.cluster.resources import CLUSTER_POLICIES, RUNTIME_CLASSES
-from imagelint.cluster.objects import mapping, text
+from imagelint.cluster.resources import CLUSTER_POLICIES, REPLICA_SETS, RUNTIME_CLASSES
+from imagelint.cluster.objects import items, mapping, text
 
 MAX_LOGS = 24  # log tails read per run (one per failing component pod is enough)
 MAX_CONFIGMAPS = 64  # ConfigMaps read per run (configs mounted into GPU-visible pods)
+MAX_OWNERS = 64  # ReplicaSets read per run to name the Deployment a finding is about
 
 
 @dataclass(frozen=True)
@@ -58,17 +59,31 @@ class Snapshot:
     # what could not be read: "pods" → "RBAC forbids listing pods" (the stages say "not checked")
     refused: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # logs that could not be read, or were cut: said as notes of the stage that asked
+    log_notes: list[str] = field(default_factory=list)
     _logs: dict[tuple[str, str, str, bool], LogTail] = field(default_factory=dict)
     _configmaps: dict[tuple[str, str], ConfigMapData] = field(default_factory=dict)
+    _kubelet_down: dict[str, int] = field(default_factory=dict)
+    _owners: dict[tuple[str, str], tuple[str, str] | None] = field(default_factory=dict)  # node → the status its kubelet's proxy answered
 
     def log_tail(self, pod: PodInfo, container: str, previous: bool) -> LogTail:
         key = (pod.namespace, pod.name, container, previous)
         if key not in self._logs:
             if self.conn is None or len(self._logs) >= MAX_LOGS or "pods/log" in self.refused:
                 return LogTail()
+            if pod.node and pod.node in self._kubelet_down:
+                return LogTail(refused=self._kubelet_down[pod.node])  # said once, for the first log asked
             tail = read_log_tail(self.conn, pod.namespace, pod.name, container, previous=previous)
+            which = f"log of pod {pod.where} container {container}" + (" (previous instance)" if previous else "")
             if tail.refused == 403:
                 self.refused["pods/log"] = _why(403, "reading", "pods/log")
+            elif tail.refused is not None:
+                if (tail.refused >= 500 or tail.refused == 0) and pod.node:  # this node's kubelet is not reached
+                    self._kubelet_down[pod.node] = tail.refused
+                status = [status_text(tail.refused)] if tail.refused else []
+                self.log_notes.append(f"{which} not read: " + ": ".join(status + ([tail.reason] if tail.reason else [])))
+            elif tail.truncated:
+                self.log_notes.append(f"{which} truncated: the server sent more than asked for; diagnosed with the first bytes")
             self._logs[key] = tail
         return self._logs[key]
 
@@ -82,6 +97,23 @@ class Snapshot:
                 self.refused["configmaps"] = _why(403, "reading", "configmaps")
             self._configmaps[key] = data
         return self._configmaps[key]
+
+
+    def controller_of(self, kind: str, namespace: str, name: str) -> tuple[str, str] | None:
+        """(kind, name) of the object that controls a ReplicaSet (its Deployment), read from the
+        ReplicaSet's ownerReferences; None when it has none or cannot be read (RBAC, budget)."""
+        if kind != "ReplicaSet" or self.conn is None:
+            return None
+        key = (namespace, name)
+        if key not in self._owners:
+            if len(self._owners) >= MAX_OWNERS or "replicasets" in self.refused:
+                return None
+            fetched = self.conn.get_object(REPLICA_SETS, name, namespace, optional=True)
+            if fetched.refused == 403:
+                self.refused["replicasets"] = _why(403, "reading", "replicasets")
+            owner = next((o for o in items(fetched.object or {}, "metadata", "ownerReferences") if o.get("controller") is True), None)
+            self._owners[key] = (text(owner, "kind", limit=100), text(owner, "name", limit=253)) if owner and text(owner, "name") else None
+        return self._owners[key]
 
 
 def _why(status: int | None, verb: str, what: str) -> str:

@@ -385,3 +385,52 @@ def test_matrix_from_the_cluster_uses_the_same_kubeconfig(fleet) -> None:
     # --kubeconfig given was the one used to look (not a default one).
     assert out.returncode in (2, 3) and fleet.kube.url in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_il303_is_not_raised_on_workloads_that_request_a_gpu(audit_json) -> None:
+    """IL303 says a pod that requests NO GPU still sees every GPU: every container here asks for one."""
+    checked = {w["image_key"] for w in audit_json["workloads"] if w["pools"]}
+    il303 = [(c["image_key"], c["pool"]) for c in audit_json["checks"] if c["image_key"] in checked
+             for f in c["findings"] if f["rule"] == "IL303"]
+    assert il303 == []
+    assert all(w["requests_gpu"] for w in audit_json["workloads"] if w["pools"])
+
+
+def _stored_report(fleet, namespace: str) -> dict:
+    return next(o for o in fleet.kube.state.objects[PR_COLLECTION] if o["metadata"]["namespace"] == namespace)
+
+
+def test_write_reports_retries_a_conflict_with_the_fresh_resource_version(fleet) -> None:
+    fleet.audit("--write-reports", "--namespace", "team-0", "--format", "json")  # the report exists
+    _stored_report(fleet, "team-0")["results"] = []  # changed since: the next run replaces it
+    fleet.kube.conflicts_left = 2  # another writer wins twice
+    out = fleet.audit("--write-reports", "--namespace", "team-0", "--format", "json")
+    assert out.returncode == 1, out.stderr  # the audit's verdict: app-0 fails on v100-pool
+    assert "imagelint: PolicyReport team-0/imagelint-audit updated" in out.stderr
+    assert _stored_report(fleet, "team-0")["results"] != []
+
+
+def test_a_write_that_keeps_failing_never_hides_the_audits_verdict(fleet) -> None:
+    fleet.audit("--write-reports", "--namespace", "team-0", "--format", "json")
+    _stored_report(fleet, "team-0")["results"] = []
+    fleet.kube.conflicts_left = 10
+    try:
+        out = fleet.audit("--write-reports", "--namespace", "team-0", "--format", "json")
+    finally:
+        fleet.kube.conflicts_left = 0
+    assert out.returncode == 1, out.stderr  # before: exit 3, "409" and the run's result lost
+    assert json.loads(out.stdout)["summary"]["fail"] >= 1
+    assert "PolicyReport team-0/imagelint-audit not written: 409 Conflict 3 times" in out.stderr
+
+
+def test_a_report_another_tool_manages_is_left_alone(fleet) -> None:
+    theirs = {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
+              "metadata": {"name": "imagelint-audit", "namespace": "team-1", "resourceVersion": "7",
+                           "labels": {"app.kubernetes.io/managed-by": "kyverno"}},
+              "results": [{"policy": "theirs", "result": "pass"}], "summary": {"pass": 1}}
+    collection = fleet.kube.state.objects[PR_COLLECTION]
+    collection[:] = [o for o in collection if o["metadata"]["namespace"] != "team-1"] + [theirs]
+    out = fleet.audit("--write-reports", "--namespace", "team-1", "--format", "json")
+    assert ("PolicyReport team-1/imagelint-audit left alone: its app.kubernetes.io/managed-by label names 'kyverno', "
+            "not 'imagelint'") in out.stderr
+    assert _stored_report(fleet, "team-1") == theirs

@@ -163,3 +163,22 @@ def test_an_inventory_workload_without_its_image_is_not_checked_and_says_so(imag
     report = json.loads(out.stdout)
     assert out.returncode == 3 and report["summary"]["error"] == 1
     assert report["checks"][0]["error"] == "the inventory lists no image for this key"
+
+
+def test_il303_stays_for_an_image_a_gpu_less_container_runs_and_goes_where_every_container_asks_for_a_gpu(
+        images_file, plain_registry) -> None:
+    path, cuda122, _ = images_file
+
+    def il303(*requests: bool) -> list[str]:
+        workloads = [{"namespace": "ml", "owner": {"kind": "Deployment", "name": f"w{n}"}, "container": "main",
+                      "image": cuda122, "image_key": cuda122, "pools": ["t4"], "placement": "scheduling", "pods": 0,
+                      "requests_gpu": asks} for n, asks in enumerate(requests)]
+        inv = path.parent / f"inventory-il303-{len(requests)}-{sum(requests)}.json"
+        inv.write_text(json.dumps({"schema": "imagelint-audit-inventory/1", "source": "cluster:prod", "warnings": [],
+                                   "images": [{"key": cuda122, "reference": f"registry:{cuda122}", "references": [cuda122]}],
+                                   "workloads": workloads}))
+        report = json.loads(_run(inv, plain_registry.host, "--format", "json").stdout)
+        return [f["message"] for c in report["checks"] for f in c["findings"] if f["rule"] == "IL303"]
+
+    assert il303(True, False)  # a sidecar that asks for no GPU runs it: it sees every GPU
+    assert il303(True, True) == []

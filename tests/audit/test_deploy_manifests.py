@@ -195,3 +195,28 @@ def test_the_github_workflow_is_a_matrix_of_shards() -> None:
     for job in jobs.values():
         assert job["runs-on"] and all("uses" in s or "run" in s for s in job["steps"])
     assert workflow["permissions"] == {"contents": "read"}
+
+
+def test_each_file_applies_on_a_fresh_cluster_in_the_documented_order() -> None:
+    """A server-side dry run of a file that creates a namespace and objects in it fails (the namespace
+    does not exist yet): the namespace is its own file, applied first."""
+    for path in sorted(DEPLOY.glob("*.yaml")):
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        created = {d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"}
+        used = {d["metadata"].get("namespace") for d in docs if d["kind"] != "Namespace"} - {None}
+        assert not created & used, f"{path.name} creates namespace {created & used} and objects in it"
+    namespaces = {d["metadata"]["name"] for _, d in objects() if d["kind"] == "Namespace"}
+    assert {d["metadata"]["namespace"] for _, d in objects() if d["kind"] in NAMESPACED} <= namespaces
+
+
+def test_generate_name_manifests_are_shown_with_kubectl_create_never_apply() -> None:
+    """``kubectl apply`` refuses an object without metadata.name: a Job with generateName is created."""
+    generated = sorted(p.name for p in DEPLOY.glob("*.yaml")
+                       if any(d and "generateName" in d.get("metadata", {}) for d in yaml.safe_load_all(p.read_text())))
+    assert generated
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(DEPLOY.iterdir())]
+    for text_path in texts:
+        for line in text_path.read_text().splitlines():
+            for name in generated:
+                if name in line and "kubectl" in line:
+                    assert "kubectl apply" not in line and "kubectl create" in line, (text_path.name, line)

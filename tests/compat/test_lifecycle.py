@@ -10,13 +10,10 @@ import json
 
 from typer.testing import CliRunner
 
-import imagelint.cli
 from imagelint.cli import app
 from imagelint.compat.lifecycle import branch_status, driver_rows, supported_branches
 
 from tests.rules.helpers import matrix
-
-imagelint.cli._register()
 
 
 def test_supported_today_follows_the_run_date() -> None:

@@ -94,6 +94,17 @@ def healthy_state() -> ClusterState:
                         pods=pods, pod_logs=logs)
 
 
+def add_deepstream(state: ClusterState, index: int, env: dict[str, str] | None,
+                   config: str = "[property]\ngpu-id=0\nnet-scale-factor=0.0039\n") -> dict[str, Any]:
+    """A DeepStream pod on gpu-a-2 whose mounted ConfigMap pins gpu-id=0 (video/deepstream-INDEX)."""
+    state.configmaps[("video", f"ds-config-{index}")] = {"config_infer_primary.txt": config}
+    state.pods.append(pod(
+        "video", f"deepstream-{index}", node="gpu-a-2", image="nvcr.io/nvidia/deepstream:7.1-triton-multiarch",
+        env=env, volumes=[{"name": "cfg", "configMap": {"name": f"ds-config-{index}"}}],
+        volumeMounts=[{"name": "cfg", "mountPath": "/opt/config"}]))
+    return state.pods[-1]
+
+
 def find(state: ClusterState, name: str) -> dict[str, Any]:
     return next(o for o in state.pods + state.nodes if o["metadata"]["name"] == name)
 

@@ -34,13 +34,18 @@ def run_doctor(tmp_path: Path) -> Iterator[Callable[..., DoctorRun]]:
     """Serve ``state`` on a loopback fakekube and run the real CLI against it."""
     started: list[FakeKube] = []
 
-    def run(state: ClusterState, *args: str, forbidden: tuple[str, ...] = (), kube: FakeKube | None = None) -> DoctorRun:
+    def run(state: ClusterState, *args: str, forbidden: tuple[str, ...] = (), kube: FakeKube | None = None,
+            **switches: object) -> DoctorRun:
+        """``switches``: FakeKube attributes set before the run (``role_namespace="ml"``, ``oversize_logs=...``)."""
         from imagelint.cli import app
 
         if kube is None:
             kube = FakeKube(state, tmp_path, TOKEN).start()
             started.append(kube)
         kube.forbidden = set(forbidden)
+        for name, value in switches.items():
+            assert hasattr(kube, name), name
+            setattr(kube, name, value)
         config = kube.write_kubeconfig(tmp_path / "kubeconfig")
         result = CliRunner().invoke(app, ["doctor", "--cluster", "--kubeconfig", str(config), *args])
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception

@@ -92,7 +92,7 @@ def test_a_gpu_shortage_caused_by_a_broken_plugin_points_at_stage_2(run_doctor):
     block = "\n".join(_stage_block(run.lines, 4))
     assert "no node advertises nvidia.com/gpu (while 2 GPU node(s) fail stage 2: fix that first)" in block
     # blocked nodes are not judged again, and the stage says so rather than "ok"
-    assert _stage_block(run.lines, 3)[0] == "stage 3 node advertises the GPUs: blocked (every GPU node fails an earlier stage)"
+    assert _stage_block(run.lines, 3)[0] == "stage 3 node advertises the GPUs: blocked (what it judges fails an earlier stage)"
 
 
 def test_a_gpu_monitoring_daemonset_that_sees_all_gpus_is_not_an_isolation_problem(run_doctor):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.doctor.clusters import (
     GPU_NODES,
+    add_deepstream,
     clone,
     container_status,
     event,
@@ -101,14 +102,18 @@ def test_node_selector_typo_names_the_nearest_label(run_doctor):
 
 
 def test_requests_not_equal_limits_is_stage_4(run_doctor):
+    """A Deployment with such a template is refused at its own create (422): the text reaches events
+    through an operator that creates pods itself (here Kubeflow's training operator)."""
     state = clone(healthy_state())
-    state.events.append(event(
-        "ml", "ReplicaSet", "trainer-7c9f", "FailedCreate",
-        'Error creating: Pod "trainer-7c9f-x2x" is invalid: spec.containers[0].resources.requests[nvidia.com/gpu]: '
-        'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1'))
+    failed = event(
+        "ml", "PyTorchJob", "trainer", "FailedCreate",
+        'Error creating: Pod "trainer-worker-0" is invalid: spec.containers[0].resources.requests[nvidia.com/gpu]: '
+        'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1')
+    failed["involvedObject"]["apiVersion"] = "kubeflow.org/v1"
+    state.events.append(failed)
     run = run_doctor(state)
     assert run.exit_code == 1
-    assert "stage 4" in run.lines[0] and "workload ml/trainer-7c9f" in run.lines[0]
+    assert "stage 4" in run.lines[0] and "workload ml/trainer: PyTorchJob trainer cannot create its pods" in run.lines[0]
     block = "\n".join(_stage_block(run.lines, 4))
     assert "event FailedCreate: Error creating" in block and "must be equal to nvidia.com/gpu limit of 1" in block
     assert "fix: Set the GPU only under resources.limits" in block
@@ -133,13 +138,8 @@ def test_runtime_class_handler_no_node_configures_is_stage_5(run_doctor):
 
 def test_deepstream_pods_pinning_gpu_0_share_it(run_doctor):
     state = clone(healthy_state())
-    config = "[property]\ngpu-id=0\nnet-scale-factor=0.0039\n"
     for index in (1, 2):
-        state.configmaps[("video", f"ds-config-{index}")] = {"config_infer_primary.txt": config}
-        state.pods.append(pod(
-            "video", f"deepstream-{index}", node="gpu-a-2", image="nvcr.io/nvidia/deepstream:7.1-triton-multiarch",
-            env={"NVIDIA_VISIBLE_DEVICES": "all"}, volumes=[{"name": "cfg", "configMap": {"name": f"ds-config-{index}"}}],
-            volumeMounts=[{"name": "cfg", "mountPath": "/opt/config"}]))
+        add_deepstream(state, index, {"NVIDIA_VISIBLE_DEVICES": "all"})
     run = run_doctor(state)
     assert run.exit_code == 1
     assert "stage 6 (isolation" in run.lines[0]

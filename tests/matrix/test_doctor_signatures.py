@@ -29,6 +29,12 @@ def test_shipped_signatures_load_and_every_row_has_words_and_a_source():
         ("0/5 nodes are available: 5 Insufficient nvidia.com/gpu.", "event", "any", "FailedScheduling", "insufficient-gpu"),
         ("0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector.", "event", "any", "FailedScheduling", "node-affinity-mismatch"),
         ("0/2 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: true}.", "event", "any", "FailedScheduling", "untolerated-taint"),
+        # since 1.3x the taint key is no longer named; a lifecycle taint (older form) is the node's state
+        ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+         "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.", "event", "any", "FailedScheduling", "insufficient-gpu"),
+        ("0/3 nodes are available: 3 node(s) had untolerated taint(s).", "event", "any", "FailedScheduling", "untolerated-taint"),
+        ("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }.", "event", "any",
+         "FailedScheduling", "node-lifecycle-taint"),
         ('could not select device driver "" with capabilities: [[gpu]]', "event", "any", "Failed", "could-not-select-device-driver"),
         ('Invalid value: "2": must be equal to nvidia.com/gpu limit of 1', "event", "any", "FailedCreate", "requests-not-equal-limits"),
         ('pods "x" is forbidden: pod rejected: RuntimeClass "nvidia" not found', "event", "any", "FailedCreate", "runtime-class-missing"),

@@ -10,7 +10,7 @@ The REAL ``kubernetes`` client reaches it through a kubeconfig the test writes
 Switches (set on the running server, read per request):
   ``forbidden``   paths (prefixes) answered 403
   ``missing``     paths (prefixes) answered 404
-  ``stall``       accept the request, never answer (until ``stop()``)
+  ``stall``       accept the request, never answer (until ``stop()``); ``stall_logs``: only pods/log
   ``broken_continue``  answer every list page with the same ``continue`` token (a buggy server)
   ``endless_continue`` answer every list page with a new ``continue`` token (a server that never ends)
   ``huge_nodes_bytes`` answer ``/api/v1/nodes`` with a NodeList of about this many bytes, generated
@@ -33,6 +33,29 @@ Collections named in ``ClusterState.writable`` also accept POST (create: 409 if 
 and PUT (replace: 404 if missing, 409 on a stale ``resourceVersion``), as the API server does;
 ``writes`` records them (method, path).
 Every request needs ``Authorization: Bearer <token>``, else 401.
+
+Where the real API server (``tests/../shared/reference/k8s-real-api.md``, v1.36) answers in a
+shape a hand-written fake tends to miss, this one answers the same way:
+  * ``pods/log`` is proxied to the node's kubelet: a pod on a node whose Ready condition is not
+    ``True`` (kubelet gone) is a 500 ``Get "https://NODE:10250/containerLogs/...": dial tcp ...:
+    connect: connection refused``; ``previous=true`` with no earlier instance is a 400 ``previous
+    terminated container "C" in pod "P" not found``; a container still waiting to start is a 400
+    ``container "C" in pod "P" is waiting to start: ContainerCreating``; a running container with
+    no log yet is an empty 200. ``oversize_logs`` ignores ``limitBytes``/``tailLines`` (a server
+    may still send more than asked for) and sends that many bytes of log lines after the log.
+  * a 403 names the user, verb, resource and namespace (``pods is forbidden: User "alice" cannot
+    list resource "pods" in API group "" in the namespace "default"``, ``details.kind``);
+    ``role_namespace`` = a namespace-scoped Role: only that namespace's objects are readable.
+  * ``metadata.remainingItemCount`` on a page only when the list has no label or field selector;
+    a ``continue`` token that is not one of ours is a 400 ``invalid continue token``; an unknown
+    field selector is a 400 ``field label not supported``.
+  * PUT without ``metadata.resourceVersion`` is a 422; with a stale one a 409 Conflict. A pod
+    or workload whose (template's) nvidia.com/* requests differ from its limits is a 422 with
+    the validation's words (``must be equal to nvidia.com/gpu limit of 2``): no FailedCreate.
+  * ``conflicts_left``: the next N PUTs find someone else's newer write first (409, the stored
+    object's ``resourceVersion`` moves on), as when two writers race.
+Events are served as stored: ``scheduler_event`` builds one the way the scheduler writes it
+(events.k8s.io/v1, read through core/v1: null ``count``/timestamps/``source.component``).
 """
 
 from __future__ import annotations
@@ -140,6 +163,11 @@ class FakeKube:
         self.endless_continue = False
         self.huge_nodes_bytes = 0
         self.raw: dict[str, bytes] = {}
+        self.oversize_logs = 0  # > 0: logs ignore limitBytes/tailLines and run on this many bytes more
+        self.role_namespace: str | None = None
+        self.stall_logs = False
+        self.user = "alice"
+        self.conflicts_left = 0
         self.requests: list[str] = []
         self.methods: list[tuple[str, str]] = []  # (HTTP method, path) of each request
         self.queries: list[str] = []  # the query string of each request, in order
@@ -243,8 +271,8 @@ class FakeKube:
             return
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return self._send(request, 401, _status(401, "Unauthorized"))
-        if any(path.startswith(p) for p in self.forbidden):
-            return self._send(request, 403, _status(403, "Forbidden", f'cannot get path "{path}"'))
+        if any(path.startswith(p) for p in self.forbidden) or not self._role_allows(path):
+            return self._send(request, 403, self._forbidden(path, parse_qs(parts.query)))
         if any(path.startswith(p) for p in self.missing):
             return self._send(request, 404, _status(404, "NotFound"))
         if path == "/api/v1/nodes" and self.huge_nodes_bytes:
@@ -252,11 +280,19 @@ class FakeKube:
         if path in self.raw:
             return self._send_bytes(request, 200, self.raw[path])
         query = parse_qs(parts.query)
+        if path.endswith("/log") and self.stall_logs:
+            self._release.wait(timeout=60)  # a kubelet proxy that never answers
+            return
         if path.endswith("/log"):
-            text = self._log(path, query)
-            if text is None:
-                return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
-            return self._send_text(request, text)
+            answer = self._log(path, query)
+            if isinstance(answer, tuple):
+                return self._send(request, answer[0], answer[1])
+            return self._send_text(request, answer, self.oversize_logs)
+        if "continue" in query and not query["continue"][0].isdigit() and not query["continue"][0].startswith("endless-"):
+            return self._send(request, 400, _status(400, "BadRequest", f"invalid continue token: {query['continue'][0]}"))
+        bad_field = _unsupported_field(path, query.get("fieldSelector", [""])[0])
+        if bad_field:
+            return self._send(request, 400, _status(400, "BadRequest", f"field label not supported: {bad_field}"))
         body = self._route(path)
         if body is None:
             body = self._generic(path, query)
@@ -269,6 +305,35 @@ class FakeKube:
         if body.get("kind") in ("PodList", "List") and query.get("labelSelector", [""])[0]:
             body = {**body, "items": [i for i in body["items"] if _label_selected(i, query["labelSelector"][0])]}
         self._send(request, 200, self._page(body, query))
+
+    # --- RBAC ---
+    def _role_allows(self, path: str) -> bool:
+        """A namespace-scoped Role (``role_namespace``) reads only that namespace's objects."""
+        if self.role_namespace is None or path == "/version":
+            return True
+        split = self._split(path)
+        rest = split[1] if split else []
+        return rest[:2] == ["namespaces", self.role_namespace] and len(rest) >= 3
+
+    def _forbidden(self, path: str, query: dict[str, list[str]], verb: str | None = None) -> dict[str, Any]:
+        """The API server's 403 body: who cannot do what to which resource, where."""
+        split = self._split(path)
+        prefix, rest = split if split else ("api/v1", [path.strip("/")])
+        group = "" if prefix == "api/v1" else prefix.split("/")[1]
+        namespace = rest[1] if rest[:1] == ["namespaces"] and len(rest) >= 3 else None
+        rest = rest[2:] if namespace else rest
+        resource = rest[0] if rest else ""
+        if verb is None:
+            verb = "list" if len(rest) == 1 else "get"
+        if len(rest) == 3:
+            resource = f"{rest[0]}/{rest[2]}"
+        name = rest[1] if len(rest) >= 2 else ""
+        head = f'{rest[0] if rest else resource} "{name}" is forbidden' if name else f"{resource} is forbidden"
+        where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+        message = f'{head}: User "{self.user}" cannot {verb} resource "{resource}" in API group "{group}"{where}'
+        body = _status(403, "Forbidden", message)
+        body["details"] = {"kind": resource.split("/")[0], **({"name": name} if name else {})}
+        return body
 
 
     # --- generic kinds (ClusterState.objects) ---
@@ -313,8 +378,8 @@ class FakeKube:
         data = request.rfile.read(min(length, 8 * 2**20))
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return self._send(request, 401, _status(401, "Unauthorized"))
-        if any(path.startswith(p) for p in self.forbidden):
-            return self._send(request, 403, _status(403, "Forbidden", f'cannot {method} "{path}"'))
+        if any(path.startswith(p) for p in self.forbidden) or not self._role_allows(path):
+            return self._send(request, 403, self._forbidden(path, {}, "create" if method == "POST" else "update"))
         where = self._locate(path)
         if where is None or where[0] not in self.state.writable:
             return self._send(request, 404, _status(404, "NotFound", f"the server could not find {path}"))
@@ -326,6 +391,11 @@ class FakeKube:
         meta = body.setdefault("metadata", {})
         if namespace:
             meta["namespace"] = namespace
+        invalid = _invalid_gpu_resources(body)
+        if invalid:  # validation of the pod (or of a workload's pod template), before anything is stored
+            kind = str(body.get("kind") or "Pod")
+            message = f'{kind} "{meta.get("name", "")}" is invalid: ' + "; ".join(invalid)
+            return self._send(request, 422, _status(422, "Invalid", message))
         with self._lock:
             items = self.state.objects.setdefault(key, [])
             same = [i for i, o in enumerate(items) if o["metadata"].get("name") == (name or meta.get("name"))
@@ -343,33 +413,63 @@ class FakeKube:
                 if not same:
                     return self._send(request, 404, _status(404, "NotFound", f"{name} not found"))
                 current = items[same[0]]
+                if not meta.get("resourceVersion"):
+                    return self._send(request, 422, _status(
+                        422, "Invalid", f'{body.get("kind", "object")} "{name}" is invalid: metadata.resourceVersion: '
+                        "Invalid value: 0x0: must be specified for an update"))
+                if self.conflicts_left > 0:  # another writer got there first
+                    self.conflicts_left -= 1
+                    current["metadata"]["resourceVersion"] = str(int(current["metadata"]["resourceVersion"]) + 1)
                 if meta.get("resourceVersion") != current["metadata"].get("resourceVersion"):
-                    return self._send(request, 409, _status(409, "Conflict", "the object has been modified"))
+                    return self._send(request, 409, _status(
+                        409, "Conflict", f'Operation cannot be fulfilled on {key.rsplit("/", 1)[-1]} "{name}": the object has been '
+                        "modified; please apply your changes to the latest version and try again"))
                 meta.update(resourceVersion=str(int(current["metadata"]["resourceVersion"]) + 1),
                             uid=current["metadata"].get("uid"))
                 items[same[0]] = body
             self.writes.append((method, path))
         self._send(request, 201 if method == "POST" else 200, body)
 
-    def _log(self, path: str, query: dict[str, list[str]]) -> bytes | None:
+    def _log(self, path: str, query: dict[str, list[str]]) -> bytes | tuple[int, dict[str, Any]]:
+        """The log as the kubelet serves it through the API server's proxy, or (status, Status body)."""
         parts = path.strip("/").split("/")
         if len(parts) != 7 or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods":
-            return None
+            return 404, _status(404, "NotFound", f"the server could not find {path}")
         namespace, pod = parts[3], parts[5]
+        found = next((p for p in self.state.pods if _meta(p) == (namespace, pod)), None)
+        if found is None:
+            return 404, _status(404, "NotFound", f'pods "{pod}" not found')
         previous = query.get("previous", ["false"])[0] == "true"
-        container = query.get("container", [""])[0]
-        if not container:
-            found = next((p for p in self.state.pods if _meta(p) == (namespace, pod)), None)
-            containers = ((found or {}).get("spec") or {}).get("containers") or [{}]
-            container = str(containers[0].get("name", ""))
+        spec = found.get("spec") or {}
+        names = [str(c.get("name", "")) for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+        main = [str(c.get("name", "")) for c in spec.get("containers") or []]
+        container = query.get("container", [""])[0] or (main[0] if len(main) == 1 else "")
+        if container not in names:
+            return 400, _status(400, "BadRequest", f"container {container} is not valid for pod {pod}")
+        node = str(spec.get("nodeName") or "")
+        if not node:
+            return 400, _status(400, "BadRequest", f'container "{container}" in pod "{pod}" is waiting to start: ContainerCreating')
+        node_obj = next((n for n in self.state.nodes if n["metadata"]["name"] == node), None)
+        ready = next((c.get("status") for c in ((node_obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), "True")
+        if ready != "True":
+            # the API server cannot reach the kubelet of a node that stopped reporting
+            url = f"https://{node}:10250/containerLogs/{namespace}/{pod}/{container}"
+            return 500, _status(500, "InternalError", f'Get "{url}": dial tcp 10.0.0.{len(node) % 250}:10250: connect: connection refused')
+        status = found.get("status") or {}
+        statuses = {str(c.get("name")): c for c in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])}
+        current = statuses.get(container) or {}
         text = self.state.pod_logs.get((namespace, pod, container, previous))
-        if text is None:
-            return None
-        lines = text.splitlines(keepends=True)
-        if "tailLines" in query:
+        if previous and text is None and not (current.get("lastState") or {}).get("terminated"):
+            return 400, _status(400, "BadRequest", f'previous terminated container "{container}" in pod "{pod}" not found')
+        waiting = (current.get("state") or {}).get("waiting") or {}
+        if not previous and text is None and waiting and not current.get("restartCount"):
+            reason = waiting.get("reason") or "ContainerCreating"
+            return 400, _status(400, "BadRequest", f'container "{container}" in pod "{pod}" is waiting to start: {reason}')
+        lines = (text or "").splitlines(keepends=True)
+        if "tailLines" in query and not self.oversize_logs:
             lines = lines[-int(query["tailLines"][0]):]
         data = "".join(lines).encode()
-        if "limitBytes" in query:
+        if "limitBytes" in query and not self.oversize_logs:
             data = data[: int(query["limitBytes"][0])]
         return data
 
@@ -386,6 +486,9 @@ class FakeKube:
         body = {**body, "items": items[offset : offset + limit]}
         if offset + limit < len(items) or self.broken_continue:
             body["metadata"] = {**body.get("metadata", {}), "continue": "1" if self.broken_continue else str(offset + limit)}
+            if not query.get("labelSelector", [""])[0] and not query.get("fieldSelector", [""])[0]:
+                # the server counts what is left only when it need not filter
+                body["metadata"]["remainingItemCount"] = max(0, len(items) - offset - limit)
         return body
 
     def _send_huge_nodes(self, request: BaseHTTPRequestHandler, size: int) -> None:
@@ -468,12 +571,22 @@ class FakeKube:
         return None
 
     @staticmethod
-    def _send_text(request: BaseHTTPRequestHandler, data: bytes) -> None:
+    def _send_text(request: BaseHTTPRequestHandler, data: bytes, filler: int = 0) -> None:
+        """``data``, then ``filler`` more bytes of log lines generated as they are sent."""
+        line = b"I1202 06:00:00.000000 1 main.go:1] still here\n"
+        count = filler // len(line)
         request.send_response(200)
         request.send_header("Content-Type", "text/plain")
-        request.send_header("Content-Length", str(len(data)))
+        request.send_header("Content-Length", str(len(data) + count * len(line)))
         request.end_headers()
-        request.wfile.write(data)
+        try:
+            request.wfile.write(data)
+            batch = line * 4096
+            for _ in range(count // 4096):
+                request.wfile.write(batch)
+            request.wfile.write(line * (count % 4096))
+        except OSError:
+            pass  # the client stopped reading: the point of the test
 
     @staticmethod
     def _send(request: BaseHTTPRequestHandler, status: int, body: dict[str, Any]) -> None:
@@ -517,6 +630,54 @@ def _label_selected(obj: Any, selector: str) -> bool:
     labels = labels if isinstance(labels, dict) else {}
     terms = [t.partition("=") for t in selector.split(",") if t]
     return all(labels.get(k) == v for k, _, v in terms)
+
+
+# Fields the API server accepts in a field selector, per list (anything else: 400).
+_FIELDS = {
+    "pods": ("spec.nodeName", "status.phase", "metadata.name", "metadata.namespace", "spec.restartPolicy",
+             "spec.schedulerName", "spec.serviceAccountName", "status.podIP", "status.nominatedNodeName"),
+    "events": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+               "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+               "reason", "reportingComponent", "source", "type", "metadata.name", "metadata.namespace"),
+}
+
+
+def _invalid_gpu_resources(body: dict[str, Any]) -> list[str]:
+    """The API server's validation of extended resources (nvidia.com/*) in a pod or pod template:
+    requests must equal limits, a request needs a limit, quantities are integers."""
+    spec = body.get("spec") or {}
+    prefix = "spec"
+    for step in ("template", "spec"):  # Deployment/Job/DaemonSet: spec.template.spec
+        if step == "template" and isinstance(spec.get("template"), dict):
+            spec, prefix = spec["template"].get("spec") or {}, "spec.template.spec"
+    errors = []
+    for i, c in enumerate(spec.get("containers") or []):
+        resources = c.get("resources") or {}
+        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+        for name in sorted(set(requests) | set(limits)):
+            if not name.startswith("nvidia.com/"):
+                continue
+            where = f"{prefix}.containers[{i}].resources"
+            for part, values in (("requests", requests), ("limits", limits)):
+                if name in values and not str(values[name]).isdigit():
+                    errors.append(f'{where}.{part}[{name}]: Invalid value: "{values[name]}": must be an integer')
+            if name in requests and name not in limits:
+                errors.append(f"{where}.limits: Required value: Limit must be set for non overcommitable resources")
+            elif name in requests and str(requests[name]) != str(limits[name]):
+                errors.append(f'{where}.requests[{name}]: Invalid value: "{requests[name]}": must be equal to {name} limit of {limits[name]}')
+    return errors
+
+
+def _unsupported_field(path: str, selector: str) -> str | None:
+    plural = path.rstrip("/").rsplit("/", 1)[-1]
+    allowed = _FIELDS.get(plural)
+    if not selector or allowed is None:
+        return None
+    for term in filter(None, selector.split(",")):
+        key = term.split("!=" if "!=" in term else "=", 1)[0].lstrip("=")
+        if key not in allowed:
+            return key
+    return None
 
 
 def _status(code: int, reason: str, message: str = "") -> dict[str, Any]:
@@ -612,6 +773,36 @@ def gfd_node(
             "nodeInfo": {"architecture": arch, "kubeletVersion": "v1.30.2", "containerRuntimeVersion": "containerd://1.7.20"},
         },
     }
+
+
+def scheduler_event(namespace: str, pod: str, message: str, at: str = "2026-12-02T06:00:00.123456Z") -> dict[str, Any]:
+    """A FailedScheduling event as the scheduler writes it (events.k8s.io/v1) and core/v1 serves
+    it: ``count``, ``firstTimestamp``, ``lastTimestamp`` and ``source.component`` are null."""
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": f"{pod}.{''.join(ch for ch in at if ch.isdigit())[-12:]}", "namespace": namespace, "creationTimestamp": at[:19] + "Z"},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pod, "namespace": namespace},
+        "reason": "FailedScheduling", "message": message, "type": "Warning",
+        "source": {}, "count": None, "firstTimestamp": None, "lastTimestamp": None,
+        "eventTime": at, "action": "Scheduling", "reportingComponent": "default-scheduler",
+        "reportingInstance": "default-scheduler-control-plane",
+    }
+
+
+def not_ready(node: dict[str, Any], unreachable: bool = True) -> dict[str, Any]:
+    """The node after its kubelet stopped reporting: Ready Unknown and the node-lifecycle
+    controller's taints (``unreachable``), or Ready False with ``not-ready`` (kubelet says so)."""
+    key = "node.kubernetes.io/unreachable" if unreachable else "node.kubernetes.io/not-ready"
+    status = "Unknown" if unreachable else "False"
+    reason = "NodeStatusUnknown" if unreachable else "KubeletNotReady"
+    message = "Kubelet stopped posting node status." if unreachable else "container runtime network not ready"
+    node["status"]["conditions"] = [{"type": "Ready", "status": status, "reason": reason, "message": message}]
+    kept = [t for t in node["spec"].get("taints") or [] if not t["key"].startswith("node.kubernetes.io/")]
+    node["spec"]["taints"] = kept + [
+        {"key": key, "effect": "NoSchedule", "timeAdded": "2026-12-02T05:59:00Z"},
+        {"key": key, "effect": "NoExecute", "timeAdded": "2026-12-02T05:59:05Z"},
+    ]
+    return node
 
 
 def cpu_node(name: str) -> dict[str, Any]:

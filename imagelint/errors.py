@@ -47,6 +47,12 @@ class UsageError(ImagelintError):
     exit_code = EXIT_USAGE
 
 
+class OutputError(ImagelintError):
+    """A report, or the file it is to be written to, that cannot take it."""
+
+    exit_code = EXIT_OUTPUT
+
+
 class ConfigError(UsageError):
     """A configuration, target, matrix or lint input file that is wrong.
 

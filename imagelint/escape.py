@@ -3,8 +3,8 @@
 One home for the rule of each format, so no report has its own idea of what is safe:
 
 * ``printable`` (text, ``inspect``, error lines): C0/C1 control characters, DEL, and the
-  bidirectional overrides that reorder what a reviewer sees are shown as ``\\xNN`` /
-  ``\\uNNNN``; a newline in a value never starts a new output line, so nothing an image
+  bidirectional overrides that reorder what a reviewer sees, and lone surrogates, are shown
+  as ``\\xNN`` / ``\\uNNNN``; a newline in a value never starts a new output line, so nothing an image
   says can put ``::stop-commands::`` or ``::error`` at the start of a line of a CI log,
   or send a terminal an OSC/CSI sequence (title, clipboard, hyperlinks).
 * ``guard_line``: a line that would still begin with ``::`` (a subject or path chosen by
@@ -27,8 +27,9 @@ from urllib.parse import quote
 
 from imagelint.lazyre import lazy_pattern
 
-# C0 (but tab), DEL, C1; line and paragraph separators; bidi embeddings/overrides/isolates.
-_UNPRINTABLE = lazy_pattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 (but tab), DEL, C1; line and paragraph separators; bidi embeddings/overrides/isolates;
+# lone surrogates (a JSON string may carry one; no output encoding can).
+_UNPRINTABLE = lazy_pattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
@@ -92,4 +93,8 @@ def xml_text(text: str) -> str:
 def uri_reference(path: str) -> str:
     """A relative path as a URI reference: every character outside RFC 3986's unreserved set
     and ``/`` percent-encoded (UTF-8), so ``%``, ``#``, ``?``, ``:`` and spaces survive."""
-    return quote(path, safe="/")
+    try:  # a tar name's undecodable bytes come back as the bytes they were
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = path.encode("utf-8", "backslashreplace")
+    return quote(raw, safe="/")

@@ -42,6 +42,7 @@ def report_to_json(report: AuditReport) -> dict[str, Any]:
         "matrix_version": report.matrix_version,
         "fail_on": report.fail_on,
         "shard": {"index": report.shard[0], "count": report.shard[1]} if report.shard else None,
+        "inventory": report.inventory_digest,
         "summary": summary(report),
         "workloads": [{**workload_json(w), "verdicts": {p: report.verdict(w, p) for p in w.pools}} for w in report.workloads],
         "images": [{"key": i.key, "reference": i.reference, "references": list(i.references)} for i in report.images],
@@ -116,6 +117,7 @@ def report_from_json(data: Any, name: str) -> AuditReport:
             source=str(data.get("source")),
             shard=shard_t,
             warnings=tuple(str(w) for w in data["warnings"]),
+            inventory_digest=data.get("inventory") if isinstance(data.get("inventory"), str) else None,
         )
     except ValueError as exc:
         raise UsageError(f"{name}: {exc}") from None

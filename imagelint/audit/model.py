@@ -6,7 +6,7 @@ upgrade planner read; its JSON form is ``imagelint.audit.jsonout`` (schema docs/
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from dataclasses import dataclass
 
@@ -97,6 +97,9 @@ class AuditReport:
     source: str
     shard: tuple[int, int] | None = None  # (index, count); None = the whole inventory
     warnings: tuple[str, ...] = ()
+    # sha256 of the whole inventory the report (or shard) was cut from (``shard.inventory_digest``):
+    # ``audit merge`` takes parts of one inventory only.
+    inventory_digest: str | None = None
 
     def check_for(self, image_key: str, pool: str) -> PoolCheck | None:
         return self._index().get((image_key, pool))
@@ -117,6 +120,20 @@ class AuditReport:
         return max(verdicts, key=VERDICT_RANK.__getitem__) if verdicts else None
 
 
+def verdict_of(severities: Sequence[str], fail_on: str) -> str:
+    """The verdict of a readable image on one pool, from its findings' severities: fail at or above
+    ``fail_on``, warn for any other error or warning, else pass. ``KeyError`` for an unknown severity."""
+    from imagelint.rules.base import SEVERITY_RANK
+
+    floor = SEVERITY_RANK[fail_on]
+    ranks = [SEVERITY_RANK[s] for s in severities]
+    if fail_on != "never" and any(r >= floor for r in ranks):
+        return FAIL
+    if any(s in ("error", "warning") for s in severities):
+        return WARN
+    return PASS
+
+
 __all__ = [
     "ERROR",
     "FAIL",
@@ -130,4 +147,5 @@ __all__ = [
     "Inventory",
     "PoolCheck",
     "Workload",
+    "verdict_of",
 ]

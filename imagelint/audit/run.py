@@ -19,23 +19,13 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
 from imagelint import __version__
-from imagelint.audit.model import ERROR, FAIL, PASS, WARN, AuditImage, AuditReport, FindingLine, Inventory, PoolCheck
-from imagelint.audit.shard import shard_of
+from imagelint.audit.model import ERROR, AuditImage, AuditReport, FindingLine, Inventory, PoolCheck, verdict_of
+from imagelint.audit.shard import inventory_digest, shard_of
 from imagelint.errors import ImagelintError
 from imagelint.target.model import Target
 
 DEFAULT_JOBS = 4
 MAX_JOBS = 64
-
-
-def _verdict(findings: Sequence[Any], fail_on: str) -> str:
-    from imagelint.core.engine import at_or_above
-
-    if any(at_or_above(f.severity, fail_on) for f in findings):
-        return FAIL
-    if any(f.severity in ("error", "warning") for f in findings):
-        return WARN
-    return PASS
 
 
 def _inspect_reference(ref: str, opts: Any, read: bool, gpu_code: bool) -> Any:
@@ -92,7 +82,7 @@ def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix
         lines = tuple(sorted({FindingLine(f.rule, f.severity, " ".join(f.message.split()), f.pool) for f in findings},
                              key=lambda f: (f.rule, f.severity, f.message)))
         out.append(PoolCheck(
-            image.key, name, ERROR if errors else _verdict(findings, config.fail_on), lines, digest,
+            image.key, name, ERROR if errors else verdict_of([f.severity for f in findings], config.fail_on), lines, digest,
             ",".join(platforms) or None, "; ".join(errors) or None,
         ))
     return out
@@ -163,6 +153,7 @@ def run_audit(
         source=inventory.source,
         shard=shard,
         warnings=tuple(sorted(set(inventory.warnings) | set(target.warnings))),
+        inventory_digest=inventory_digest(inventory),
     )
 
 

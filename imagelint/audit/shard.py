@@ -8,6 +8,11 @@ Indexed Job the index and count come from ``JOB_COMPLETION_INDEX`` and ``IMAGELI
 
 ``merge_reports`` combines the parts (each shard's JSON) into the report one unsharded run
 writes: the parts must come from the same inventory and target, and cover every index once.
+Parts are files another job wrote, so each is also checked against what it cannot forge without
+the others noticing: its inventory fingerprint (``inventory_digest``, stamped on every report)
+equals every other part's, each image it holds hashes to its own index, and each verdict is the
+one its findings and the fail-on level give. What a part leaves out or rewrites consistently
+(a finding dropped along with its verdict) cannot be told without signed parts.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import os
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from imagelint.audit.model import AuditReport
+from imagelint.audit.model import ERROR, AuditReport, Inventory, verdict_of
 from imagelint.errors import UsageError
+from imagelint.escape import printable
 
 MAX_SHARDS = 10_000
 INDEX_ENV = "JOB_COMPLETION_INDEX"
@@ -55,6 +61,36 @@ def shard_from(option: str | None, environ: Mapping[str, str] | None = None) -> 
     return parse_shard(f"{index}/{count}")
 
 
+def inventory_digest(inventory: Inventory) -> str:
+    """A fingerprint of the whole inventory (its canonical JSON): the same on every shard cut from it."""
+    import json
+
+    from imagelint.audit.inventory import inventory_to_json
+
+    text = json.dumps(inventory_to_json(inventory), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _check_part(part: AuditReport, name: str, index: int, count: int) -> None:
+    """Refuse a part holding an image of another shard, or a verdict its own findings contradict."""
+    keys = {i.key for i in part.images} | {c.image_key for c in part.checks} | {w.image_key for w in part.workloads}
+    for key in sorted(keys):
+        owner = shard_of(key, count)
+        if owner != index:
+            raise UsageError(f"audit merge: {name}: image {printable(key)} belongs to shard {owner}/{count}, not "
+                             f"{index}/{count}; refusing a forged or mismatched part")
+    for check in part.checks:
+        try:
+            expected = ERROR if check.error else verdict_of([f.severity for f in check.findings], part.fail_on)
+        except KeyError:
+            raise UsageError(f"audit merge: {name}: {printable(check.image_key)} on pool {printable(check.pool)}: "
+                             f"a severity or fail-on level that is not one (fail-on {printable(part.fail_on)})") from None
+        if check.verdict != expected:
+            raise UsageError(f"audit merge: {name}: {printable(check.image_key)} on pool {printable(check.pool)} says "
+                             f"{check.verdict}, but its findings make it {expected} (fail-on {part.fail_on}); refusing a "
+                             "forged or altered part")
+
+
 def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditReport:
     """The parts of one sharded audit → the report an unsharded run writes."""
     if not parts:
@@ -74,6 +110,13 @@ def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditRe
         for field in ("target_source", "pools", "matrix_version", "fail_on", "tool_version", "source"):
             if getattr(part, field) != getattr(first, field):
                 raise UsageError(f"audit merge: {name} differs from {names[0]} in {field}; parts of one audit only")
+        if part.inventory_digest is None:
+            raise UsageError(f"audit merge: {name} carries no inventory fingerprint; parts of one audit only")
+        if part.inventory_digest != first.inventory_digest:
+            raise UsageError(f"audit merge: {name} was cut from another inventory than {names[0]} "
+                             f"({printable(part.inventory_digest)[:19]}… vs {printable(str(first.inventory_digest))[:19]}…); "
+                             "parts of one audit only")
+        _check_part(part, name, index, count)
     missing = sorted(set(range(count)) - set(seen))
     if missing:
         raise UsageError(f"audit merge: shards {', '.join(f'{i}/{count}' for i in missing)} are missing")
@@ -87,4 +130,4 @@ def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditRe
     )
 
 
-__all__ = ["COUNT_ENV", "INDEX_ENV", "merge_reports", "parse_shard", "shard_from", "shard_of"]
+__all__ = ["COUNT_ENV", "INDEX_ENV", "inventory_digest", "merge_reports", "parse_shard", "shard_from", "shard_of"]

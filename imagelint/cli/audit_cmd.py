@@ -137,6 +137,10 @@ def audit_command(
 
     try:
         format = choose(format, FORMATS, "--format")
+        if output:  # a FIFO or device as the report: refused before the audit runs
+            from imagelint.report.output import check_report_path
+
+            check_report_path(output)
         if plan and (plan_driver or plan_toolkit or plan_device_plugin):
             raise UsageError("give --plan FILE or --plan-driver/--plan-toolkit/--plan-device-plugin, not both")
         if write_reports and not target_options.cluster:
@@ -284,6 +288,10 @@ def merge_command(
 
     try:
         format = choose(format, FORMATS, "--format")
+        if output:  # a FIFO or device as the report: refused before the audit runs
+            from imagelint.report.output import check_report_path
+
+            check_report_path(output)
         loaded = [_read_json(p, MAX_PART_BYTES) for p in parts]
         if all(isinstance(d, dict) and d.get("schema") == PLAN_SCHEMA for d in loaded):
             pairs = [reports_from_plan_json(d, p) for d, p in zip(loaded, parts)]

@@ -6,7 +6,6 @@ found, 2 usage, 3 the cluster could not be read (kubeconfig, TLS, 401, a dead se
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
@@ -69,10 +68,9 @@ def doctor_command(
             report = run_doctor(conn, options, image_side=image_side)
         text = render_json(report) if format == "json" else render_text(report, verbose=verbose)
         if output is not None:
-            try:
-                Path(output).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+            from imagelint.report.output import write_report
+
+            write_report(output, text)
         else:
             typer.echo(text, nl=False)
     except ImagelintError as exc:

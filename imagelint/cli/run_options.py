@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import click
@@ -172,11 +171,9 @@ def use_color(stream, environ, mode: str = "auto") -> bool:
 
 
 def write_output(path: str, text: str) -> None:
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    from imagelint.report.output import write_report
+
+    write_report(path, text)
 
 
 @dataclass(frozen=True)
@@ -228,6 +225,11 @@ def prepare_run(
         inline_ignores=False if no_inline_ignores else None,
     )
     plan = plan_outputs(list(formats or []), list(outputs or []))
+    from imagelint.report.output import check_report_path
+
+    for _, out in plan:  # a FIFO or device named as a report: refused now, not after the run
+        if out is not None:
+            check_report_path(out)
     artifacts = None
     if any(fmt == "sarif" for fmt, _ in plan):
         artifacts = sarif_artifacts_from(cfg, dockerfiles or [], sarif_artifact, images)
@@ -331,11 +333,9 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
     if summary_path and (in_actions or any(f == "github" for f, _ in plan)):
         from imagelint.report.github import step_summary
 
-        try:
-            with open(summary_path, "a", encoding="utf-8") as fh:
-                fh.write(step_summary(run))
-        except OSError as exc:
-            raise UsageError(f"cannot write the step summary: {exc.strerror or exc}") from None
+        from imagelint.report.output import write_report
+
+        write_report(summary_path, step_summary(run), append=True)
 
 
 def unreadable_on_stderr(plan: list[tuple[str, str | None]]) -> bool:

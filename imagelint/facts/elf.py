@@ -22,6 +22,8 @@ table says so. Nothing here executes or loads the library.
 
 from __future__ import annotations
 
+import functools
+import re
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -177,7 +179,7 @@ class SectionTableCapture:
         self._hits: dict[bytes, list[int]] = {n: [] for n in self._names}
         self._tail = b""  # the last bytes fed, so a name split by a chunk edge is found
         self._overlap = max((len(n) for n in self._names), default=1) - 1
-        self._suffix = _common_suffix(self._names)
+        self.name_hits_examined = 0  # work done, counted: name occurrences looked at
         self._anchor = names[0].decode() if names else None
         self.searching = True  # whether fed bytes are searched for the names (see ``start_name_search``)
 
@@ -228,21 +230,23 @@ class SectionTableCapture:
         self.searching = True
 
     def _find_in_chunk(self, chunk: bytes, base: int) -> None:
-        """Names wholly inside ``chunk``: one search for the suffix they share ("fatbin\\0" for
-        .nv_fatbin and __nv_relfatbin), then a comparison per name at each hit."""
-        suffix = self._suffix
-        j = chunk.find(suffix)
-        while j >= 0:
-            end = j + len(suffix)
-            for name, hits in self._hits.items():
-                start = end - len(name)
-                if start >= 0 and chunk[start:end] == name:
-                    at = base + start
-                    if not hits or hits[-1] < at:
-                        hits.append(at)
-                        if len(hits) > self.MAX_NAME_HITS:
-                            del hits[0]
-            j = chunk.find(suffix, j + 1)
+        """Names wholly inside ``chunk``. Only the last ``MAX_NAME_HITS`` of a name are kept, so
+        each name is searched backwards from the chunk's end and at most that many are taken:
+        a chunk of nothing but names costs a bounded number of steps, not one per name."""
+        for name, hits in self._hits.items():
+            found: list[int] = []
+            end = len(chunk)
+            while len(found) < self.MAX_NAME_HITS:
+                j = chunk.rfind(name, 0, end)
+                if j < 0:
+                    break
+                self.name_hits_examined += 1
+                found.append(base + j)
+                end = j + len(name) - 1
+            if found:
+                found.reverse()
+                hits.extend(at for at in found if not hits or hits[-1] < at)
+                del hits[: -self.MAX_NAME_HITS]
 
     def _find(self, buf: bytes | memoryview, name: bytes, hits: list[int], base: int, before: int) -> None:
         """Record where ``name`` occurs in ``buf`` (at file offset ``base``), starting before ``before``
@@ -315,17 +319,10 @@ class SectionTableCapture:
         return tuple(out)
 
 
-def _common_suffix(names: tuple[bytes, ...]) -> bytes:
-    """The longest suffix all ``names`` share (each ends in NUL, so at least that)."""
-    if not names:
-        return b"\x00"
-    out = names[0]
-    for n in names[1:]:
-        k = 0
-        while k < min(len(out), len(n)) and out[-1 - k] == n[-1 - k]:
-            k += 1
-        out = out[len(out) - k:]
-    return out or b"\x00"
+@functools.lru_cache(maxsize=None)
+def _note_record(endian: str, owner: bytes) -> re.Pattern[bytes]:
+    """A note record whose owner is ``owner``: namesz (its length), descsz and type, then the owner."""
+    return re.compile(re.escape(struct.pack(endian + "I", len(owner))) + b".{8}" + re.escape(owner), re.DOTALL)
 
 
 def _align4(n: int) -> int:
@@ -362,6 +359,7 @@ class ElfNoteScanner:
         self._phdrs_done = False
         self._not_elf = False
         self._candidates = 0
+        self.signatures_examined = 0  # work done, counted: note-record shapes looked at
         self._total = 0
         self._missed: list[str] = []
         self._notes_from_segments: list[tuple[int, int]] = []  # (offset, size) of PT_NOTE segments
@@ -463,21 +461,19 @@ class ElfNoteScanner:
             return
         for owner in OWNERS:
             name = owner + b"\x00"
-            start = 0
-            while self._candidates < MAX_CANDIDATES:
-                i = window.find(name, start)
-                if i < 0:
+            # A note record: namesz (the owner's length, in the file's byte order), descsz, type,
+            # then the owner. Searched as that whole shape, so bytes that only repeat the owner
+            # (or records of another size) are passed over by the regex engine, not one by one here.
+            for m in _note_record(h.endian, name).finditer(window):
+                if self._candidates >= MAX_CANDIDATES:
                     break
-                start = i + 1
-                rec = i - 12
-                offset = base + rec
-                if rec < 0 or any(r.start == offset for r in self._ranges):
-                    continue
-                namesz, descsz, _t = struct.unpack_from(h.endian + "III", window, rec)
-                if namesz != len(name):
-                    continue
+                self.signatures_examined += 1
+                offset = base + m.start()
+                if any(r.start == offset for r in self._ranges):
+                    continue  # seen in the previous window's overlap
+                _namesz, descsz, _t = struct.unpack_from(h.endian + "III", window, m.start())
                 self._candidates += 1
-                self._add(offset, 12 + _align4(namesz) + _align4(descsz), f"note@{offset}")
+                self._add(offset, 12 + _align4(len(name)) + _align4(descsz), f"note@{offset}")
 
     # -- result -------------------------------------------------------------------
 

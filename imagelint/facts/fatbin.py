@@ -51,8 +51,12 @@ from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 
 FATBIN_MAGIC = 0xBA55ED50
-_MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
 CONTAINER_HEADER_SIZE = 16
+# What is searched for: the magic with the version and header size every container has
+# (``_container_header`` accepts nothing else). Eight bytes that do not overlap themselves, so
+# a member holds at most one candidate per 8 bytes, and the bare magic (x86 code comparing
+# against it, a file of nothing but magic) is never a candidate.
+_MAGIC_BYTES = struct.pack("<IHH", FATBIN_MAGIC, 1, CONTAINER_HEADER_SIZE)
 ENTRY_HEADER_SIZE = 64  # the fixed part we parse; longer headers are skipped past
 MAX_ENTRY_HEADER_SIZE = 4096
 # A container larger than this is not one (the largest real ones are tens of MB).
@@ -336,10 +340,12 @@ _SEARCH, _CONTAINER_HDR, _ENTRY_HDR, _SKIP = range(4)
 class FatbinScanner:
     """A ``MemberScanner``: feed a member's bytes in chunks of any size, then ``result()``.
 
-    States: SEARCH for the magic (``bytes.find``; only a possible magic prefix is kept
-    between chunks), collect a 16-byte container header or a 64-byte entry header
-    (bytes kept only until complete), SKIP a counted number of bytes (payloads, longer
-    headers). A rejected header is pushed back and searched again from the position the
+    States: SEARCH for the magic (``bytes.find`` of ``_MAGIC_BYTES``; only a possible prefix of
+    them is kept between chunks), judge a 16-byte container header or a 64-byte entry header
+    (in place, or collected when a chunk edge splits it), SKIP a counted number of bytes
+    (payloads, longer headers). Work is linear in the bytes fed: at most one candidate per
+    8 bytes, each judged in constant time, and at most 15 bytes searched again per rejected
+    header that straddled a chunk edge. A rejected header is pushed back and searched again from the position the
     one-shot ``parse_fatbins`` would resume at, so chunking never changes the result.
     Every buffer carries the file offset of its first byte, so each container is recorded
     at its offset; a ``SectionTableCapture`` fed the same bytes places it in its section
@@ -359,6 +365,10 @@ class FatbinScanner:
         self._pos = 0  # file offset of the next byte fed
         self._skip = 0  # SKIP: bytes still to skip
         self._room = 0  # bytes left in the current container (from the current entry on)
+        # Work done, counted: headers judged (container candidates and entry headers) and bytes
+        # searched a second time (pushed back after a rejected header split by a chunk edge).
+        self.candidates = 0
+        self.rescanned = 0
 
     def feed(self, chunk: bytes) -> None:
         if chunk:
@@ -371,7 +381,8 @@ class FatbinScanner:
 
     def _run(self, data: bytes, base: int) -> None:
         # A stack of (buffer, index, file offset of buffer[0]): pushed-back header bytes are
-        # processed before the rest of the chunk, without copying the chunk.
+        # processed before the rest of the chunk, without copying the chunk. A header wholly
+        # inside the buffer is judged where it lies; only one split by a chunk edge is held.
         stack: list[tuple[bytes, int, int]] = [(data, 0, base)]
         while stack:
             buf, i, base = stack.pop()
@@ -385,33 +396,68 @@ class FatbinScanner:
                     if self._skip == 0:
                         self._after_skip()
                 elif state == _SEARCH:
+                    if self._held and n - i >= len(_MAGIC_BYTES) - 1:
+                        # A prefix of the search bytes held from the previous buffer: one search of
+                        # the seam (what is held and the next 7 bytes) finds a candidate that starts
+                        # in it; one that starts later is the plain search's.
+                        h = len(self._held)
+                        seam = bytes(self._held) + buf[i : i + len(_MAGIC_BYTES) - 1]
+                        self.rescanned += h
+                        p = seam.find(_MAGIC_BYTES)
+                        if 0 <= p < h:
+                            self.candidates += 1
+                            self._held = bytearray(_MAGIC_BYTES)
+                            self._held_at += p
+                            self._state = _CONTAINER_HDR
+                            i += p + len(_MAGIC_BYTES) - h
+                        else:
+                            self._held.clear()
+                        continue
                     if self._held:
-                        # A magic prefix from the previous buffer: complete it byte by byte.
+                        # The same, in a buffer too short for the seam: byte by byte.
                         self._held.append(buf[i])
                         i += 1
                         if bytes(self._held) == _MAGIC_BYTES:
+                            self.candidates += 1
                             self._state = _CONTAINER_HDR
                         elif not _MAGIC_BYTES.startswith(bytes(self._held)):
                             held, held_at = bytes(self._held[1:]), self._held_at + 1
                             self._held.clear()
                             if held:  # retry from the next byte of what was held
+                                self.rescanned += len(held)
                                 stack.append((buf, i, base))
                                 buf, i, n, base = held, 0, len(held), held_at
                         continue
                     j = buf.find(_MAGIC_BYTES, i)
-                    if j >= 0:
-                        self._held += _MAGIC_BYTES
-                        self._held_at = base + j
-                        self._state = _CONTAINER_HDR
-                        i = j + 4
+                    if j < 0:
+                        tail = buf[max(i, n - len(_MAGIC_BYTES) + 1):]
+                        for k in range(len(tail), 0, -1):
+                            if _MAGIC_BYTES.startswith(tail[-k:]):
+                                self._held += tail[-k:]
+                                self._held_at = base + n - k
+                                break
+                        i = n
                         continue
-                    tail = buf[max(i, n - 3):]
-                    for k in range(len(tail), 0, -1):
-                        if _MAGIC_BYTES.startswith(tail[-k:]):
-                            self._held += tail[-k:]
-                            self._held_at = base + n - k
-                            break
-                    i = n
+                    self.candidates += 1
+                    if j + CONTAINER_HEADER_SIZE <= n:
+                        fat_size = _container_header(buf, j)
+                        if fat_size is None:
+                            i = j + 1
+                        else:
+                            self._out.container(base + j)
+                            self._room = fat_size
+                            self._after_skip()
+                            i = j + CONTAINER_HEADER_SIZE
+                        continue
+                    self._held += _MAGIC_BYTES
+                    self._held_at = base + j
+                    self._state = _CONTAINER_HDR
+                    i = j + len(_MAGIC_BYTES)
+                elif state == _ENTRY_HDR and not self._held and i + ENTRY_HEADER_SIZE <= n:
+                    self.candidates += 1
+                    if self._entry(_entry_header(buf, i, self._room)):
+                        i += ENTRY_HEADER_SIZE
+                    # else: the search resumes at the rejected entry
                 else:
                     need = (CONTAINER_HEADER_SIZE if state == _CONTAINER_HDR else ENTRY_HEADER_SIZE) - len(self._held)
                     take = min(need, n - i)
@@ -421,12 +467,20 @@ class FatbinScanner:
                     i += take
                     if take < need:
                         continue
+                    if state == _ENTRY_HDR:
+                        self.candidates += 1
                     pushback = self._header_complete(bytes(self._held))
                     at = self._held_at + (1 if state == _CONTAINER_HDR else 0)  # where the pushed-back bytes were
                     self._held.clear()
                     if pushback:
-                        stack.append((buf, i, base))
-                        buf, i, n, base = pushback, 0, len(pushback), at
+                        # Searched again: the part from earlier buffers on its own, then this buffer
+                        # from where the header's bytes in it began (so the search is back in place).
+                        earlier = pushback[: len(pushback) - take]
+                        i -= take
+                        self.rescanned += len(pushback)
+                        if earlier:
+                            stack.append((buf, i, base))
+                            buf, i, n, base = earlier, 0, len(earlier), at
 
     def _header_complete(self, header: bytes) -> bytes:
         """Handle a complete header; return bytes to search again (a rejected header)."""
@@ -439,19 +493,22 @@ class FatbinScanner:
             self._room = fat_size
             self._after_skip()
             return b""
-        entry = _entry_header(header, 0, self._room)
+        return b"" if self._entry(_entry_header(header, 0, self._room)) else header  # resume at a rejected entry
+
+    def _entry(self, entry: FatbinEntry | None) -> bool:
+        """Take an entry header (skip what follows it), or reject it (back to searching)."""
         if entry is None:
             self._out.malformed += 1
             self._room = 0
             self._state = _SEARCH
-            return header  # the search resumes at the rejected entry
+            return False
         self._out.add(entry)
         self._room -= entry.header_size + entry.payload_size
         self._skip = entry.header_size - ENTRY_HEADER_SIZE + entry.payload_size
         self._state = _SKIP
         if self._skip == 0:
             self._after_skip()
-        return b""
+        return True
 
     def skippable(self) -> int:
         """Bytes ahead that would only be counted (a payload, the rest of a long header) and

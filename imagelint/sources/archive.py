@@ -30,7 +30,6 @@ from imagelint.reference import ImageReference, parse_registry_name
 from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
     BlobStore,
-    TarBlobStore,
     check_member_name,
     open_blob,
     read_small,
@@ -59,7 +58,9 @@ class SaveEntry:
 
 
 def open_docker_archive(ref: ImageReference, options: SourceOptions) -> list[Image]:
-    store = TarBlobStore(ref.value)
+    from imagelint.sources.spool import open_tar_store
+
+    store = open_tar_store(ref.value, options)
     entries = read_save_manifest(store)
     entry = select_save_entry(entries, ref.tag, store.where)
     return [image_from_save_entry(ImageOrigin(store, str(ref), "docker-archive", options), entry)]

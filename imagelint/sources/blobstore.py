@@ -181,19 +181,19 @@ class RangeReader(io.RawIOBase):
 class TarBlobStore:
     """The members of an uncompressed tar file, indexed by one pass over its headers."""
 
-    def __init__(self, path: str) -> None:
-        self.where = path
+    def __init__(self, path: str, where: str | None = None) -> None:
+        self.where = where or path  # how the user named it (a spooled pipe is read from a copy)
         self._path = path
-        self._members = self._index(path)
+        self._members = self._index(path, self.where)
 
     @staticmethod
-    def _index(path: str) -> dict[str, TarMember]:
+    def _index(real_path: str, path: str) -> dict[str, TarMember]:
         try:
-            fh = open(path, "rb")
+            fh = open(real_path, "rb")
         except OSError as exc:
             raise SourceError(f"{path}: cannot open: {exc.strerror or exc}") from None
         with fh:
-            if os.path.isdir(path):  # pragma: no cover - open() already refuses directories on Linux
+            if os.path.isdir(real_path):  # pragma: no cover - open() already refuses directories on Linux
                 raise SourceError(f"{path}: a directory, not an archive")
             head = fh.read(_SNIFF_BYTES)
             if head.startswith(GZIP_MAGIC) or head.startswith(ZSTD_MAGIC):

@@ -21,7 +21,6 @@ from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
     BlobStore,
     DirBlobStore,
-    TarBlobStore,
     blob_name,
     open_blob,
     read_blob,
@@ -50,7 +49,9 @@ def open_oci_dir(ref: ImageReference, options: SourceOptions) -> list[Image]:
 
 def open_oci_archive(ref: ImageReference, options: SourceOptions) -> list[Image]:
     """``oci-archive:PATH[:TAG]``: an OCI image layout in an uncompressed tar, read in place."""
-    return images_from_layout(TarBlobStore(ref.value), ref, options, "oci-archive")
+    from imagelint.sources.spool import open_tar_store
+
+    return images_from_layout(open_tar_store(ref.value, options), ref, options, "oci-archive")
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ files over the lint size limit. Names are matched by ``detect.FILES_REGEX`` (the
 hook's pattern), and content decides later, as for files given one by one; files found by the
 walk that turn out to be no kind ``lint`` reads are dropped without a note (a directory holds many
 unrelated YAML files), unlike files named on the command line. What git ignores
-(``.gitignore`` files, ``.git/info/exclude``, the global excludes) is left out too, by asking git
-(:mod:`imagelint.static.gitignore`).
+(``.gitignore`` files, ``.git/info/exclude``, the global excludes) is left out too, by reading
+those files as git would, never by running git in the tree (:mod:`imagelint.static.gitignore`).
 """
 
 from __future__ import annotations

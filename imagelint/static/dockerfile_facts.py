@@ -8,18 +8,20 @@ when the matrix has the official images' env, their ``NVIDIA_REQUIRE_CUDA`` and
 friends; ``nvcr.io/nvidia/<framework>:YY.MM-…`` → the NGC table.
 
 ARGs are evaluated as a build without ``--build-arg`` would: declared defaults,
-else empty. Build-platform ARGs default to linux/amd64.
+else empty. Build-platform ARGs default to linux/amd64. All expansion for one file draws on
+one ``ExpansionBudget``; a file past it is refused at the line that went past (exit 2).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-from imagelint.errors import UsageError
+from imagelint.errors import ConfigError, UsageError
 from imagelint.facts.model import (
     ArchListSetting,
     BaseImageFacts,
@@ -39,7 +41,14 @@ from imagelint.facts.model import (
 from imagelint.image import Platform
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.dockerfile import Dockerfile, Instruction
-from imagelint.static.words import parse_arg_declarations, parse_key_values, process_word, process_words
+from imagelint.static.words import (
+    ExpansionBudget,
+    ExpansionLimit,
+    parse_arg_declarations,
+    parse_key_values,
+    process_word,
+    process_words,
+)
 
 # Predefined platform ARGs BuildKit provides in the global scope (a plain build on amd64).
 _PLATFORM_ARGS = MappingProxyType({
@@ -77,8 +86,18 @@ class _StageState:
     installs: list[tuple[Any, Provenance]] = field(default_factory=list)  # (RunInstall, where) from RUN lines
 
 
-def split_stages(df: Dockerfile) -> tuple[dict[str, str], tuple[Stage, ...]]:
+@contextmanager
+def _expanding(df: Dockerfile, ins: Instruction) -> Iterator[None]:
+    """An expansion past its bound, as the one-line error at the instruction that went past."""
+    try:
+        yield
+    except ExpansionLimit as exc:
+        raise ConfigError(str(exc), df.path, ins.line) from None
+
+
+def split_stages(df: Dockerfile, budget: ExpansionBudget | None = None) -> tuple[dict[str, str], tuple[Stage, ...]]:
     """Global ARG values (for FROM lines) and the stages with their resolved bases."""
+    budget = budget if budget is not None else ExpansionBudget()
     global_args: dict[str, str] = dict(_PLATFORM_ARGS)
     stages: list[Stage] = []
     current: list[Instruction] | None = None
@@ -91,22 +110,23 @@ def split_stages(df: Dockerfile) -> tuple[dict[str, str], tuple[Stage, ...]]:
             stages.append(Stage(len(stages), name, base, line, tuple(current or ()), parent))
 
     for ins in df.instructions:
-        if ins.keyword == "FROM":
-            close()
-            words = process_words(ins.args, global_args, df.escape)
-            base = words[0] if words else ""
-            name = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else None
-            parent = by_name.get(base.lower())
-            pending = (name, base, ins, parent)
-            if name:
-                by_name[name] = len(stages)
-            current = []
-        elif current is None:
-            if ins.keyword == "ARG":  # global scope: usable in FROM lines
-                for key, value in parse_arg_declarations(ins.args, global_args, df.escape):
-                    global_args[key] = value if value is not None else global_args.get(key, "")
-        else:
-            current.append(ins)
+        with _expanding(df, ins):
+            if ins.keyword == "FROM":
+                close()
+                words = process_words(ins.args, global_args, df.escape, budget)
+                base = words[0] if words else ""
+                name = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else None
+                parent = by_name.get(base.lower())
+                pending = (name, base, ins, parent)
+                if name:
+                    by_name[name] = len(stages)
+                current = []
+            elif current is None:
+                if ins.keyword == "ARG":  # global scope: usable in FROM lines
+                    for key, value in parse_arg_declarations(ins.args, global_args, df.escape, budget):
+                        global_args[key] = value if value is not None else global_args.get(key, "")
+            else:
+                current.append(ins)
     close()
     return global_args, tuple(stages)
 
@@ -122,65 +142,75 @@ def _command(ins: Instruction, df: Dockerfile, shell: tuple[str, ...]) -> tuple[
     return (*shell, ins.args.strip())
 
 
-def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], state: _StageState) -> None:
+def _run_stage(stage: Stage, df: Dockerfile, global_args: Mapping[str, str], state: _StageState,
+               budget: ExpansionBudget) -> None:
     """Apply one stage's instructions to ``state`` (already holding what it inherits)."""
     args: dict[str, str] = {}
+    scope = {k: v for k, (v, _) in state.env.items()}  # ARGs, with ENV winning; kept as they change
     for ins in stage.instructions:
-        scope = {**args, **{k: v for k, (v, _) in state.env.items()}}
-        kw = ins.keyword
-        if kw == "ARG":
-            for key, value in parse_arg_declarations(ins.args, scope, df.escape):
-                args[key] = value if value is not None else global_args.get(key, _PLATFORM_ARGS.get(key, ""))
-        elif kw == "ENV":
-            for key, value in parse_key_values(ins.args, scope, df.escape):
-                if key:
-                    state.env[key] = (value, _dprov(df, ins, f"ENV {key}"))
-        elif kw == "LABEL":
-            for key, value in parse_key_values(ins.args, scope, df.escape, legacy_ok=True):
-                if key:
-                    state.labels[key] = value
-        elif kw == "ENTRYPOINT":
-            state.entrypoint = (_command(ins, df, state.shell), _dprov(df, ins, "ENTRYPOINT"))
-            if state.cmd is not None and state.cmd[1].line is not None and state.cmd[1].line < ins.line:
-                # Docker: setting ENTRYPOINT resets a CMD inherited from an earlier stage/base.
-                if not any(i is not ins and i.keyword == "CMD" and i.line < ins.line for i in stage.instructions):
-                    state.cmd = None
-        elif kw == "CMD":
-            state.cmd = (_command(ins, df, state.shell), _dprov(df, ins, "CMD"))
-        elif kw == "SHELL":
-            form = ins.exec_form
-            if form:
-                state.shell = form
-        elif kw == "WORKDIR":
-            target = process_word(ins.args.strip(), scope, df.escape)
-            state.workdir = posixpath.normpath(posixpath.join(state.workdir, target)) if target else state.workdir
-        elif kw == "RUN":
-            from imagelint.static.run_installs import scan_run
+        with _expanding(df, ins):
+            _apply(ins, stage, df, global_args, state, args, scope, budget)
 
-            body = " ".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
-            for item in scan_run(process_word(body, scope, df.escape) if "$" in body else body):
-                state.installs.append((item, _dprov(df, ins, f"RUN {item.text}")))
-        elif kw in ("COPY", "ADD"):
-            if ins.heredocs:
-                continue  # inline content: no library file comes from outside
-            exec_form = ins.exec_form
-            items = list(exec_form) if exec_form is not None else process_words(ins.args, scope, df.escape)
-            if len(items) < 2:
-                continue
-            sources, dest = items[:-1], items[-1]
-            dest_abs = posixpath.join(state.workdir, dest)
-            into_dir = dest.endswith("/") or len(sources) > 1
-            for src in sources:
-                base = posixpath.basename(src.rstrip("/"))
-                final = posixpath.join(dest_abs, base) if into_dir else dest_abs
-                state.copies.append((src, posixpath.normpath(final), _dprov(df, ins, kw)))
+
+def _apply(ins: Instruction, stage: Stage, df: Dockerfile, global_args: Mapping[str, str], state: _StageState,
+           args: dict[str, str], scope: dict[str, str], budget: ExpansionBudget) -> None:
+    kw = ins.keyword
+    if kw == "ARG":
+        for key, value in parse_arg_declarations(ins.args, scope, df.escape, budget):
+            args[key] = value if value is not None else global_args.get(key, _PLATFORM_ARGS.get(key, ""))
+            if key not in state.env:
+                scope[key] = args[key]
+    elif kw == "ENV":
+        for key, value in parse_key_values(ins.args, scope, df.escape, budget=budget):
+            if key:
+                state.env[key] = (value, _dprov(df, ins, f"ENV {key}"))
+                scope[key] = value
+    elif kw == "LABEL":
+        for key, value in parse_key_values(ins.args, scope, df.escape, legacy_ok=True, budget=budget):
+            if key:
+                state.labels[key] = value
+    elif kw == "ENTRYPOINT":
+        state.entrypoint = (_command(ins, df, state.shell), _dprov(df, ins, "ENTRYPOINT"))
+        # Docker: setting ENTRYPOINT resets a CMD inherited from an earlier stage/base (a CMD of
+        # this stage comes after its FROM line).
+        if state.cmd is not None and state.cmd[1].line is not None and state.cmd[1].line < stage.from_line.line:
+            state.cmd = None
+    elif kw == "CMD":
+        state.cmd = (_command(ins, df, state.shell), _dprov(df, ins, "CMD"))
+    elif kw == "SHELL":
+        form = ins.exec_form
+        if form:
+            state.shell = form
+    elif kw == "WORKDIR":
+        target = process_word(ins.args.strip(), scope, df.escape, budget)
+        state.workdir = posixpath.normpath(posixpath.join(state.workdir, target)) if target else state.workdir
+    elif kw == "RUN":
+        from imagelint.static.run_installs import scan_run
+
+        body = " ".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
+        for item in scan_run(process_word(body, scope, df.escape, budget) if "$" in body else body):
+            state.installs.append((item, _dprov(df, ins, f"RUN {item.text}")))
+    elif kw in ("COPY", "ADD"):
+        if ins.heredocs:
+            return  # inline content: no library file comes from outside
+        exec_form = ins.exec_form
+        items = list(exec_form) if exec_form is not None else process_words(ins.args, scope, df.escape, budget)
+        if len(items) < 2:
+            return
+        sources, dest = items[:-1], items[-1]
+        dest_abs = posixpath.join(state.workdir, dest)
+        into_dir = dest.endswith("/") or len(sources) > 1
+        for src in sources:
+            base = posixpath.basename(src.rstrip("/"))
+            final = posixpath.join(dest_abs, base) if into_dir else dest_abs
+            state.copies.append((src, posixpath.normpath(final), _dprov(df, ins, kw)))
 
 
 _VAR_REF = lazy_pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _arch_lists(df: Dockerfile, global_args: Mapping[str, str], stages: tuple[Stage, ...]) -> tuple[
-        ArchListSetting, ...]:
+def _arch_lists(df: Dockerfile, global_args: Mapping[str, str], stages: tuple[Stage, ...],
+                budget: ExpansionBudget) -> tuple[ArchListSetting, ...]:
     """Arch lists anywhere in the file, every stage included: a builder stage compiles what the
     final one copies. ENV and ARG values that name one, and RUN lines (with the ARG/ENV values
     known at that point substituted, as the shell would) that set one or call nvcc."""
@@ -190,22 +220,38 @@ def _arch_lists(df: Dockerfile, global_args: Mapping[str, str], stages: tuple[St
     for stage in stages:
         scope: dict[str, str] = {}
         for ins in stage.instructions:
-            kw = ins.keyword
-            if kw == "ARG":
-                for key, value in parse_arg_declarations(ins.args, scope, df.escape):
-                    scope[key] = value if value is not None else global_args.get(key, "")
-                    if key in archlist.ENV_SETTINGS and scope[key]:
-                        out += archlist.settings_in_env([EnvSetting(key, scope[key], _dprov(df, ins, f"ARG {key}"))])
-            elif kw == "ENV":
-                for key, value in parse_key_values(ins.args, scope, df.escape):
-                    if key:
-                        scope[key] = value
-                        if key in archlist.ENV_SETTINGS:
-                            out += archlist.settings_in_env([EnvSetting(key, value, _dprov(df, ins, f"ENV {key}"))])
-            elif kw == "RUN":
-                text = _VAR_REF.sub(lambda m: scope.get(m.group(1) or m.group(2), m.group(0)), ins.args)
-                out += archlist.settings_in_text(text, _dprov(df, ins, "RUN"))
+            with _expanding(df, ins):
+                out += _arch_lists_of(ins, df, global_args, scope, budget)
     return archlist.unique_settings(out)
+
+
+def _arch_lists_of(ins: Instruction, df: Dockerfile, global_args: Mapping[str, str], scope: dict[str, str],
+                   budget: ExpansionBudget) -> list[ArchListSetting]:
+    from imagelint.facts import archlist
+
+    out: list[ArchListSetting] = []
+    kw = ins.keyword
+    if kw == "ARG":
+        for key, value in parse_arg_declarations(ins.args, scope, df.escape, budget):
+            scope[key] = value if value is not None else global_args.get(key, "")
+            if key in archlist.ENV_SETTINGS and scope[key]:
+                out += archlist.settings_in_env([EnvSetting(key, scope[key], _dprov(df, ins, f"ARG {key}"))])
+    elif kw == "ENV":
+        for key, value in parse_key_values(ins.args, scope, df.escape, budget=budget):
+            if key:
+                scope[key] = value
+                if key in archlist.ENV_SETTINGS:
+                    out += archlist.settings_in_env([EnvSetting(key, value, _dprov(df, ins, f"ENV {key}"))])
+    elif kw == "RUN":
+        def value_of(m: re.Match[str]) -> str:
+            value = scope.get(m.group(1) or m.group(2))
+            if value is None:
+                return m.group(0)
+            budget.charge(len(value))
+            return value
+
+        out += archlist.settings_in_text(_VAR_REF.sub(value_of, ins.args), _dprov(df, ins, "RUN"))
+    return out
 
 
 def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any, arch: str = "amd64") -> tuple[
@@ -286,7 +332,8 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     """The facts of the image the Dockerfile's final stage builds."""
     from imagelint.static import driverlibs
 
-    global_args, stages = split_stages(df)
+    budget = ExpansionBudget()
+    global_args, stages = split_stages(df, budget)
     notes = list(df.warnings)
     if not stages:
         return ImageFacts(subject=df.path, kind="dockerfile", complete=False,
@@ -306,7 +353,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
     notes.extend(base_notes)
     state = _StageState(env=dict(implied_env))
     for st in chain:
-        _run_stage(st, df, global_args, state)
+        _run_stage(st, df, global_args, state, budget)
     build = _build_facts(df, stages, chain, state)
 
     env = tuple(EnvSetting(k, v, p) for k, (v, p) in state.env.items())
@@ -387,7 +434,7 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         base=base,
         complete=False,
         warnings=tuple(notes),
-        arch_lists=_arch_lists(df, global_args, stages),
+        arch_lists=_arch_lists(df, global_args, stages, budget),
         build=build,
     )
 

@@ -39,7 +39,7 @@ from imagelint.facts.model import (
 from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.podspecs import PodSpecAt, find_pod_specs, privileged_by
-from imagelint.static.yamlsafe import LineDict, LineList, load_documents
+from imagelint.static.yamlsafe import LineDict, LineList, iter_documents
 
 IGNORE_ANNOTATION = "imagelint.io/ignore"
 IGNORE_LABEL = "io.imagelint.ignore"  # what the engine reads for in-image suppressions
@@ -308,7 +308,7 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
     managed_dra: list[str] = []
     classic: list[str] = []
     objects = 0
-    for doc in load_documents(text, source):
+    for doc in iter_documents(text, source):
         if not isinstance(doc, dict) or not doc.get("kind"):
             continue
         objects += 1

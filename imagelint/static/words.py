@@ -7,6 +7,11 @@ escape ``"``/``$``/escape, the escape character (``\\`` or a backtick set by the
 ``${VAR:-word}``, ``${VAR-word}``, ``${VAR:+word}``, ``${VAR+word}``,
 ``${VAR:?msg}`` expand against the variables in scope. An unset variable
 expands to the empty string, as BuildKit does when no ``--build-arg`` is given.
+
+Expansion is bounded where BuildKit's is not: values that repeat each other
+(``ARG A2=${A1}${A1}``, doubled forty times) would grow past any memory, so one word
+may expand to at most ``MAX_WORD_CHARS`` characters and a whole file's expansions (an
+``ExpansionBudget``) to ``MAX_EXPANDED_CHARS``; past either, ``ExpansionLimit``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,42 @@ from typing import Mapping
 _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _MAX_DEPTH = 16  # nested ${a:-${b:-...}} beyond this is refused (kept literal)
+MAX_WORD_CHARS = 1 << 20
+MAX_EXPANDED_CHARS = 64 << 20
+
+
+class ExpansionLimit(ValueError):
+    """Variable expansion went past its bound; the message says which."""
+
+
+class ExpansionBudget:
+    """What variable expansion may still produce for one file, in characters of substituted values."""
+
+    def __init__(self, total: int = MAX_EXPANDED_CHARS) -> None:
+        self.total = total
+        self.left = total
+
+    def charge(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise ExpansionLimit(f"variable expansion in this file produces more than {self.total} characters "
+                                 "(ARG/ENV values that repeat each other); refusing to expand")
+
+
+class _Meter:
+    """One word's substituted characters, and the file's budget they are also charged to."""
+
+    def __init__(self, budget: ExpansionBudget | None) -> None:
+        self.budget = budget if budget is not None else ExpansionBudget()
+        self.word_left = MAX_WORD_CHARS
+
+    def value(self, text: str) -> str:
+        self.word_left -= len(text)
+        if self.word_left < 0:
+            raise ExpansionLimit(f"a word expands to more than {MAX_WORD_CHARS} characters "
+                                 "(ARG/ENV values that repeat each other); refusing to expand")
+        self.budget.charge(len(text))
+        return text
 
 
 def split_raw(text: str, escape: str = "\\") -> list[str]:
@@ -50,9 +91,10 @@ def split_raw(text: str, escape: str = "\\") -> list[str]:
 
 
 class _Lexer:
-    def __init__(self, text: str, env: Mapping[str, str], escape: str, depth: int = 0) -> None:
+    def __init__(self, text: str, env: Mapping[str, str], escape: str, meter: _Meter, depth: int = 0) -> None:
         self.text = text
         self.env = env
+        self.meter = meter
         self.escape = escape
         self.depth = depth
         self.pos = 0
@@ -128,7 +170,7 @@ class _Lexer:
         name = self._name()
         if not name:
             return "$"
-        return self.env.get(name, "")
+        return self.meter.value(self.env.get(name, ""))
 
     def _braced(self) -> str:
         name = self._name()
@@ -150,35 +192,38 @@ class _Lexer:
             if self.depth >= _MAX_DEPTH:
                 word = ""
             else:
-                sub = _Lexer(self.text, self.env, self.escape, self.depth + 1)
+                sub = _Lexer(self.text, self.env, self.escape, self.meter, self.depth + 1)
                 sub.pos = self.pos
                 word = sub.word(stop="}")
                 self.pos = sub.pos
         if self.peek() == "}":
             self.pos += 1
         value = self.env.get(name)
+        # ``word`` was charged as it was expanded; a value is charged as it is used.
         if op == ":-":
-            return value if value else word
+            return self.meter.value(value) if value else word
         if op == "-":
-            return value if value is not None else word
+            return self.meter.value(value) if value is not None else word
         if op == ":+":
             return word if value else ""
         if op == "+":
             return word if value is not None else ""
-        return value or ""
+        return self.meter.value(value or "")
 
 
-def process_word(word: str, env: Mapping[str, str], escape: str = "\\") -> str:
+def process_word(word: str, env: Mapping[str, str], escape: str = "\\", budget: ExpansionBudget | None = None) -> str:
     """Remove quotes and expand variables in one word (or a whole legacy ENV value)."""
-    return _Lexer(word, env, escape).word()
+    return _Lexer(word, env, escape, _Meter(budget)).word()
 
 
-def process_words(text: str, env: Mapping[str, str], escape: str = "\\") -> list[str]:
+def process_words(text: str, env: Mapping[str, str], escape: str = "\\",
+                  budget: ExpansionBudget | None = None) -> list[str]:
     """Split ``text`` into words, then process each (quotes removed, variables expanded)."""
-    return [process_word(w, env, escape) for w in split_raw(text, escape)]
+    return [process_word(w, env, escape, budget) for w in split_raw(text, escape)]
 
 
-def parse_key_values(text: str, env: Mapping[str, str], escape: str = "\\", legacy_ok: bool = True) -> list[tuple[str, str]]:
+def parse_key_values(text: str, env: Mapping[str, str], escape: str = "\\", legacy_ok: bool = True,
+                     budget: ExpansionBudget | None = None) -> list[tuple[str, str]]:
     """``ENV``/``LABEL``/``ARG`` arguments: ``k=v k2="v 2"`` or the legacy ``ENV key value...``.
 
     Each value is expanded against ``env`` *as it was before this instruction*
@@ -190,21 +235,22 @@ def parse_key_values(text: str, env: Mapping[str, str], escape: str = "\\", lega
     if "=" not in raw[0] and legacy_ok:
         key = raw[0]
         rest = text.strip()[len(key):].strip()
-        return [(key, process_word(rest, env, escape))]
+        return [(key, process_word(rest, env, escape, budget))]
     out = []
     for item in raw:
         key, sep, value = item.partition("=")
         if not sep:
-            out.append((process_word(key, env, escape), ""))
+            out.append((process_word(key, env, escape, budget), ""))
             continue
-        out.append((process_word(key, env, escape), process_word(value, env, escape)))
+        out.append((process_word(key, env, escape, budget), process_word(value, env, escape, budget)))
     return out
 
 
-def parse_arg_declarations(text: str, env: Mapping[str, str], escape: str = "\\") -> list[tuple[str, str | None]]:
+def parse_arg_declarations(text: str, env: Mapping[str, str], escape: str = "\\",
+                           budget: ExpansionBudget | None = None) -> list[tuple[str, str | None]]:
     """``ARG a b=1 c="x y"`` → ``[("a", None), ("b", "1"), ("c", "x y")]``."""
     out: list[tuple[str, str | None]] = []
     for item in split_raw(text, escape):
         key, sep, value = item.partition("=")
-        out.append((key, process_word(value, env, escape) if sep else None))
+        out.append((key, process_word(value, env, escape, budget) if sep else None))
     return out

@@ -6,6 +6,13 @@ consumer walks them. The composer here counts aliases and nodes per document and
 refuses past fixed limits, and a document larger than ``MAX_DOCUMENT_BYTES`` is
 refused before parsing. Mappings and sequences come back as ``LineDict`` /
 ``LineList`` that remember the 1-based line of each key or item.
+
+libyaml (PyYAML's C loader) parses and composes when PyYAML has it (``yaml.__with_libyaml__``)
+and the bounds can be known to hold without the counting composer: every document nests less
+than ``_C_SAFE_DEPTH`` deep and is short enough that it cannot hold ``MAX_NODES`` nodes, and the
+text holds no anchor (else libyaml's event stream is counted first). Both loaders build the same
+``LineDict``/``LineList`` with the same lines and raise the same errors; documents are yielded one
+at a time (``iter_documents``), so memory is one document's, not the file's.
 """
 
 from __future__ import annotations
@@ -75,18 +82,29 @@ class _BoundedLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _construct(loader: Any, node: yaml.Node) -> Any:
+    """``construct_object(node, deep=True)``; a string scalar (most of a manifest) is its value
+    as that would make it, without the per-node bookkeeping only collections need."""
+    if node.__class__ is yaml.ScalarNode and node.tag == _STR_TAG:
+        return node.value
+    return loader.construct_object(node, deep=True)
+
+
 def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterator[LineDict]:
     data = LineDict()
     data.line = node.start_mark.line + 1
     yield data
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+        key = _construct(loader, key_node)
         try:
             hash(key)
         except TypeError:
             raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1)
-        data[key] = loader.construct_object(value_node, deep=True)
+        data[key] = _construct(loader, value_node)
         data.key_lines[key] = key_node.start_mark.line + 1
 
 
@@ -95,7 +113,7 @@ def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iter
     data.line = node.start_mark.line + 1
     yield data
     for item in node.value:
-        data.append(loader.construct_object(item, deep=True))
+        data.append(_construct(loader, item))
         data.item_lines.append(item.start_mark.line + 1)
 
 
@@ -151,34 +169,57 @@ _C_SAFE_DEPTH = 1000
 _INDENT = lazy_pattern(r"(?m)^[ \t-]+")
 
 
-def _shallow(text: str) -> bool:
-    if text.count("[") + text.count("{") >= _C_SAFE_DEPTH:
-        return False
+# A document marker at the start of a line ends any document (a block scalar too; inside a
+# quoted scalar it is an error), so the text between two is at most one document.
+_DOCUMENT_MARKER = lazy_pattern(r"(?m)^(?:---|\.\.\.)(?=[ \t\r\n]|$)")
+# A node takes at least half a character of text (``{a,b}``: five nodes in five characters;
+# ``[?,?]``: seven in five), so a document this short cannot hold more than MAX_NODES.
+_SHORT_DOCUMENT = MAX_NODES // 2
+
+
+def _document_spans(text: str) -> list[tuple[int, int]]:
+    starts = [0, *(m.start() for m in _DOCUMENT_MARKER.finditer(text)), len(text)]
+    return list(zip(starts, starts[1:]))
+
+
+def _shallow(text: str, spans: list[tuple[int, int]]) -> bool:
+    """No document can nest _C_SAFE_DEPTH deep: fewer flow brackets than that in each (a bound,
+    whatever is quoted), and no line indented that far."""
+    for start, end in spans:
+        if text.count("[", start, end) + text.count("{", start, end) >= _C_SAFE_DEPTH:
+            return False
     return max((len(m.group(0)) for m in _INDENT.finditer(text)), default=0) < _C_SAFE_DEPTH
 
 
-def _loader_for(text: str, path: str) -> Any:
-    if _FastLoader is not None and _shallow(text):
+def _loader_for(text: str, path: str, use_libyaml: bool = True) -> Any:
+    spans = _document_spans(text)
+    if use_libyaml and _FastLoader is not None and _shallow(text, spans):
         yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
-        if (len(text) <= 2 * MAX_NODES and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):
+        short = all(end - start <= _SHORT_DOCUMENT for start, end in spans)
+        if (short and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):
             return _FastLoader(text, path)
     return _BoundedLoader(text, path)
 
 
-def load_documents(text: str, path: str) -> list[Any]:
+def load_documents(text: str, path: str, use_libyaml: bool = True) -> list[Any]:
     """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line."""
+    return list(iter_documents(text, path, use_libyaml))
+
+
+def iter_documents(text: str, path: str, use_libyaml: bool = True) -> Iterator[Any]:
+    """The documents of a YAML stream one at a time, as ``load_documents`` (``use_libyaml=False``:
+    the pure-Python loader whatever PyYAML was built with)."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ConfigError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes; not read as YAML", path)
     try:
-        loader = _loader_for(text, path)  # the reader refuses control characters up front
+        loader = _loader_for(text, path, use_libyaml)  # the reader refuses control characters up front
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
         char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
         raise ConfigError(f"invalid YAML: control character {char} is not allowed", path, line) from None
-    docs: list[Any] = []
     try:
         while loader.check_data():
-            docs.append(loader.get_data())
+            yield loader.get_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -189,4 +230,3 @@ def load_documents(text: str, path: str) -> list[Any]:
         raise ConfigError("YAML nested too deeply", path) from None
     finally:
         loader.dispose()
-    return docs

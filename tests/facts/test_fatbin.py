@@ -166,6 +166,8 @@ _FRAGMENTS = [
     b"\x50\xed\x55\xba",
     b"\x50\xed\x55\xba\x01\x00\x10\x00",
     b"\x50",
+    struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 200) * 3,  # headers whose entry is the next header
+    container(entry(arch=80)) * 3,
 ]
 
 

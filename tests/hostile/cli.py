@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from imagelint.errors import EXIT_UNREADABLE, EXIT_USAGE
 
 MiB = 1 << 20
+_TREE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ def run_command(command: list[str], env: dict[str, str] | None = None, cwd: str 
                 rlimit_as: int | None = None, timeout: float = 120.0, stdin: bytes | None = None) -> CliRun:
     args = tuple(command[1:])
     full_env = dict(os.environ)
+    # The tree under test, not whichever checkout the console script was installed from.
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [_TREE, os.environ.get("PYTHONPATH", "")]))
     full_env.update(env or {})
     full_env.setdefault("NO_COLOR", "1")
     full_env.pop("GITHUB_ACTIONS", None)

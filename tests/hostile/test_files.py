@@ -173,3 +173,48 @@ def test_bad_flags_exit_2_in_one_line(args, fragment, tmp_path):
     assert run.returncode in (2, 3), run.stderr  # a missing layout path is "unreadable" (3)
     line = run.error_line()
     assert fragment in line, line
+
+
+def _doubling_dockerfile(doublings: int, then: str = "") -> str:
+    lines = ["FROM nvidia/cuda:12.4.1-base-ubuntu22.04", "ARG A0=xxxxxxxxxxxxxxxx"]
+    lines += [f"ARG A{i}=${{A{i - 1}}}${{A{i - 1}}}" for i in range(1, doublings + 1)]
+    return "\n".join(lines) + "\n" + then
+
+
+def test_args_that_double_each_other_are_refused_at_their_line_in_bounded_memory(tmp_path):
+    # < 1 KB: 16 characters doubled 39 times would be 8 TiB; one word may expand to 1 MiB.
+    text = _doubling_dockerfile(39, "ENV X=$A39\n")
+    assert len(text) < 1024
+    (tmp_path / "Dockerfile").write_text(text)
+    run = run_cli("lint", "Dockerfile", cwd=tmp_path, timeout=60, rlimit_as=768 << 20)
+    line = assert_usage(run, "Dockerfile:", "expands to more than 1048576 characters")
+    assert line.startswith("imagelint: error: Dockerfile:19:"), line  # A17: 16 * 2**17 = 2 MiB
+
+
+def test_many_large_expansions_under_the_word_limit_are_bounded_by_the_file_budget(tmp_path):
+    # Each word stays under the word limit (512 KiB), but 300 of them would be 150 MiB.
+    text = _doubling_dockerfile(15, "".join(f"ENV B{i}=$A15\n" for i in range(300)))
+    (tmp_path / "Dockerfile").write_text(text)
+    run = run_cli("lint", "Dockerfile", cwd=tmp_path, timeout=60, rlimit_as=768 << 20)
+    assert_usage(run, "Dockerfile:", "variable expansion in this file produces more than 67108864 characters")
+
+
+def test_expansion_work_is_counted_against_one_budget_per_file():
+    """The bound is on characters produced, counted: the refusal comes within one word of it."""
+    from imagelint.static.dockerfile import parse_dockerfile
+    from imagelint.static.words import MAX_WORD_CHARS, ExpansionBudget, ExpansionLimit, process_word
+
+    budget = ExpansionBudget(10 * MAX_WORD_CHARS)
+    env = {"A": "x" * (MAX_WORD_CHARS // 2)}
+    with pytest.raises(ExpansionLimit):
+        for _ in range(100):
+            process_word("$A", env, budget=budget)
+    assert -MAX_WORD_CHARS <= budget.left < 0
+    with pytest.raises(ExpansionLimit):
+        process_word("${A}${A:-y}$A", env, budget=ExpansionBudget())
+    # An ordinary file spends what its values hold, once per use, and is linted as before.
+    df = parse_dockerfile(_doubling_dockerfile(3, "ENV X=$A3\n"))
+    from imagelint.static.dockerfile_facts import dockerfile_facts
+
+    facts = dockerfile_facts(df)
+    assert any(e.name == "X" and e.value == "x" * 128 for e in facts.env), facts.env

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.hostile.cli import run_cli
+from tests.hostile.cli import assert_exit, run_cli
 from tests.support.hostile_images import image_of, publish, tar_layer
 from tests.support.imagebuilder import File
 
@@ -208,3 +208,60 @@ def test_doctor_text_escapes_what_pods_and_events_say(tmp_path):
             _no_command_lines(text)
     finally:
         kube.stop()
+
+
+# Lone surrogates: legal JSON string escapes (an image config is JSON) that no UTF-8 writer can encode.
+SURROGATES = "a\udc80b\ud800"
+
+
+@pytest.fixture(scope="module")
+def surrogate_image_ref(tmp_path_factory) -> str:
+    env = [f"CUDA_VERSION=12.4.1", "NVIDIA_REQUIRE_CUDA=cuda>=12.4", f"CUDA_VISIBLE_DEVICES=3{SURROGATES}",
+           f"APP{SURROGATES}=v{SURROGATES}"]
+    layer = tar_layer([File("app/run\udc80.sh", b"#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=2\n"),
+                       File("usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", b"\x7fELF" + bytes(64))])
+    built = image_of([layer], config_patch={"config": {"Env": env, "Entrypoint": ["/app/run\udc80.sh"],
+                                                       "Labels": {f"note{SURROGATES}": SURROGATES}}})
+    return publish(built, tmp_path_factory.mktemp("surrogates"))["oci-dir"]
+
+
+def test_every_report_writer_encodes_lone_surrogates(surrogate_image_ref, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-base-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=3\n")
+    files = {"text": "r.txt", "json": "r.json", "sarif": "r.sarif", "github": "r.gh", "junit": "r.xml"}
+    formats = [arg for fmt, name in files.items() for arg in ("--format", f"{fmt}={name}")]
+    run = run_cli("check", surrogate_image_ref, "--driver", "535.104.05", "--gpu", "H100", "--no-cache",
+                  "--dockerfile", "Dockerfile", *formats, env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")},
+                  cwd=tmp_path, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.output and "error:" not in run.stderr, run.stderr
+    for fmt, name in files.items():
+        text = (tmp_path / name).read_bytes().decode("utf-8")  # strict: every writer wrote valid UTF-8
+        assert "\\udc80" in text, (fmt, text[:300])  # what was given, escaped, not dropped
+    json.loads((tmp_path / "r.json").read_text())
+    json.loads((tmp_path / "r.sarif").read_text())
+    xml.parsers.expat.ParserCreate().Parse((tmp_path / "r.xml").read_bytes(), True)
+    (tmp_path / "summary.md").read_bytes().decode("utf-8")
+    for fmt in files:  # and on stdout
+        sarif_only = ("--dockerfile", "Dockerfile") if fmt == "sarif" else ()
+        shown = run_cli("check", surrogate_image_ref, "--driver", "535.104.05", "--gpu", "H100", "--no-cache",
+                        *sarif_only, "--format", fmt, cwd=tmp_path, timeout=60)
+        assert shown.returncode == 1 and "Traceback" not in shown.output, (fmt, shown.stderr)
+    for args in (("inspect",), ("inspect", "--format", "json")):
+        shown = run_cli(*args, surrogate_image_ref, "--no-cache", timeout=60)
+        assert shown.returncode == 0 and "Traceback" not in shown.output, (args, shown.stderr)
+        assert "\\udc80" in shown.stdout, args
+
+
+def test_a_report_path_that_is_a_fifo_or_device_is_refused_at_once(surrogate_image_ref, tmp_path):
+    import os
+
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    for target in (str(fifo), "/dev/zero"):
+        run = run_cli("check", surrogate_image_ref, "--driver", "535.104.05", "--no-cache", "--deadline", "60",
+                      "--format", f"json={target}", cwd=tmp_path, timeout=30)
+        assert_exit(run, 4, f"cannot write {target}: not a regular file")
+    # The standard streams by name are what a user asks for on purpose.
+    run = run_cli("check", surrogate_image_ref, "--driver", "535.104.05", "--no-cache", "--format", "json=/dev/stdout",
+                  cwd=tmp_path, timeout=60)
+    assert run.returncode == 1 and json.loads(run.stdout)["results"], run.stderr

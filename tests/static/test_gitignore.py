@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+
+import pytest
 from pathlib import Path
 
 from imagelint.static.gitignore import not_ignored
@@ -51,3 +53,112 @@ def test_lint_dir_leaves_out_what_git_ignores(tmp_path: Path, monkeypatch) -> No
     linted = {r["image"]["ref"] for r in json.loads(proc.stdout)["results"]}
     assert any(name.endswith("Dockerfile") and "generated" not in name for name in linted), linted
     assert not any("generated" in name for name in linted), linted
+
+
+# --- The same answers as git, without running git in the linted tree -------------------------
+
+ROOT_IGNORE = """\
+# a comment
+*.gen.yaml
+!keep.gen.yaml
+build/
+!build/back.yaml
+/rootonly.yaml
+docs/**/skip.yaml
+**/deep/x.yaml
+logs/**
+a?c.yaml
+[ab]x.yaml
+[!c]y.yaml
+[[:digit:]]*.yaml
+\\#hash.yaml
+\\!bang.yaml
+trailing.yaml   
+escaped.yaml\\ 
+sub/nested.yaml
+foo/*/bar.yaml
+**/cache/
+*.YAML
+"""
+NESTED_IGNORE = "*.yaml\n!app.yaml\n/local.yaml\n"
+PATHS = [
+    "Dockerfile", "x.gen.yaml", "k/x.gen.yaml", "keep.gen.yaml", "k/keep.gen.yaml", "build/Dockerfile",
+    "build/back.yaml", "k/build/a.yaml", "rootonly.yaml", "k/rootonly.yaml", "docs/skip.yaml", "docs/a/b/skip.yaml",
+    "skip.yaml", "deep/x.yaml", "q/deep/x.yaml", "q/deep/y.yaml", "logs/a.yaml", "logs/a/b.yaml", "abc.yaml",
+    "ac.yaml", "a/c.yaml", "ax.yaml", "bx.yaml", "cx.yaml", "cy.yaml", "dy.yaml", "1a.yaml", "z1.yaml",
+    "#hash.yaml", "!bang.yaml", "bang.yaml", "trailing.yaml", "escaped.yaml ", "escaped.yaml", "sub/nested.yaml",
+    "q/sub/nested.yaml", "foo/x/bar.yaml", "foo/x/y/bar.yaml", "a/cache/p.yaml", "cache", "UP.YAML", "up.yaml",
+    "k8s/app.yaml", "k8s/other.yaml", "k8s/local.yaml", "k8s/z/local.yaml", "k8s/z/app.yaml", "k8s/Dockerfile",
+    "excluded.yaml", "q/excluded.yaml", "global.yaml", "q/global.yaml", "tracked/t.gen.yaml",
+]
+
+
+def _git_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    xdg = tmp_path / "xdg"
+    return {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(xdg), "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": str(xdg / "git" / "config")}
+
+
+def _git_ignored(repo: Path, paths: list[str], env: dict[str, str]) -> set[str]:
+    proc = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo, input="\0".join(paths) + "\0",
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    return {p for p in proc.stdout.split("\0") if p}
+
+
+def _build(repo: Path, files: dict[str, str], paths: list[str]) -> None:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    for name in paths:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x\n")
+
+
+@pytest.mark.parametrize("index_version", [2, 3, 4])
+def test_the_ignored_set_is_gits_own(tmp_path: Path, monkeypatch, index_version: int) -> None:
+    """Every rule of gitignore(5) on one tree: what we leave out is what `git check-ignore` names,
+    tracked (force-added) files included, for each index format."""
+    env = _git_env(tmp_path)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+    (tmp_path / "xdg" / "git").mkdir(parents=True)
+    (tmp_path / "xdg" / "git" / "ignore").write_text("global.yaml\n")
+    _build(repo, {".gitignore": ROOT_IGNORE, "k8s/.gitignore": NESTED_IGNORE, ".git/info/exclude": "excluded.yaml\n"},
+           PATHS)
+    subprocess.run(["git", "add", "-f", "tracked/t.gen.yaml", "Dockerfile"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "update-index", "--index-version", str(index_version)], cwd=repo, check=True, env=env)
+    expected = _git_ignored(repo, PATHS, env)
+    assert {"x.gen.yaml", "build/back.yaml", "k8s/other.yaml", "global.yaml", "excluded.yaml"} <= expected
+    monkeypatch.setenv("XDG_CONFIG_HOME", env["XDG_CONFIG_HOME"])
+    monkeypatch.chdir(repo)
+    kept = not_ignored(".", PATHS)
+    assert set(PATHS) - set(kept) == expected
+
+
+def test_random_patterns_agree_with_git(tmp_path: Path, monkeypatch) -> None:
+    """Seeded random patterns (wildcards, anchors, negations, directory-only) against git."""
+    import random
+
+    rng = random.Random(30)
+    names = ["a", "b", "ab", "x.yaml", "y.yml", "Dockerfile", "d"]
+    atoms = ["a", "b", "*", "?", "**", "[ab]", "[!a]", "x.yaml", "*.yaml", "d", "*b"]
+    env = _git_env(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", env["XDG_CONFIG_HOME"])
+    for round_ in range(60):
+        repo = tmp_path / f"r{round_}"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+        paths = sorted({"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(80)})
+        # files, not directories (a/ holds a .gitignore)
+        paths = [p for p in paths if p != "a" and not any(q.startswith(p + "/") for q in paths)]
+        lines = []
+        for _ in range(rng.randint(1, 8)):
+            body = "/".join(rng.choice(atoms) for _ in range(rng.randint(1, 3)))
+            lines.append(rng.choice(["", "", "!"]) + rng.choice(["", "/"]) + body + rng.choice(["", "", "/"]))
+        nested = [rng.choice(atoms) + rng.choice(["", "/"]) for _ in range(rng.randint(0, 3))]
+        _build(repo, {".gitignore": "\n".join(lines) + "\n", "a/.gitignore": "\n".join(nested) + "\n"}, paths)
+        expected = _git_ignored(repo, paths, env)
+        monkeypatch.chdir(repo)
+        assert set(paths) - set(not_ignored(".", paths)) == expected, (lines, nested)

@@ -1,0 +1,77 @@
+"""Writing a rendered report to the file a user named.
+
+Two promises, for every format: the write never fails on what the text holds (an image's label
+can carry a lone surrogate, a legal JSON escape, that UTF-8 cannot encode: it is written as the
+``\\udc80`` escape, which is also the JSON spelling of the same character), and a path that is
+not a regular file is refused before the run starts and again when written (exit 4): a FIFO
+would block the write until its deadline, a device would take the report somewhere else.
+The standard streams by name (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``) and
+``/dev/null`` are what a user asks for on purpose and are written as given.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from imagelint.errors import OutputError
+from imagelint.lazyre import lazy_pattern
+
+_STREAM_PATHS = lazy_pattern(r"/dev/(?:stdout|stderr|null|fd/\d+)|/proc/self/fd/\d+")
+
+
+def encoded(text: str) -> bytes:
+    """``text`` as UTF-8, any character UTF-8 cannot hold written as its backslash escape."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def check_report_path(path: str) -> None:
+    """Refuse (``OutputError``) a report path that exists and is not a regular file or a stream."""
+    if _STREAM_PATHS.fullmatch(path):
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # absent (it is created) or unreachable (the write says why)
+    if not stat.S_ISREG(mode):
+        raise OutputError(f"cannot write {path}: " + _kind(mode))
+
+
+def write_report(path: str, text: str, append: bool = False) -> None:
+    """Write (or append) ``text`` to ``path``; ``OutputError`` with one line when it cannot be."""
+    check_report_path(path)
+    stream = _STREAM_PATHS.fullmatch(path) is not None
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC) | getattr(os, "O_CLOEXEC", 0)
+    if not stream:
+        flags |= getattr(os, "O_NONBLOCK", 0)  # a FIFO put there since the check: ENXIO, not a wait
+    try:
+        if not stream:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stream and not stat.S_ISREG(mode):
+            raise OutputError(f"cannot write {path}: " + _kind(mode))
+        data = memoryview(encoded(text))
+        while data:
+            written = os.write(fd, data)
+            data = data[written:]
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    return "not a regular file (a FIFO, socket or device); reports are written to regular files only"
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENXIO:
+        return _kind(stat.S_IFIFO)
+    return exc.strerror or str(exc)

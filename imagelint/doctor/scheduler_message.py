@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_AVAILABLE = re.compile(r"\d+/(\d+) nodes are available: (.*)", re.S)
-_REASON = re.compile(r"(\d+) (.+?)(?=, \d+ |$)", re.S)
-_INSUFFICIENT = re.compile(r"Insufficient ([A-Za-z0-9./_-]+)")
-_OLD_TAINT = re.compile(r"had untolerated taint \{([^:}]+): ?([^}]*)\}")
+from imagelint.lazyre import lazy_pattern
+
+_AVAILABLE = lazy_pattern(r"\d+/(\d+) nodes are available: (.*)", re.S)
+_REASON = lazy_pattern(r"(\d+) (.+?)(?=, \d+ |$)", re.S)
+_INSUFFICIENT = lazy_pattern(r"Insufficient ([A-Za-z0-9./_-]+)")
+_OLD_TAINT = lazy_pattern(r"had untolerated taint \{([^:}]+): ?([^}]*)\}")
 
 
 @dataclass(frozen=True)

@@ -100,10 +100,8 @@ def test_the_rule_list_shows_the_real_default_severity() -> None:
 def test_lint_says_a_pool_finding_once_per_run(tmp_path) -> None:
     from typer.testing import CliRunner
 
-    import imagelint.cli
     from imagelint.cli import app
 
-    imagelint.cli._register()
     for n in range(3):
         (tmp_path / f"Dockerfile.{n}").write_text("FROM ubuntu:24.04\n")
     result = CliRunner().invoke(app, ["lint", *(str(tmp_path / f"Dockerfile.{n}") for n in range(3)),

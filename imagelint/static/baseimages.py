@@ -32,6 +32,8 @@ NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 # Registries NVIDIA publishes its framework / SDK images on (DeepStream moved to ghcr.io with 9.2).
 NVIDIA_IMAGE_HOMES = ("nvcr.io/nvidia/", "ghcr.io/nvidia/")
 _CUDA_TAG_RE = lazy_pattern(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+# NGC's monthly releases are tagged YY.MM (23.10-py3, 24.05-trtllm-python-py3, 25.01).
+_NGC_RELEASE_TAG_RE = lazy_pattern(r"^\d{2}\.\d{2}(?:-|$)")
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,11 @@ def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     if matrix is not None:
         return _from_tag_conventions(repository, tag, matrix)
     return None
+
+
+def is_ngc_release_tag(repository: str, tag: str) -> bool:
+    """An NVIDIA-hosted image tagged as an NGC monthly release (``nvcr.io/nvidia/pytorch:24.05-py3``)."""
+    return repository.startswith(NVIDIA_IMAGE_HOMES) and bool(_NGC_RELEASE_TAG_RE.match(tag or ""))
 
 
 def _platforms_row(repository: str, matrix: Any) -> Any:

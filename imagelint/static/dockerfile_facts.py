@@ -258,7 +258,7 @@ def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any,
     list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
 ]:
     """CUDA evidence and env the base image implies, from the matrix (``imagelint.static.baseimages``)."""
-    from imagelint.static.baseimages import image_cuda, parse_image
+    from imagelint.static.baseimages import image_cuda, is_ngc_release_tag, parse_image
 
     evidence: list[CudaVersionEvidence] = []
     env: dict[str, tuple[str, Provenance]] = {}
@@ -269,6 +269,10 @@ def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any,
     tag = parsed[1]
     found = image_cuda(base, matrix)
     if found is None:
+        if is_ngc_release_tag(parsed[0], tag):
+            version = getattr(matrix, "version", "in use")
+            notes.append(f"{df.path}:{from_ins.line}: {base} is an NGC release the matrix {version} does not know: "
+                         "its CUDA is not checked here (imagelint check on the built image reads it)")
         return evidence, env, notes
     # A CUDA read from an uncertain matrix row says so wherever the evidence is shown.
     doubt = f" ({found.basis}, uncertain matrix row)" if found.uncertain else ""

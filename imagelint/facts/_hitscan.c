@@ -12,6 +12,13 @@
  *   keywords  a tuple of 1 to 64 non-empty ASCII str
  *   index     the line's number counted from 0 (the "\n"s before it); start, end: where the
  *             line starts in text and where it ends (its "\n", or the end of text), once per line
+ *
+ * find(data, needle, start, anchor) -> the first index >= start where needle is in data, or -1
+ *   data      a bytes-like object (the fatbin search's chunks of shared libraries)
+ *   needle    non-empty bytes; anchor: the index in needle of its least common byte in data, which
+ *             memchr looks for, so the search runs at memchr's speed and stops only where that byte
+ *             is (bytes.find's skip table is defeated by the "\0"s of a needle in binary data).
+ *   The result is bytes.find's (fatbin.py's fallback); tests/facts/test_fatbin.py compares them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -138,8 +145,40 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     return out;
 }
 
+static PyObject *find(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data, needle;
+    Py_ssize_t start, anchor;
+    if (!PyArg_ParseTuple(args, "y*y*nn", &data, &needle, &start, &anchor)) return NULL;
+    const unsigned char *s = data.buf, *t = needle.buf;
+    Py_ssize_t n = data.len, m = needle.len, found = -1;
+    if (m < 1 || anchor < 0 || anchor >= m) {
+        PyBuffer_Release(&data);
+        PyBuffer_Release(&needle);
+        PyErr_SetString(PyExc_ValueError, "a non-empty needle and an anchor inside it");
+        return NULL;
+    }
+    if (start < 0) start = 0;
+    /* The anchor of a match at i is at i + anchor: look for it from start + anchor up to the last
+     * place a whole needle still fits. */
+    Py_ssize_t i = start + anchor, last = n - m + anchor;
+    while (i <= last) {
+        const unsigned char *at = memchr(s + i, t[anchor], (size_t)(last - i + 1));
+        if (at == NULL) break;
+        i = at - s;
+        if (memcmp(s + i - anchor, t, (size_t)m) == 0) {
+            found = i - anchor;
+            break;
+        }
+        i++;
+    }
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&needle);
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
     {"lines", lines, METH_VARARGS, "The lines of a text that hold one of the keywords: [index, start, end, ...]."},
+    {"find", find, METH_VARARGS, "data.find(needle, start), memchr on needle[anchor]: the index or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -57,6 +57,21 @@ CONTAINER_HEADER_SIZE = 16
 # a member holds at most one candidate per 8 bytes, and the bare magic (x86 code comparing
 # against it, a file of nothing but magic) is never a candidate.
 _MAGIC_BYTES = struct.pack("<IHH", FATBIN_MAGIC, 1, CONTAINER_HEADER_SIZE)
+# The search runs over every byte of every shared library. In C (``_hitscan.find``) it is memchr on
+# the magic's 0xED, a byte rare in x86 code and data; ``bytes.find``'s skip table gains little on a
+# needle holding "\0"s, the commonest byte of a binary. Same result either way.
+_MAGIC_ANCHOR = 1
+try:
+    from imagelint.facts._hitscan import find as _native_find
+except ImportError:  # built without the C extension: the same search, slower
+    _native_find = None
+
+
+def _find_magic(buf: bytes, start: int) -> int:
+    if _native_find is not None:
+        return _native_find(buf, _MAGIC_BYTES, start, _MAGIC_ANCHOR)
+    return buf.find(_MAGIC_BYTES, start)
+
 ENTRY_HEADER_SIZE = 64  # the fixed part we parse; longer headers are skipped past
 MAX_ENTRY_HEADER_SIZE = 4096
 # A container larger than this is not one (the largest real ones are tens of MB).
@@ -340,7 +355,7 @@ _SEARCH, _CONTAINER_HDR, _ENTRY_HDR, _SKIP = range(4)
 class FatbinScanner:
     """A ``MemberScanner``: feed a member's bytes in chunks of any size, then ``result()``.
 
-    States: SEARCH for the magic (``bytes.find`` of ``_MAGIC_BYTES``; only a possible prefix of
+    States: SEARCH for the magic (``_find_magic``; only a possible prefix of
     them is kept between chunks), judge a 16-byte container header or a 64-byte entry header
     (in place, or collected when a chunk edge splits it), SKIP a counted number of bytes
     (payloads, longer headers). Work is linear in the bytes fed: at most one candidate per
@@ -428,7 +443,7 @@ class FatbinScanner:
                                 stack.append((buf, i, base))
                                 buf, i, n, base = held, 0, len(held), held_at
                         continue
-                    j = buf.find(_MAGIC_BYTES, i)
+                    j = _find_magic(buf, i)
                     if j < 0:
                         tail = buf[max(i, n - len(_MAGIC_BYTES) + 1):]
                         for k in range(len(tail), 0, -1):
@@ -552,7 +567,7 @@ def parse_fatbins(data: bytes) -> dict[str, Any]:
     is_elf = parse_elf_header(data) is not None
     sections = read_sections(data) if is_elf else None
     while True:
-        at = data.find(_MAGIC_BYTES, pos)
+        at = _find_magic(data, pos)
         if at < 0 or at + CONTAINER_HEADER_SIZE > size:
             break
         fat_size = _container_header(data, at)

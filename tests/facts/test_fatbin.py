@@ -611,3 +611,21 @@ def test_matrix_ptx_isa_rows_match_what_nvcc_writes(cuda):
 
     rows = [r for r in matrix().rows("ptx_isa_versions") if r["min_cuda"] == cuda]
     assert [r["ptx_isa"] for r in rows] == [ptx_isa_written_by(cuda)]
+
+
+try:
+    from imagelint.facts._hitscan import find as _native_find
+except ImportError:  # built without the C extension: fatbin.py searches with bytes.find
+    _native_find = None
+_MAGIC8 = struct.pack("<IHH", 0xBA55ED50, 1, 16)
+
+
+@pytest.mark.skipif(_native_find is None, reason="the C extension is not built")
+@settings(max_examples=500, deadline=None)
+@given(data=st.binary(max_size=80) | st.lists(st.sampled_from([b"\x00", b"\xed", b"P", b"\xedU", _MAGIC8[:5], _MAGIC8]),
+                                              max_size=20).map(b"".join),
+       needle=st.sampled_from([_MAGIC8, _MAGIC8[:1], _MAGIC8[1:3], b"\x00\x00"]) | st.binary(min_size=1, max_size=4),
+       start=st.integers(-3, 90), anchor_seed=st.integers(0, 7))
+def test_the_native_magic_search_is_bytes_find(data, needle, start, anchor_seed):
+    """The fatbin search's memchr-anchored find gives bytes.find's answer at every anchor and start."""
+    assert _native_find(data, needle, start, anchor_seed % len(needle)) == data.find(needle, max(start, 0))

@@ -256,6 +256,11 @@ class _LayerCapture:
         if result is not None:
             self.scans[path] = result
             return
+        # A file read on whose rest fits in one scan chunk (most sources) reaches the scanner in one
+        # piece: one batch for its per-batch work (decoding, the keyword search) instead of two.
+        left = walker.remaining_data
+        if 0 < left <= _SCAN_CHUNK:
+            head += walker.read_data(left)
         self._feed_scanner(path, size, rule, walker, factory(), head, _SCAN_CHUNK)
 
     def _feed_scanner(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker, scanner: Any,

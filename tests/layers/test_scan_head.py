@@ -184,3 +184,31 @@ def test_truncated_stream_error_is_an_image_format_error() -> None:
     tar = layer_tar([File("opt/data/cut.txt", _words(40_000))])
     with pytest.raises(ImageFormatError, match="truncated layer"):
         extract_layer(blob_layer(0, tar[:2000], "none"), CAPTURE_SPEC)
+
+
+class FeedCounting(textscan.TextFactsScanner):
+    """The text-facts scanner, recording the size of every chunk it is fed."""
+
+    fed: dict[str, list[int]] = {}
+
+    def begin(self, path: str, size: int) -> None:
+        super().begin(path, size)
+        FeedCounting.fed[path] = []
+
+    def feed(self, chunk: bytes) -> None:
+        FeedCounting.fed[self.path].append(len(chunk))
+        super().feed(chunk)
+
+
+def test_a_file_read_on_that_fits_in_one_chunk_is_fed_in_one_piece() -> None:
+    """One batch of per-batch work (decoding, the keyword search) per small source, not its head and its rest;
+    a larger file still streams in bounded chunks after its head. Results are the whole-file scanner's."""
+    chunk = 1 << 16
+    files = {"opt/s/small.py": b"import torch\n" + _words(9000), "opt/s/edge.py": _words(SNIFF + chunk),
+             "opt/s/big.py": _words(SNIFF + chunk + 1), "opt/s/tiny.sh": b"#!/bin/sh\nexec x\n"}
+    FeedCounting.fed = {}
+    spec = spec_of(("opt/**", "scan", 0, "t"), scanners={"t": FeedCounting})
+    x = extract_layer(make_layer(0, [File(p, d) for p, d in files.items()]), spec)
+    assert FeedCounting.fed == {"opt/s/small.py": [13 + 9000], "opt/s/edge.py": [SNIFF + chunk],
+                                "opt/s/big.py": [SNIFF, chunk, 1], "opt/s/tiny.sh": [17]}
+    assert dict(x.scans) == {p: textscan.scan_bytes(p, d) for p, d in files.items()}

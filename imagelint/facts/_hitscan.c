@@ -37,14 +37,24 @@ static int commonness(unsigned char c) {
     return at ? (int)(sizeof COMMON - (size_t)(at - COMMON)) : 0;
 }
 
-static int append_triple(PyObject *out, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
-    Py_ssize_t values[3] = {a, b, c};
-    for (int t = 0; t < 3; t++) {
-        PyObject *v = PyLong_FromSsize_t(values[t]);
-        int bad = v == NULL || PyList_Append(out, v) < 0;
-        Py_XDECREF(v);
-        if (bad) return -1;
+/* The hit lines found so far, three numbers each, in memory of its own: the search runs without
+ * the GIL (see ``lines``) and the list is built after it. */
+typedef struct {
+    Py_ssize_t *values;
+    Py_ssize_t count, room;
+} Hits;
+
+static int append_triple(Hits *out, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
+    if (out->count + 3 > out->room) {
+        Py_ssize_t room = out->room ? out->room * 2 : 48;
+        Py_ssize_t *values = PyMem_RawRealloc(out->values, (size_t)room * sizeof(Py_ssize_t));
+        if (values == NULL) return -1;
+        out->values = values;
+        out->room = room;
     }
+    out->values[out->count++] = a;
+    out->values[out->count++] = b;
+    out->values[out->count++] = c;
     return 0;
 }
 
@@ -58,7 +68,7 @@ typedef struct {
 /* The search over one string kind (1, 2 or 4 bytes a character; keywords are ASCII, so a wider
  * character never starts a match). Appends [index, start, end] per hit line to ``out``; -1 on error. */
 #define DEFINE_SEARCH(NAME, CHAR)                                                                  \
-    static int NAME(const CHAR *s, Py_ssize_t n, const Keywords *kw, PyObject *out) {             \
+    static int NAME(const CHAR *s, Py_ssize_t n, const Keywords *kw, Hits *out) {                 \
         /* ``counted``: a line start whose line number ``index`` is known. */                     \
         Py_ssize_t index = 0, counted = 0, i = 0;                                                  \
         while (i < n) {                                                                            \
@@ -124,24 +134,42 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
         kw.at[(unsigned char)t[anchor]] |= 1ULL << k;
     }
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    PyObject *out = PyList_New(0);
-    if (out == NULL) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Hits hits = {NULL, 0, 0};
     int status;
-    switch (PyUnicode_KIND(text)) {
+    /* The search touches no Python object (the str is immutable and held by the caller), so it
+     * runs without the GIL: the other layer worker, inflating, takes the GIL back at once instead
+     * of waiting out the interpreter's switch interval while this thread runs Python around it. */
+    Py_BEGIN_ALLOW_THREADS
+    switch (kind) {
     case PyUnicode_1BYTE_KIND:
-        status = search_ucs1(PyUnicode_1BYTE_DATA(text), n, &kw, out);
+        status = search_ucs1(data, n, &kw, &hits);
         break;
     case PyUnicode_2BYTE_KIND:
-        status = search_ucs2(PyUnicode_2BYTE_DATA(text), n, &kw, out);
+        status = search_ucs2(data, n, &kw, &hits);
         break;
     default:
-        status = search_ucs4(PyUnicode_4BYTE_DATA(text), n, &kw, out);
+        status = search_ucs4(data, n, &kw, &hits);
         break;
     }
+    Py_END_ALLOW_THREADS
     if (status < 0) {
-        Py_DECREF(out);
-        return NULL;
+        PyMem_RawFree(hits.values);
+        return PyErr_NoMemory();
     }
+    PyObject *out = PyList_New(hits.count);
+    if (out != NULL) {
+        for (Py_ssize_t i = 0; i < hits.count; i++) {
+            PyObject *v = PyLong_FromSsize_t(hits.values[i]);
+            if (v == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, i, v);
+        }
+    }
+    PyMem_RawFree(hits.values);
     return out;
 }
 

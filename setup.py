@@ -1,5 +1,5 @@
 """The native parts: the tar walk's inner loop (imagelint/layers/_tarscan.c) and the text-facts
-keyword search (imagelint/facts/_hitscan.c).
+keyword search and the fatbin scan's magic search (imagelint/facts/_hitscan.c).
 
 Optional: where they cannot be built (no C compiler), imagelint installs without them and walks
 layers and searches text in Python alone (same results, slower on images of many small files

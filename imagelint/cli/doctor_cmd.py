@@ -1,7 +1,8 @@
 """``imagelint doctor --cluster``: flags → connect → ``imagelint.doctor.run_doctor`` → text/JSON → exit code.
 
-Exit codes as ``check``: 0 healthy (every stage that could be checked is ok), 1 problems
-found, 2 usage, 3 the cluster could not be read (kubeconfig, TLS, 401, a dead server).
+Exit codes: 0 healthy (every stage was read and is ok), 1 problems found, 2 usage, 3 the
+cluster could not be read (kubeconfig, TLS, 401, a dead server), 5 no problem seen but a stage
+that decides health could not be read (never a pass).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from imagelint.cli.choices import TEXT_OR_JSON, choose
 from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import epilog, examples, exit_codes
-from imagelint.errors import ImagelintError, UsageError
+from imagelint.errors import EXIT_INCOMPLETE, ImagelintError, UsageError
 
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions
@@ -27,8 +28,9 @@ EPILOG = epilog(
         "imagelint doctor --cluster -n ml --pod trainer-0 --verbose",
         "imagelint doctor --cluster --images --format json --output doctor.json",
     ),
-    exit_codes((0, "healthy: every stage that could be checked is ok"), (1, "problems found"), (2, "usage error"),
-               (3, "the cluster could not be read (kubeconfig, TLS, 401, a dead server), or the run reached --deadline")),
+    exit_codes((0, "healthy: every stage was read and is ok"), (1, "problems found"), (2, "usage error"),
+               (3, "the cluster could not be read (kubeconfig, TLS, 401, a dead server), or the run reached --deadline"),
+               (EXIT_INCOMPLETE, "not all checked: no problem seen, but a stage that decides health could not be read")),
 )
 
 

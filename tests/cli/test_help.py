@@ -84,3 +84,8 @@ def test_every_example_parses(path: tuple[str, ...]) -> None:
     assert examples, path
     for args in examples:
         _parse(args)
+
+
+def test_doctor_help_names_the_not_all_checked_exit_code() -> None:
+    text = _help(("doctor",))
+    assert "  5 " in text and "not all checked" in text and "healthy: every stage was read" in text, text

@@ -319,3 +319,23 @@ def test_the_native_keyword_search_finds_what_the_python_search_finds() -> None:
         lines("cuda", ())
     with pytest.raises(ValueError):
         lines("cuda", ("",))
+
+
+def test_the_native_keyword_search_with_any_keywords_finds_the_lines_that_hold_one() -> None:
+    """Keyword sets of every shape: one-character keywords and keywords whose rarest character is
+    their last (the search then tries every anchor), and keywords with a character after it (one
+    lookup of the pair that starts at each position rules most positions out first)."""
+    if not gpuindex.NATIVE:
+        pytest.skip("the native keyword search is not built")
+    from imagelint.facts._hitscan import lines
+
+    rng = random.Random(27)
+    alphabet = "abqzXQ_-\n é\u2603"
+    for _ in range(3000):
+        keywords = tuple(dict.fromkeys("".join(rng.choice("abqzXQ_-") for _ in range(rng.randint(1, 4)))
+                                       for _ in range(rng.randint(1, 4))))
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        flat = lines(text, keywords)
+        found = [(flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
+        expected = [(i, line) for i, line in enumerate(text.split("\n")) if any(k in line for k in keywords)]
+        assert found == expected, (keywords, text)

@@ -37,7 +37,6 @@ from typing import Any, Callable, Mapping
 from imagelint.errors import ConfigError, UsageError
 from imagelint.target.model import GpuSpec, NodePool, Target, Taint
 from imagelint.target.values import (
-    CUDA_VERSION_RE,
     DEVICE_LIST_STRATEGIES,
     MIG_STRATEGIES,
     TAINT_EFFECTS,
@@ -46,6 +45,7 @@ from imagelint.target.values import (
     parse_arch,
     parse_choice,
     parse_compute_capability,
+    parse_cuda_version,
     parse_driver_version,
     parse_release_version,
     parse_runtime_mode,
@@ -169,7 +169,7 @@ class _TargetFileReader:
 
         name = get_str("name") or f"pool-{index + 1}"
         driver = checked("driver", lambda v: parse_driver_version(v, "driver"))
-        cuda = checked("cuda-driver-version", lambda v: _parse_cuda(v, "cuda-driver-version"))
+        cuda = checked("cuda-driver-version", lambda v: parse_cuda_version(v, "cuda-driver-version"))
         accept = raw.get("accept-envvar-unprivileged")
         if accept is not None and not isinstance(accept, bool):
             raise self.error(
@@ -313,12 +313,6 @@ class _TargetFileReader:
         if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
             raise self.error(f"{where} must be a table of name = \"value\" strings", key, index)
         return dict(raw)
-
-
-def _parse_cuda(value: str, what: str) -> str:
-    if not CUDA_VERSION_RE.match(value.strip()):
-        raise UsageError(f"{what}: {value!r} is not a CUDA version; expected MAJOR.MINOR, e.g. 12.2")
-    return value.strip()
 
 
 def _type_name(value: Any) -> str:

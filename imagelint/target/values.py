@@ -19,7 +19,7 @@ from typing import Any, Protocol, Sequence
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec
-from imagelint.target.versions import CudaVersion, DriverVersion
+from imagelint.target.versions import CUDA_RE, CudaVersion, DriverVersion
 
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
@@ -44,7 +44,6 @@ class TargetMatrix(Protocol):
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
 _RELEASE_RE = lazy_pattern(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
 COMPUTE_CAPABILITY_RE = lazy_pattern(r"^\d+\.\d+$")
-CUDA_VERSION_RE = lazy_pattern(r"^\d+\.\d+(?:\.\d+)?$")
 
 # The enumerations the NodePool model documents (imagelint/target/model.py).
 RUNTIME_MODES = ("legacy", "cdi", "jit-cdi", "csv")
@@ -61,6 +60,13 @@ def parse_driver_version(value: str, what: str = "--driver") -> DriverVersion:
     except ValueError:
         raise UsageError(f"{what}: {value!r} is not a driver version; expected NNN[.NN[.NN]], e.g. 535.104.05 "
                          "(or a bare branch: 535, R535)") from None
+
+
+def parse_cuda_version(value: str, what: str) -> CudaVersion:
+    """A CUDA version as written in a flag or target file (``12.2``, ``12.4.1``; no leading ``v``)."""
+    if not CUDA_RE.match(str(value).strip()):
+        raise UsageError(f"{what}: {value!r} is not a CUDA version; expected MAJOR.MINOR, e.g. 12.2")
+    return CudaVersion(value)
 
 
 def parse_release_version(value: str, what: str) -> str:
@@ -209,7 +215,6 @@ def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> str | None:
 __all__ = [
     "ARCHES",
     "COMPUTE_CAPABILITY_RE",
-    "CUDA_VERSION_RE",
     "DEVICE_LIST_STRATEGIES",
     "MIG_STRATEGIES",
     "RUNTIME_MODES",
@@ -218,6 +223,7 @@ __all__ = [
     "TargetMatrix",
     "cuda_for",
     "gpus_from_flags",
+    "parse_cuda_version",
     "parse_arch",
     "parse_choice",
     "parse_compute_capability",

@@ -78,6 +78,24 @@ def test_requests_to_one_origin_share_a_kept_alive_connection(no_proxy_env) -> N
         origin.stop()
 
 
+def test_plain_http_reads_no_ca_store(no_proxy_env, monkeypatch) -> None:
+    """A TLS context reads the whole CA store (~20 ms): made for the first https request, never for http."""
+    made: list[object] = []
+    real = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(k) or real(*a, **k))
+    origin = _Origin()
+    try:
+        transport = _transport()
+        with transport.request("GET", f"http://{origin.host}/x") as response:
+            assert read_capped(response, 100) == b"hello"
+        assert made == []
+        with pytest.raises(TransportFailure):  # the plain-http origin cannot speak TLS
+            transport.request("GET", f"https://{origin.host}/x")
+        assert len(made) == 1, "an https request makes its context"
+    finally:
+        origin.stop()
+
+
 def test_a_kept_connection_the_server_dropped_is_replaced_without_an_error(no_proxy_env) -> None:
     origin = _Origin(hang_up=True)  # answers as keep-alive, then closes: what an idle timeout does
     try:

@@ -73,7 +73,8 @@ NOT_ON_THE_LINT_PATH = (
     "imagelint.report.junit",
     "imagelint.report.github",
     "xml",                      # junit's ElementTree
-    "tomllib",                  # no config or target file, and the matrix JSON cache is warm
+    "tomli",                    # no config or target file, and the matrix JSON cache is warm
+    "tomllib",
     "fractions",                # Kubernetes quantities, manifests only
     "decimal",
     "hashlib",
@@ -114,7 +115,7 @@ def test_the_import_probe_sees_what_a_format_or_a_cold_cache_needs(tmp_path) -> 
     cold = {"IMAGELINT_CACHE_DIR": str(tmp_path / "cold"), "GITHUB_ACTIONS": "", "GITHUB_STEP_SUMMARY": ""}
     code, modules, out = probe(["lint", str(dockerfile), "--format", "junit"], cold)
     assert code == 0 and "<testsuites" in out
-    assert {"imagelint.report.junit", "xml.etree.ElementTree", "tomllib"} <= modules
+    assert {"imagelint.report.junit", "xml.etree.ElementTree", "tomli"} <= modules
     assert "imagelint.report.sarif" not in modules, "only the format asked for is imported"
     assert list((tmp_path / "cold" / "matrix").glob("*.ilm")), "the cold run filled the matrix cache"
 

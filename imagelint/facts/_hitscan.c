@@ -11,7 +11,9 @@
  * bounds-checked against the text; tests/facts/test_textscan.py compares it with the Python path.
  *
  * lines(text, keywords) -> [index, start, end, index, start, end, ...]
- *   text      a str whose line breaks are all "\n" (gpuindex.newline_text)
+ *   text      a str whose line breaks are all "\n" (gpuindex.newline_text), or bytes: searched as
+ *             one-byte characters (the keywords are ASCII, and in UTF-8 an ASCII byte is always that
+ *             character, so a file holds a keyword exactly when its decoded text does)
  *   keywords  a tuple of 1 to 64 non-empty ASCII str
  *   index     the line's number counted from 0 (the "\n"s before it); start, end: where the
  *             line starts in text and where it ends (its "\n", or the end of text), once per line
@@ -130,8 +132,12 @@ DEFINE_SEARCH(search_ucs4, Py_UCS4, 0)
 
 static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *text, *keywords;
-    if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &keywords)) return NULL;
-    if (PyUnicode_READY(text) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "OO!", &text, &PyTuple_Type, &keywords)) return NULL;
+    if (!PyBytes_Check(text) && !PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "text must be str or bytes");
+        return NULL;
+    }
+    if (PyUnicode_Check(text) && PyUnicode_READY(text) < 0) return NULL;
     Keywords kw;
     kw.count = PyTuple_GET_SIZE(keywords);
     if (kw.count < 1 || kw.count > MAX_KEYWORDS) {
@@ -163,9 +169,19 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
             kw.pairs_ok = 0; /* a keyword ending at its anchor: no pair to look for */
         }
     }
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
+    /* bytes and str are immutable and the caller holds them: their data stays put without the GIL. */
+    Py_ssize_t n;
+    int kind;
+    const void *data;
+    if (PyBytes_Check(text)) {
+        n = PyBytes_GET_SIZE(text);
+        kind = PyUnicode_1BYTE_KIND;
+        data = PyBytes_AS_STRING(text);
+    } else {
+        n = PyUnicode_GET_LENGTH(text);
+        kind = PyUnicode_KIND(text);
+        data = PyUnicode_DATA(text);
+    }
     Hits hits = {NULL, 0, 0};
     int status;
     /* The search touches no Python object (the str is immutable and held by the caller), so it

@@ -90,12 +90,25 @@ KEYWORDS: tuple[str, ...] = (
 )
 
 
+_KEYWORD_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
+
+
 def may_match(text: str) -> bool:
     """False when no pattern here can match anywhere in ``text``."""
     for keyword in KEYWORDS:
         if keyword in text:
             return True
     return False
+
+
+def holds_keyword(data: bytes) -> bool:
+    """Does a file's raw content hold one of ``KEYWORDS``? Exactly when its text (UTF-8, invalid
+    bytes replaced) does: the keywords are ASCII, an ASCII byte in UTF-8 is always that character,
+    and a replaced invalid sequence never takes an ASCII byte with it. One C pass over the bytes,
+    without decoding them (``_hitscan.lines`` reads bytes as one-byte characters)."""
+    if _native_lines is not None:
+        return bool(_native_lines(data, KEYWORDS))
+    return any(keyword in data for keyword in _KEYWORD_BYTES)
 
 
 # The line breaks str.splitlines() knows: "\n", the other ASCII ones, and the non-ASCII ones.

@@ -200,6 +200,30 @@ class TextFactsScanner:
         self._lang = gpuindex.SHELL
         self.lines_matched = 0  # lines handed to the Python patterns: only those holding a keyword
 
+    @classmethod
+    def scan_whole(cls, path: str, size: int, data: bytes) -> tuple[dict[str, Any], int]:
+        """``begin(path, size)``, ``feed(data)``, ``result()`` and ``held_bytes()`` of a member whose
+        whole content is ``data`` (the reader's call when it has all of it in hand), in one step.
+
+        Most such files (the sources of an application tree) hold no keyword at all: when nothing
+        else is wanted of them either (neither a script's text nor a config verdict still pending on
+        their first real line), one C pass over the bytes settles them, with nothing decoded,
+        counted or matched; their result is the plain one of their language (every fact is on a
+        line that holds a keyword)."""
+        sniffed = _sniff(path, size, data)
+        if sniffed is _READ_ON:
+            lang = gpuindex.language_of(path, data[:128])
+            script = lang == gpuindex.SHELL and (data.startswith(b"#!") or _extension(path) in _SCRIPT_EXTS)
+            if not script and not gpuindex.holds_keyword(data):
+                return _PLAIN[lang], 0
+        scanner = cls()
+        scanner.path = path
+        scanner.size = size
+        scanner._decide(data)  # what feed(data) and then result() do first, whatever its length
+        if not scanner._full:
+            scanner._skipped += len(data)
+        return scanner.result(), scanner.held_bytes()
+
     def _start_streaming(self, ext: str, keep_text: bool, pending: bool) -> None:
         self._full = True
         self._ext = ext

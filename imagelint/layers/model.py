@@ -59,6 +59,10 @@ class MemberScanner(Protocol):
     the member's scan result with no scanner built and the rest skipped unread (it must be what
     the scanner would give fed the whole member); None builds the scanner and feeds it ``head``
     first (the text-facts scanner: most candidates are data files settled by their first 4 KiB).
+    Such a class may also offer ``scan_whole(path, size, data) -> (result, held_bytes)`` (a static or
+    class method): when the member's whole content is in hand after its head (at most 64 KiB more),
+    the reader calls it instead of building a scanner and feeding it; it must give what
+    ``begin``, ``feed(data)``, ``result()`` and ``held_bytes()`` would (most sources are that small).
     """
 
     def feed(self, chunk: bytes) -> None: ...

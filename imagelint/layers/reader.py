@@ -217,23 +217,24 @@ class _LayerCapture:
             self._keep(path, n)
             self.heads[path] = walker.read_data(n)
 
-    def _plan(self, name: str) -> tuple[Callable[[], Any], Any, int, int | None]:
+    def _plan(self, name: str) -> tuple[Callable[[], Any], Any, int, int | None, Any]:
         """A scanner's factory and, when its class decides on a member's head (``decide_head``), the
         hooks the tight path reads from the class, looked up once per layer: (factory,
-        ``decide_head`` or None, ``first_read``, ``reads_at_most`` or None)."""
+        ``decide_head`` or None, ``first_read``, ``reads_at_most`` or None, ``scan_whole`` or None)."""
         factory = self.spec.scanner_factory[name]
         decide_head = getattr(factory, "decide_head", None)
-        first_read, reads_at_most = _SCAN_CHUNK, None
+        first_read, reads_at_most, scan_whole = _SCAN_CHUNK, None, None
         if decide_head is not None:
             first_read = int(getattr(factory, "first_read", _SCAN_CHUNK) or _SCAN_CHUNK)
             reads_at_most = getattr(factory, "reads_at_most", None)
             if reads_at_most is not None:
                 reads_at_most = int(reads_at_most)
-        plan = self._plans[name] = (factory, decide_head, first_read, reads_at_most)
+            scan_whole = getattr(factory, "scan_whole", None)
+        plan = self._plans[name] = (factory, decide_head, first_read, reads_at_most, scan_whole)
         return plan
 
     def _scan(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
-        factory, decide_head, first_read, reads_at_most = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
+        factory, decide_head, first_read, reads_at_most, scan_whole = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
         if decide_head is None:
             scanner = factory()
             # A scanner that stops by itself says how much it may read, and may want a smaller first chunk.
@@ -261,6 +262,17 @@ class _LayerCapture:
         left = walker.remaining_data
         if 0 < left <= _SCAN_CHUNK:
             head += walker.read_data(left)
+            left = 0
+        if left == 0 and scan_whole is not None:
+            # The whole member is in hand: one call, no scanner fed chunk by chunk.
+            try:
+                result, held = scan_whole(path, size, head)
+            except Exception as exc:
+                self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+                return
+            self.scans[path] = result
+            self._keep(path, int(held))
+            return
         self._feed_scanner(path, size, rule, walker, factory(), head, _SCAN_CHUNK)
 
     def _feed_scanner(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker, scanner: Any,

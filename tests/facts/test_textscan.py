@@ -47,6 +47,60 @@ def test_any_cutting_of_the_stream_gives_the_same_result(path: str) -> None:
         assert _fed(path, data, cuts) == whole
 
 
+_WHOLE_CASES = {
+    **SAMPLES,
+    "app/empty": b"",
+    "app/bin.dat": b"\x00" * 10,
+    "opt/data.txt": b"k=v\n" * 2000,              # a config extension whose first real line is no group
+    "opt/head.cfg": b"# c\n" * 1200 + b"[g]\ngpu-id=1\n",  # the first real line after the sniff
+    "app/short.sh": b"#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=0",
+    "app/x.yaml": b"---\n%YAML 1.2\nsource0:\n  gpu-id: 1\n",
+    # No keyword anywhere: the C pass alone settles these (a header, a source, bad UTF-8)...
+    "app/include/ops.h": b"#pragma once\n// export CUDA_VISIBLE=0\nint f(int);\n" * 50,
+    "app/model.py": b"import numpy as np\n\ndef f(x):\n    return x + 1\n" * 40,
+    "app/bad.py": b"x = '\xe2\x82\xff'\ny = 2",
+    # ... but not these: a keyword after bytes that are not UTF-8, a script, a pending config.
+    "app/bad2.py": b"x = '\xe2\x82cuda:1'\n",
+    "app/start": b"exec python3 main.py\n",
+    "opt/late.cfg": b"# c\n" * 1100 + b"k=v\n",
+}
+
+
+@pytest.mark.parametrize("path", sorted(_WHOLE_CASES))
+def test_scan_whole_is_the_scanner_fed_the_whole_member(path: str) -> None:
+    """The reader's one call for a member it holds whole gives the fed scanner's result and size."""
+    data = _WHOLE_CASES[path]
+    scanner = TextFactsScanner()
+    scanner.begin(path, len(data))
+    if data:
+        scanner.feed(data)
+    expected = (scanner.result(), scanner.held_bytes())
+    assert TextFactsScanner.scan_whole(path, len(data), data) == expected
+    assert expected[0] == scan_bytes(path, data)
+
+
+def test_a_whole_member_without_a_keyword_reaches_no_python_line_scan(monkeypatch) -> None:
+    """A source file holding no keyword is settled by the C pass: nothing decoded, counted or matched."""
+    def no_line_scan(*args, **kwargs):
+        raise AssertionError("the line scan ran")
+
+    monkeypatch.setattr(textscan.TextFactsScanner, "_lines", no_line_scan)
+    data = _WHOLE_CASES["app/model.py"]
+    assert TextFactsScanner.scan_whole("app/model.py", len(data), data) == ({"text": 1, "lang": gpuindex.PYTHON}, 0)
+    with pytest.raises(AssertionError, match="the line scan ran"):
+        TextFactsScanner.scan_whole("app/bad2.py", len(_WHOLE_CASES["app/bad2.py"]), _WHOLE_CASES["app/bad2.py"])
+
+
+def test_holds_keyword_on_bytes_is_may_match_on_their_text() -> None:
+    """Raw bytes hold a keyword exactly when their UTF-8 text (invalid bytes replaced) does."""
+    rng = random.Random(27)
+    pieces = [k.encode() for k in gpuindex.KEYWORDS] + [b"\xe2\x82", b"\xff", b"\xc3", b"\xf0\x9f", b"cud", b"gp",
+                                                        b"\n", b"x", b"\xc3\xa9", b"\x00"]
+    for _ in range(3000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        assert gpuindex.holds_keyword(data) == gpuindex.may_match(data.decode("utf-8", "replace")), data
+
+
 @pytest.mark.parametrize("path", sorted(SAMPLES))
 def test_the_result_is_what_the_whole_text_functions_find(path: str) -> None:
     data = SAMPLES[path]

@@ -116,7 +116,9 @@ def test_a_file_settled_by_its_head_builds_no_scanner_and_is_read_no_further() -
     files += [File("opt/d/short.txt", b"k=v\n"), File("opt/d/g.cfg", b"[g]\ngpu-id=1\n" + _words(20_000))]
     spec = _counting_spec()
     x = extract_layer(make_layer(0, files), spec)
-    assert CountingScanner.built == 2  # the short file and the real config: read on
+    # Read on: the short file and the real config; only the config, which holds a keyword, builds a
+    # scanner (the short file, whole in hand and holding none, is settled by scan_whole's C pass).
+    assert CountingScanner.built == 1
     # The head decision sees the first 4 KiB, or the whole member when it is shorter.
     assert [n for _, _, n in CountingScanner.heads] == [SNIFF] * 6 + [4, SNIFF]
     assert x.scans["opt/d/short.txt"] == textscan.scan_bytes("opt/d/short.txt", b"k=v\n")
@@ -187,9 +189,15 @@ def test_truncated_stream_error_is_an_image_format_error() -> None:
 
 
 class FeedCounting(textscan.TextFactsScanner):
-    """The text-facts scanner, recording the size of every chunk it is fed."""
+    """The text-facts scanner, recording the size of every chunk it is fed (a member handed over
+    whole, through ``scan_whole``, counts as one chunk of its size)."""
 
     fed: dict[str, list[int]] = {}
+
+    @classmethod
+    def scan_whole(cls, path: str, size: int, data: bytes):  # type: ignore[override]
+        FeedCounting.fed[path] = [len(data)]
+        return textscan.TextFactsScanner.scan_whole.__func__(textscan.TextFactsScanner, path, size, data)
 
     def begin(self, path: str, size: int) -> None:
         super().begin(path, size)
@@ -201,7 +209,7 @@ class FeedCounting(textscan.TextFactsScanner):
 
 
 def test_a_file_read_on_that_fits_in_one_chunk_is_fed_in_one_piece() -> None:
-    """One batch of per-batch work (decoding, the keyword search) per small source, not its head and its rest;
+    """A small source reaches the scanner whole, in one call (``scan_whole``), not as its head and its rest;
     a larger file still streams in bounded chunks after its head. Results are the whole-file scanner's."""
     chunk = 1 << 16
     files = {"opt/s/small.py": b"import torch\n" + _words(9000), "opt/s/edge.py": _words(SNIFF + chunk),

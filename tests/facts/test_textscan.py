@@ -393,3 +393,24 @@ def test_the_native_keyword_search_with_any_keywords_finds_the_lines_that_hold_o
         found = [(flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
         expected = [(i, line) for i, line in enumerate(text.split("\n")) if any(k in line for k in keywords)]
         assert found == expected, (keywords, text)
+
+
+def test_the_native_keyword_search_reads_bytes_and_many_anchors_as_one_byte_text() -> None:
+    """One-byte text is searched 16 characters at a time (SSE2) with up to 16 distinct anchors, one at
+    a time with more: both, on str and on bytes, over texts long enough for many blocks and a tail."""
+    if not gpuindex.NATIVE:
+        pytest.skip("the native keyword search is not built")
+    from imagelint.facts._hitscan import lines
+
+    rng = random.Random(16)
+    letters = "abcdefghijklmnopqrstuvwxyzQX_-"
+    for _ in range(1500):
+        many = rng.random() < 0.5  # more than 16 distinct anchors: single characters of 20 kinds
+        keywords = (tuple(rng.sample(letters, 20)) if many else
+                    tuple(dict.fromkeys("".join(rng.choice(letters) for _ in range(rng.randint(1, 4)))
+                                        for _ in range(rng.randint(1, 6)))))
+        text = "".join(rng.choice(letters + "\n\n  ") for _ in range(rng.randint(0, 200)))
+        expected = [(i, line) for i, line in enumerate(text.split("\n")) if any(k in line for k in keywords)]
+        for given in (text, text.encode("ascii")):
+            flat = lines(given, keywords)
+            assert [(flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)] == expected, (keywords, text)

@@ -604,14 +604,16 @@ def render(measures: list[Measure], summary: dict, large: dict | None, args: arg
     if counts:
         lines += ["", "What the text-facts scan reads of each image (`benchmarks/scan_counts.py`; every layer, "
                   "the `base` tag): candidate files (matched by a text-facts rule), those their first 4 KiB decided "
-                  "(not read on), files and bytes read to the end, and lines handed to Python (lines that hold a keyword).",
-                  "", "| image | candidate files | decided by the head | files read | bytes read | lines to Python |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "(not read on), those one C pass over their bytes settled (held whole, no keyword: nothing decoded), "
+                  "files and bytes the line scanner read to the end, and lines handed to Python (lines that hold a keyword).",
+                  "", "| image | candidate files | decided by the head | settled by the keyword pass | files read | "
+                  "bytes read | lines to Python |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
         for prefix, label, _image in images:
             c = counts.get(prefix)
             if c:
-                lines.append(f"| {label} | {c['text_candidates']:,} | {c['decided_by_head']:,} | {c['files_read']:,} | "
-                             f"{c['bytes_read'] / 1e6:.1f} MB | {c['lines_to_python']:,} |")
+                lines.append(f"| {label} | {c['text_candidates']:,} | {c['decided_by_head']:,} | {c['keyword_pass']:,} | "
+                             f"{c['files_read']:,} | {c['bytes_read'] / 1e6:.1f} MB | {c['lines_to_python']:,} |")
     return "\n".join(lines)
 
 

@@ -4,9 +4,10 @@
 
 Walks every layer of an OCI layout (Python's tarfile, outside any timing), matches each member
 against imagelint's capture rules, and runs the text-facts scanner as the layer reader does
-(the head decision first, then the scanner over the rest): candidate files, files the head
-decided (not read on), files and bytes read to the end, and lines handed to Python (the lines
-that hold a keyword; ``gpuindex.hit_lines``).
+(the head decision first; a file it holds whole, one C pass for keywords; then the scanner over
+the rest): candidate files, files the head decided (not read on), files the keyword pass settled
+(no keyword: nothing decoded), files and bytes the line scanner read to the end, and lines handed
+to Python (the lines that hold a keyword; ``gpuindex.hit_lines``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def scan_counts(layout: Path, tag: str = "base") -> dict[str, int]:
     entry = next(m for m in index["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == tag)
     manifest = json.loads((blobs / entry["digest"].split(":", 1)[1]).read_bytes())
     matcher = RuleMatcher(CAPTURE_SPEC.rules)
-    counts = {"text_candidates": 0, "decided_by_head": 0, "files_read": 0, "bytes_read": 0, "lines_to_python": 0}
+    counts = {"text_candidates": 0, "decided_by_head": 0, "keyword_pass": 0, "files_read": 0, "bytes_read": 0,
+              "lines_to_python": 0}
     for layer in manifest["layers"]:
         with tarfile.open(blobs / layer["digest"].split(":", 1)[1], "r|gz") as tf:
             for member in tf:
@@ -49,6 +51,11 @@ def scan_counts(layout: Path, tag: str = "base") -> dict[str, int]:
                 if textscan.decide_head(member.name, member.size, head) is not None:
                     counts["decided_by_head"] += 1
                     continue
+                if member.size - len(head) <= CHUNK:  # the reader holds it whole: one C pass may settle it
+                    head += f.read()
+                    if textscan.TextFactsScanner.settled_by_keyword_pass(member.name, member.size, head) is not None:
+                        counts["keyword_pass"] += 1
+                        continue
                 scanner = textscan.TextFactsScanner()
                 scanner.begin(member.name, member.size)
                 scanner.feed(head)

@@ -27,9 +27,9 @@ def tomllib() -> ModuleType:
 
 
 def loads(text: str) -> dict:  # type: ignore[type-arg]
-    """``tomli.loads``, with nesting too deep for the parser (``a = [[[[...]]]]``, which
-    tomllib recurses into until ``RecursionError``, and tomli refuses past 400 levels with one) raised as the parser's own
-    ``TOMLDecodeError`` ending "(at line N, column M)", as every caller already reports."""
+    """``tomli.loads``, with nesting too deep for the parser (``a = [[[[...]]]]``, which tomllib
+    recurses into until ``RecursionError`` and tomli refuses past 400 levels with one) raised as
+    the parser's own ``TOMLDecodeError`` ending "(at line N, column M)", as every caller reports."""
     parser = tomllib()
     try:
         return parser.loads(text)  # type: ignore[no-any-return]

@@ -200,22 +200,28 @@ class TextFactsScanner:
         self._lang = gpuindex.SHELL
         self.lines_matched = 0  # lines handed to the Python patterns: only those holding a keyword
 
+    @staticmethod
+    def settled_by_keyword_pass(path: str, size: int, data: bytes) -> dict[str, Any] | None:
+        """The result of a member whose whole content is ``data`` when one C pass over its bytes
+        settles it, else None. Most such files (the sources of an application tree) hold no keyword
+        at all; when nothing else is wanted of them either (neither a script's text nor a config
+        verdict still pending on their first real line), nothing is decoded, counted or matched:
+        their result is the plain one of their language (every fact is on a line that holds a keyword)."""
+        if _sniff(path, size, data) is not _READ_ON:
+            return None
+        lang = gpuindex.language_of(path, data[:128])
+        if lang == gpuindex.SHELL and (data.startswith(b"#!") or _extension(path) in _SCRIPT_EXTS):
+            return None  # a script: its text is kept for the entrypoint walk
+        return None if gpuindex.holds_keyword(data) else _PLAIN[lang]
+
     @classmethod
     def scan_whole(cls, path: str, size: int, data: bytes) -> tuple[dict[str, Any], int]:
         """``begin(path, size)``, ``feed(data)``, ``result()`` and ``held_bytes()`` of a member whose
-        whole content is ``data`` (the reader's call when it has all of it in hand), in one step.
-
-        Most such files (the sources of an application tree) hold no keyword at all: when nothing
-        else is wanted of them either (neither a script's text nor a config verdict still pending on
-        their first real line), one C pass over the bytes settles them, with nothing decoded,
-        counted or matched; their result is the plain one of their language (every fact is on a
-        line that holds a keyword)."""
-        sniffed = _sniff(path, size, data)
-        if sniffed is _READ_ON:
-            lang = gpuindex.language_of(path, data[:128])
-            script = lang == gpuindex.SHELL and (data.startswith(b"#!") or _extension(path) in _SCRIPT_EXTS)
-            if not script and not gpuindex.holds_keyword(data):
-                return _PLAIN[lang], 0
+        whole content is ``data`` (the reader's call when it has all of it in hand), in one step;
+        settled by one C pass when it can be (``settled_by_keyword_pass``)."""
+        plain = cls.settled_by_keyword_pass(path, size, data)
+        if plain is not None:
+            return plain, 0
         scanner = cls()
         scanner.path = path
         scanner.size = size

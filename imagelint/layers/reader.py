@@ -234,7 +234,8 @@ class _LayerCapture:
         return plan
 
     def _scan(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
-        factory, decide_head, first_read, reads_at_most, scan_whole = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
+        plan = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
+        factory, decide_head, first_read, reads_at_most, scan_whole = plan
         if decide_head is None:
             scanner = factory()
             # A scanner that stops by itself says how much it may read, and may want a smaller first chunk.

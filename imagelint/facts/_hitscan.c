@@ -5,7 +5,7 @@
  * its anchor (its least common byte), so the loop stops only where an anchor character is, and
  * there tries the keywords anchored at that character. In one-byte text (str or bytes: nearly every
  * source file) the anchors are found 16 bytes at a time with SSE2 (one compare per distinct anchor,
- * ~2 instructions a byte instead of ~12 for a byte-by-byte table walk), and the pair of characters
+ * a fraction of the instructions a byte-by-byte table walk spends), and the pair of characters
  * at an anchor (the anchor and the next one) is looked up in a one-bit-per-pair table before any
  * keyword is compared. Strings of every kind (1, 2 or 4 bytes a character) are searched in place.
  * Every read is bounds-checked against the text; tests/facts/test_textscan.py compares it with the

@@ -305,7 +305,7 @@ class HttpTransport:
 
     def _manager(self, verify: bool | str | None, proxy: Proxy | None) -> urllib3.PoolManager:
         """The pool for one TLS choice and proxy; ``verify`` None: plain http only, so no TLS
-        context is made (creating one reads the whole CA store: ~20 ms a run)."""
+        context is made (creating one reads the whole CA store)."""
         key = (verify, proxy)
         with self._lock:
             manager = self._managers.get(key)

@@ -79,7 +79,7 @@ def test_requests_to_one_origin_share_a_kept_alive_connection(no_proxy_env) -> N
 
 
 def test_plain_http_reads_no_ca_store(no_proxy_env, monkeypatch) -> None:
-    """A TLS context reads the whole CA store (~20 ms): made for the first https request, never for http."""
+    """A TLS context reads the whole CA store: it is made for the first https request, never for http."""
     made: list[object] = []
     real = ssl.create_default_context
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(k) or real(*a, **k))

@@ -146,6 +146,11 @@ _READ_ON = "read on"
 _READ_ON_PENDING = "read on, first real line pending"
 
 
+def _keeps_text(lang: str, ext: str, head: bytes) -> bool:
+    """Does the entrypoint walk need this file's text: shell by its language, and a shebang or a script extension?"""
+    return lang == gpuindex.SHELL and (head.startswith(b"#!") or ext in _SCRIPT_EXTS)
+
+
 def _sniff(path: str, size: int, head: bytes) -> Any:
     """The one place the first ``SNIFF_BYTES`` decide a candidate: ``BINARY`` (a NUL in them),
     ``NOT_A_CONFIG`` (a config extension, more than the sniff, whose first real line is neither an
@@ -210,7 +215,7 @@ class TextFactsScanner:
         if _sniff(path, size, data) is not _READ_ON:
             return None
         lang = gpuindex.language_of(path, data[:128])
-        if lang == gpuindex.SHELL and (data.startswith(b"#!") or _extension(path) in _SCRIPT_EXTS):
+        if _keeps_text(lang, _extension(path), data):
             return None  # a script: its text is kept for the entrypoint walk
         return None if gpuindex.holds_keyword(data) else _PLAIN[lang]
 
@@ -339,9 +344,8 @@ class TextFactsScanner:
         if sniffed is NOT_A_CONFIG:
             return  # not a config by its first real line: not read on
         ext = _extension(self.path)
-        shebang = head.startswith(b"#!")
         self._lang = gpuindex.language_of(self.path, head[:128])
-        keep_text = self._lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS)
+        keep_text = _keeps_text(self._lang, ext, head)
         self._start_streaming(ext, keep_text, sniffed is _READ_ON_PENDING)
         self._stream(head)
 

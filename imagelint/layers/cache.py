@@ -3,8 +3,11 @@
 A second image on the same base reads only its own new layers. Entries are
 written atomically (temp file + rename in the same directory), so parallel CI
 jobs can share one cache directory; a torn or foreign file is treated as a miss.
-The cache is bounded: after a write, the least recently used entries are
-evicted until the total size is under ``max_bytes``.
+The cache is bounded: after a write that may have taken it over ``max_bytes``, the least
+recently used entries are evicted until the total size is under it. Whether a write may have:
+the directory is walked at a process's first write, and its own writes are added after that,
+so a run that writes an entry per layer walks a large cache once, not once per entry (entries
+other processes write meanwhile are seen at the next walk: they may pass the bound until then).
 
 Nothing but extract files is ever written, and only inside ``directory``.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -54,6 +58,8 @@ class LayerCache:
         self.max_bytes = max_bytes
         self.hits = 0
         self.misses = 0
+        self._total: int | None = None  # the bytes the last walk found, plus this process's writes since
+        self._lock = threading.Lock()  # layer workers write at the same time
 
     @staticmethod
     def key(layer_digest: str, spec: CaptureSpec) -> str:
@@ -93,11 +99,16 @@ class LayerCache:
         raw_key = _raw(key)
         if raw_key is None:
             return
+        entry = _MAGIC + raw_key + _crc32(payload).to_bytes(4, "big") + payload
         try:
-            write_entry(path, _MAGIC + raw_key + _crc32(payload).to_bytes(4, "big") + payload)
+            write_entry(path, entry)
         except OSError:
             return  # a cache that cannot be written is only slower, never an error
-        self.evict()
+        with self._lock:
+            if self._total is None or self._total + len(entry) > self.max_bytes:
+                self.evict()
+            else:
+                self._total += len(entry)
 
     def _files(self) -> list[tuple[float, int, Path]]:
         # Another process may clean or evict at the same time: anything that vanished is skipped.
@@ -127,6 +138,7 @@ class LayerCache:
                 removed += 1
             except OSError:
                 pass
+        self._total = total
         return removed
 
     def info(self) -> CacheInfo:

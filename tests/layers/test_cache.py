@@ -102,6 +102,36 @@ def test_size_bound_evicts_least_recently_used(tmp_path) -> None:
     assert cache.get(f"{0:064x}") is None, "the oldest entry was evicted"
 
 
+def test_writes_walk_the_cache_once_until_it_may_be_over_its_bound(tmp_path, monkeypatch) -> None:
+    """A run writes an entry per layer: a large cache is walked at the first write, not at every one."""
+    cache = LayerCache(tmp_path / "cache", max_bytes=100_000)
+    walks: list[int] = []
+    walk = cache._files
+    monkeypatch.setattr(cache, "_files", lambda: walks.append(1) or walk())
+    for i in range(60):  # ~62 KB: under the bound
+        cache.put(f"{i:064x}", os.urandom(1000))
+    assert len(walks) == 1
+    for i in range(60, 200):  # past it: walked again to evict, whenever the total may be over
+        cache.put(f"{i:064x}", os.urandom(1000))
+        assert sum(f.stat().st_size for f in (tmp_path / "cache").rglob("*.ilx")) <= 100_000
+    assert 1 < len(walks) < 200 - 60
+    assert cache.get(f"{199:064x}") is not None
+
+
+def test_entries_another_process_wrote_are_seen_at_the_next_walk(tmp_path) -> None:
+    """What the docstring says: another process's writes are not counted by this one until a walk,
+    so they may pass the bound meanwhile; the next walk (here a later run's first write) evicts."""
+    mine, other = LayerCache(tmp_path / "cache", max_bytes=50_000), LayerCache(tmp_path / "cache", max_bytes=50_000)
+    mine.put(f"{0:064x}", os.urandom(1000))  # walked: ~1 KB
+    for i in range(1, 45):
+        other.put(f"{i:064x}", os.urandom(1000))
+    for i in range(45, 60):
+        mine.put(f"{i:064x}", os.urandom(1000))
+    assert mine.info().total_bytes > 50_000
+    LayerCache(tmp_path / "cache", max_bytes=50_000).put(f"{60:064x}", os.urandom(1000))
+    assert mine.info().total_bytes <= 50_000
+
+
 def test_writes_stay_inside_the_cache_dir(tmp_path) -> None:
     root = tmp_path / "cache"
     cache = LayerCache(root)

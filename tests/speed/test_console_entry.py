@@ -186,3 +186,31 @@ def test_ctrl_c_ends_a_check_with_130_and_one_line(tmp_path) -> None:
     connection.close()
     assert process.returncode == 130, err
     assert err == "imagelint: interrupted\n" and out == ""
+
+
+def test_the_console_entry_leaves_the_heap_frozen_however_the_command_ends(monkeypatch) -> None:
+    """``run`` (the script, not ``main``) raises the young generation's threshold for the command and
+    freezes what it built once it has ended, error or not, so that the interpreter's collections at
+    shutdown do not walk it."""
+    import gc
+
+    import imagelint.__main__ as console
+
+    threshold = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+
+    def command() -> None:
+        seen.append(gc.get_threshold())
+        raise SystemExit(3)
+
+    monkeypatch.setattr(console, "main", command)
+    assert gc.get_freeze_count() == 0
+    try:
+        with pytest.raises(SystemExit) as ended:
+            console.run()
+        assert ended.value.code == 3
+        assert seen == [(console._YOUNG_GENERATION, *threshold[1:])]
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)

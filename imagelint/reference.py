@@ -181,7 +181,10 @@ def parse_reference(text: str) -> ImageReference:
     if tag is not None and os.path.isdir(path):
         return ImageReference("oci-dir", path, tag, text)
     if looks_like_path(text) or (tag is not None and looks_like_path(path)):
-        raise SourceError(f"{text}: no such file or directory")
+        from imagelint.escape import printable
+
+        # The reference as typed, on one line: a name may hold a newline or a control character.
+        raise SourceError(f"{printable(shown_reference(text))}: no such file or directory")
     parse_registry_name(text)
     return ImageReference("auto", text, None, text)
 

@@ -275,6 +275,15 @@ def test_a_missing_path_is_no_such_file_not_a_registry_lookup(text, tmp_path, mo
     assert exc.value.exit_code == 3
 
 
+def test_a_missing_path_with_a_newline_in_its_name_is_named_on_one_line(tmp_path, monkeypatch):
+    from imagelint.errors import SourceError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SourceError) as exc:
+        parse_reference("/\n0")  # found by tests/hostile/test_fuzz.py
+    assert exc.value.message == "/\\n0: no such file or directory"
+
+
 def test_names_that_are_not_paths_stay_registry_names(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert parse_reference("ghcr.io/org/app:1.2").kind == "auto"

@@ -11,13 +11,22 @@
  * Every read is bounds-checked against the text; tests/facts/test_textscan.py compares it with the
  * Python path on random texts and keyword sets.
  *
- * lines(text, keywords) -> [index, start, end, index, start, end, ...]
+ * lines(text, keywords, first=False) -> [index, start, end, index, start, end, ...]
  *   text      a str whose line breaks are all "\n" (gpuindex.newline_text), or bytes: searched as
  *             one-byte characters (the keywords are ASCII, and in UTF-8 an ASCII byte is always that
  *             character, so a file holds a keyword exactly when its decoded text does)
  *   keywords  a tuple of 1 to 64 non-empty ASCII str
  *   index     the line's number counted from 0 (the "\n"s before it); start, end: where the
  *             line starts in text and where it ends (its "\n", or the end of text), once per line
+ *   first     stop at the first hit line (whether a text holds a keyword at all: one triple at most)
+ *
+ * newlines(data) -> the number of "\n" in data, or -1 when data decoded (UTF-8, invalid bytes
+ *             replaced) holds another line break str.splitlines() knows ("\r", "\x0b", "\x0c",
+ *             "\x1c"-"\x1e", U+0085, U+2028, U+2029): bytes whose lines can be cut at "\n" alone,
+ *             and how many there are, in one pass (gpuindex.has_other_byte_breaks is the reference).
+ *             U+0085, U+2028 and U+2029 are the bytes C2 85, E2 80 A8 and E2 80 A9: C2 and E2 are
+ *             lead bytes, which always start a sequence, so these bytes are there exactly when the
+ *             characters are in the decoded text.
  *
  * find(data, needle, start, anchor) -> the first index >= start where needle is in data, or -1
  *   data      a bytes-like object (the fatbin search's chunks of shared libraries)
@@ -71,6 +80,7 @@ static int append_triple(Hits *out, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
 
 typedef struct {
     Py_ssize_t count;
+    int first_only; /* stop at the first hit line */
     const char *text[MAX_KEYWORDS];
     Py_ssize_t length[MAX_KEYWORDS], anchor[MAX_KEYWORDS];
     unsigned long long at[256]; /* the keywords whose anchor is this character */
@@ -104,13 +114,27 @@ static int keyword_at(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t j, const Keywor
     return 0;
 }
 
+#if defined(__SSE2__)
+/* The 16 per-byte counts of ``acc`` added up. (Counting bytes by subtracting each compare's -1 from
+ * per-byte counters and adding those up at most every 255 blocks costs two instructions a block;
+ * a popcount of each block's mask is a library call where the build may not assume the instruction.) */
+static Py_ssize_t sum_counts(__m128i acc) {
+    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    return _mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_srli_si128(sums, 8));
+}
+#endif
+
 /* The "\n"s in s[from:to]. One-byte text. */
 static Py_ssize_t count_newlines(const Py_UCS1 *s, Py_ssize_t from, Py_ssize_t to) {
     Py_ssize_t count = 0, j = from;
 #if defined(__SSE2__)
     const __m128i nl = _mm_set1_epi8('\n');
-    for (; to - j >= 16; j += 16)
-        count += __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + j)), nl)));
+    while (to - j >= 16) {
+        __m128i acc = _mm_setzero_si128();
+        for (int b = 0; b < 255 && to - j >= 16; b++, j += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + j)), nl));
+        count += sum_counts(acc);
+    }
 #endif
     for (; j < to; j++) count += s[j] == '\n';
     return count;
@@ -162,6 +186,7 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, H
         const Py_UCS1 *nl = memchr(s + found, '\n', (size_t)(n - found));
         Py_ssize_t line_end = nl ? nl - s : n;
         if (append_triple(out, index, line_start, line_end) < 0) return -1;
+        if (kw->first_only) break;
         i = line_end + 1; /* the next line: this one is handed back once */
     }
     return 0;
@@ -199,6 +224,7 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, H
             counted = line_start;                                                                  \
             while (end < n && s[end] != '\n') end++;                                               \
             if (append_triple(out, index, line_start, end) < 0) return -1;                         \
+            if (kw->first_only) break;                                                             \
             i = end + 1; /* the next line: this one is handed back once */                         \
         }                                                                                          \
         return 0;                                                                                  \
@@ -209,7 +235,8 @@ DEFINE_SEARCH(search_ucs4, Py_UCS4)
 
 static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *text, *keywords;
-    if (!PyArg_ParseTuple(args, "OO!", &text, &PyTuple_Type, &keywords)) return NULL;
+    int first_only = 0;
+    if (!PyArg_ParseTuple(args, "OO!|p", &text, &PyTuple_Type, &keywords, &first_only)) return NULL;
     if (!PyBytes_Check(text) && !PyUnicode_Check(text)) {
         PyErr_SetString(PyExc_TypeError, "text must be str or bytes");
         return NULL;
@@ -217,6 +244,7 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     if (PyUnicode_Check(text) && PyUnicode_READY(text) < 0) return NULL;
     Keywords kw;
     kw.count = PyTuple_GET_SIZE(keywords);
+    kw.first_only = first_only;
     if (kw.count < 1 || kw.count > MAX_KEYWORDS) {
         PyErr_SetString(PyExc_ValueError, "between 1 and 64 keywords");
         return NULL;
@@ -298,6 +326,60 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     return out;
 }
 
+/* Does a line break other than "\n" start at s[j]? (s[j] is one of the bytes ``newlines`` stops at.) */
+static int other_break_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j) {
+    unsigned char c = s[j];
+    if (c == 0xC2) return j + 1 < n && s[j + 1] == 0x85;
+    if (c == 0xE2) return j + 2 < n && s[j + 1] == 0x80 && (s[j + 2] == 0xA8 || s[j + 2] == 0xA9);
+    return c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E;
+}
+
+static int stops_at(unsigned char c) {
+    return c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E || c == 0xC2 || c == 0xE2;
+}
+
+static PyObject *newlines(PyObject *Py_UNUSED(self), PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "data must be bytes");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg), count = 0, j = 0;
+#if defined(__SSE2__)
+    /* 16 bytes at a time: the "\n"s counted, and any byte a break other than "\n" starts with
+     * found by one compare per such byte (a C2 or E2 that starts no break, in text that is not
+     * ASCII, is looked at and passed over). */
+    const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), vt = _mm_set1_epi8(0x0B),
+                  ff = _mm_set1_epi8(0x0C), fs = _mm_set1_epi8(0x1C), gs = _mm_set1_epi8(0x1D),
+                  rs = _mm_set1_epi8(0x1E), c2 = _mm_set1_epi8((char)0xC2), e2 = _mm_set1_epi8((char)0xE2);
+    __m128i acc = _mm_setzero_si128();
+    for (int b = 0; n - j >= 16; j += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + j));
+        acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));
+        if (++b == 255) {
+            count += sum_counts(acc);
+            acc = _mm_setzero_si128();
+            b = 0;
+        }
+        __m128i other = _mm_or_si128(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, vt)),
+                                                  _mm_or_si128(_mm_cmpeq_epi8(v, ff), _mm_cmpeq_epi8(v, fs))),
+                                     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, gs), _mm_cmpeq_epi8(v, rs)),
+                                                  _mm_or_si128(_mm_cmpeq_epi8(v, c2), _mm_cmpeq_epi8(v, e2))));
+        unsigned mask = (unsigned)_mm_movemask_epi8(other);
+        while (mask) {
+            if (other_break_at(s, n, j + __builtin_ctz(mask))) return PyLong_FromLong(-1);
+            mask &= mask - 1;
+        }
+    }
+    count += sum_counts(acc);
+#endif
+    for (; j < n; j++) {
+        if (s[j] == '\n') count++;
+        else if (stops_at(s[j]) && other_break_at(s, n, j)) return PyLong_FromLong(-1);
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 static PyObject *find(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer data, needle;
     Py_ssize_t start, anchor;
@@ -332,6 +414,7 @@ static PyObject *find(PyObject *Py_UNUSED(self), PyObject *args) {
 static PyMethodDef methods[] = {
     {"lines", lines, METH_VARARGS, "The lines of a text that hold one of the keywords: [index, start, end, ...]."},
     {"find", find, METH_VARARGS, "data.find(needle, start), memchr on needle[anchor]: the index or -1."},
+    {"newlines", newlines, METH_O, "The number of \"\\n\" in bytes, or -1 when they hold another line break."},
     {NULL, NULL, 0, NULL},
 };
 

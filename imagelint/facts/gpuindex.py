@@ -107,8 +107,49 @@ def holds_keyword(data: bytes) -> bool:
     and a replaced invalid sequence never takes an ASCII byte with it. One C pass over the bytes,
     without decoding them (``_hitscan.lines`` reads bytes as one-byte characters)."""
     if _native_lines is not None:
-        return bool(_native_lines(data, KEYWORDS))
+        return bool(_native_lines(data, KEYWORDS, True))  # the search stops at the first keyword
     return any(keyword in data for keyword in _KEYWORD_BYTES)
+
+
+def byte_hit_lines(data: bytes, first_line: int = 1) -> list[tuple[int, str]]:
+    """``hit_lines`` of ``data`` decoded (UTF-8, invalid bytes replaced), for bytes whose only line
+    break is "\n" (``has_other_byte_breaks`` is false): found in the bytes by one C pass, and only the
+    hit lines decoded. The same lines with the same text: "\n" is never part of a UTF-8 sequence, so
+    a line cut from the bytes decodes as that line of the decoded whole (and see ``holds_keyword``)."""
+    if _native_lines is None:
+        return hit_lines(data.decode("utf-8", "replace"), first_line)
+    flat = _native_lines(data, KEYWORDS)
+    return [(first_line + flat[i], data[flat[i + 1] : flat[i + 2]].decode("utf-8", "replace"))
+            for i in range(0, len(flat), 3)]
+
+
+# A line break str.splitlines() knows besides "\n", as it shows in UTF-8: the ASCII ones, and the
+# encodings of U+0085, U+2028 and U+2029 (their lead bytes always start a sequence, so these bytes
+# are in a file exactly when the characters are in its decoded text).
+_OTHER_BYTE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+_NON_ASCII_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def newline_count(data: bytes) -> int:
+    """The number of "\n" in ``data``, or -1 when its decoded text holds another line break
+    str.splitlines() knows: whether its lines can be cut at "\n" alone, and how many there are, in
+    one C pass (``_hitscan.newlines``; ``has_other_byte_breaks`` is the reference)."""
+    if _native_newlines is not None:
+        return _native_newlines(data)
+    return -1 if has_other_byte_breaks(data) else data.count(b"\n")
+
+
+def has_other_byte_breaks(data: bytes) -> bool:
+    """``has_other_breaks`` of ``data`` decoded (UTF-8, invalid bytes replaced), from its bytes."""
+    for c in _OTHER_BYTE_BREAKS:
+        if c in data:
+            return True
+    if data.isascii():
+        return False
+    for c in _NON_ASCII_BYTE_BREAKS:
+        if c in data:
+            return True
+    return False
 
 
 # The line breaks str.splitlines() knows: "\n", the other ASCII ones, and the non-ASCII ones.
@@ -142,9 +183,9 @@ def newline_text(text: str) -> str:
 
 
 try:
-    from imagelint.facts._hitscan import lines as _native_lines
+    from imagelint.facts._hitscan import lines as _native_lines, newlines as _native_newlines
 except ImportError:  # not built (no compiler at install time): str.find passes do the search
-    _native_lines = None
+    _native_lines = _native_newlines = None
 
 NATIVE = _native_lines is not None
 

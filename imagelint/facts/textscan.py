@@ -253,7 +253,7 @@ class TextFactsScanner:
         self._has_group = False
         self._notes: list[str] = []
         self._incomplete = False  # something a fact may use was not read or not kept
-        self._uncounted: str | None = None  # the last batch, its lines not yet counted
+        self._uncounted: str | int | None = None  # the last batch (or, read as bytes, its lines): not yet counted
         self._uncounted_final = False
 
     # -- the reader's interface ------------------------------------------------------
@@ -380,6 +380,17 @@ class TextFactsScanner:
 
     def _lines(self, raw: bytes, final: bool, whole_line: bool = True) -> None:
         """One batch of whole lines (ending in '\\n', or the file's last line when ``final``)."""
+        if not (self._pending or self._keep_text or self._group_matters):
+            newlines = gpuindex.newline_count(raw)
+            if newlines >= 0:
+                # Only its facts are wanted of this batch, and "\n" is its only line break: its hit
+                # lines are found in its bytes, and only they are decoded (gpuindex.byte_hit_lines).
+                self._count()
+                self._match(gpuindex.byte_hit_lines(raw, self._line + 1))
+                if whole_line:
+                    self._uncounted = newlines + (final and bool(raw) and not raw.endswith(b"\n"))
+                    self._uncounted_final = final
+                return
         text = raw.decode("utf-8", "replace")  # a cut after '\n' never splits a UTF-8 sequence
         self._count()
         first = self._line + 1
@@ -398,7 +409,7 @@ class TextFactsScanner:
                 self._incomplete = True
                 self._notes.append(f"script text kept only up to line {self._line} ({MAX_SCRIPT_TEXT >> 20} MiB): "
                                    "commands after it are not followed")
-        self._match(text, first)
+        self._match(gpuindex.hit_lines(text, first))
         if self._group_matters and not self._has_group and "[" in text:
             self._has_group = _GROUP_LINE.search(gpuindex.newline_text(text)) is not None
         if whole_line:
@@ -409,13 +420,16 @@ class TextFactsScanner:
         text, self._uncounted = self._uncounted, None
         if text is None:
             return
-        if self._uncounted_final or gpuindex.has_other_breaks(text):
+        if isinstance(text, int):  # a batch read as bytes: its lines, counted then
+            self._line += text
+        elif self._uncounted_final or gpuindex.has_other_breaks(text):
             self._line += len(text.splitlines())
         else:
             self._line += text.count("\n")
 
-    def _match(self, text: str, first: int) -> None:
-        """The facts of one batch: Python sees only the lines that hold a keyword (gpuindex.hit_lines)."""
+    def _match(self, hits: list[tuple[int, str]]) -> None:
+        """The facts of one batch: Python sees only the lines that hold a keyword, each with its number
+        (``gpuindex.hit_lines`` of its text, or ``byte_hit_lines`` of its bytes)."""
         lang = self._lang
         ini, yaml = lang == gpuindex.INI, lang == gpuindex.YAML
         # The caps are checked per batch: a batch's items are kept whole or not at all.
@@ -423,7 +437,7 @@ class TextFactsScanner:
         want_needs = len(self._needs) < MAX_ITEMS
         want_ini_ids = not ini and len(self._ini_gpu_ids) < MAX_ITEMS
         want_refs = (ini or yaml) and len(self._refs) < MAX_ITEMS
-        for number, raw in gpuindex.hit_lines(text, first):
+        for number, raw in hits:
             self.lines_matched += 1
             code = gpuindex.strip_comment(raw, lang)
             if want_settings:

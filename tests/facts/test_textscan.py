@@ -63,6 +63,17 @@ _WHOLE_CASES = {
     "app/bad2.py": b"x = '\xe2\x82cuda:1'\n",
     "app/start": b"exec python3 main.py\n",
     "opt/late.cfg": b"# c\n" * 1100 + b"k=v\n",
+    # Hit lines found in the bytes and decoded alone: settings on the first and the last line (no
+    # "\n" after it), bad UTF-8 and other scripts beside a keyword, a "#" inside quotes, an INI id in Python.
+    "app/train.py": (b"os.environ['CUDA_VISIBLE_DEVICES'] = '1'  # was 0\n\xff\xfe caf\xc3\xa9\n"
+                     b"x = \"a#b\"; torch.cuda.set_device(2)\n" + b"pass\n" * 300 + b"cfg = 'gpu-id=3'\ndev = 'cuda:4'"),
+    "app/kernels.h": b"// gpu\n#include <cuda_runtime.h>\n" + "\u00e9\u2013 cuda\n".encode() * 3,
+    "app/pipeline.yaml": b"primary-gie:\n  config-file: pgie.txt\n  gpu-id: 1\n",
+    # ... and left to the scanner, which cuts lines as str.splitlines() does: other line breaks.
+    "app/crlf.py": b"import torch\r\ntorch.cuda.set_device(1)\r\n",
+    "app/nel.py": "a = 1\u0085torch.cuda.set_device(1)\n".encode(),
+    "app/ls.py": "a = 1\u2028b = 'cuda:2'\n".encode(),
+    "app/vt.py": b"a = 1\x0bb = 'cuda:2'\n",
 }
 
 
@@ -87,8 +98,81 @@ def test_a_whole_member_without_a_keyword_reaches_no_python_line_scan(monkeypatc
     monkeypatch.setattr(textscan.TextFactsScanner, "_lines", no_line_scan)
     data = _WHOLE_CASES["app/model.py"]
     assert TextFactsScanner.scan_whole("app/model.py", len(data), data) == ({"text": 1, "lang": gpuindex.PYTHON}, 0)
-    with pytest.raises(AssertionError, match="the line scan ran"):
-        TextFactsScanner.scan_whole("app/bad2.py", len(_WHOLE_CASES["app/bad2.py"]), _WHOLE_CASES["app/bad2.py"])
+
+
+def test_a_file_with_a_keyword_has_only_its_hit_lines_decoded(monkeypatch) -> None:
+    """Its hit lines are found in its bytes and decoded alone: the whole text is never decoded and
+    searched, unless lines break otherwise than at "\n" (then cut as str.splitlines() cuts them)."""
+    def no_text_search(*args, **kwargs):
+        raise AssertionError("the decoded text was searched")
+
+    monkeypatch.setattr(gpuindex, "hit_lines", no_text_search)
+    data = _WHOLE_CASES["app/train.py"]
+    result, _ = TextFactsScanner.scan_whole("app/train.py", len(data), data)
+    assert [item[1] for item in result["s"]] == ["1", "2", "cuda:4"]
+    assert scan_bytes("app/train.py", data) == result  # the same path when the member is fed in chunks
+    with pytest.raises(AssertionError, match="the decoded text was searched"):
+        TextFactsScanner.scan_whole("app/crlf.py", len(_WHOLE_CASES["app/crlf.py"]), _WHOLE_CASES["app/crlf.py"])
+
+
+def test_newline_count_is_the_lines_of_bytes_whose_only_break_is_a_newline(monkeypatch) -> None:
+    """In C and in Python: the "\\n"s of bytes whose decoded text holds no other break str.splitlines()
+    knows, else -1; and the bytes tell that exactly when the decoded text does."""
+    rng = random.Random(85)
+    pieces = [b"\n", b"a", b" ", b"\r", b"\r\n", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", b"\x85", b"\xc2",
+              b"\xc2\x85", b"\xc2\x84", b"\xe2", b"\xe2\x80", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xe2\x80\xaa",
+              b"\xc3\xa9", b"\xff", b"\xf0\x9f\x98", b"x" * 17]
+    cases = [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(4000)]
+    for data in cases:
+        other = gpuindex.has_other_byte_breaks(data)
+        assert other == gpuindex.has_other_breaks(data.decode("utf-8", "replace")), data
+    for native in (True, False) if gpuindex.NATIVE else (False,):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(gpuindex, "_native_newlines", None)
+            for data in cases:
+                expected = -1 if gpuindex.has_other_byte_breaks(data) else data.count(b"\n")
+                assert gpuindex.newline_count(data) == expected, data
+
+
+def test_newlines_are_counted_right_past_many_blocks() -> None:
+    """The C counts add up 16-byte blocks in runs of at most 255: texts around and past those sizes."""
+    rng = random.Random(255)
+    for size in (0, 15, 16, 17, 255 * 16 - 1, 255 * 16, 255 * 16 + 17, 3 * 255 * 16 + 5, 200_000):
+        data = bytes(rng.choice(b"ab\n") for _ in range(size))
+        assert gpuindex.newline_count(data) == data.count(b"\n"), size
+        # The line number of a hit after them (the keyword search counts the newlines before it).
+        assert gpuindex.byte_hit_lines(data + b"cuda") == [(data.count(b"\n") + 1, data[data.rfind(b"\n") + 1 :].decode() + "cuda")]
+
+
+def test_hit_lines_found_in_the_bytes_are_those_of_the_decoded_text(monkeypatch) -> None:
+    """Whatever the bytes around them (bad UTF-8, every line break splitlines() knows, quotes and
+    comments, the member whole or fed in pieces): the results of the byte search are those of the
+    search in the decoded text (what a batch with another line break gets), with the C search and
+    with the Python one."""
+    rng = random.Random(2712)
+    pieces = [b"\n", b"\n", b"\n", b"x = 1", b"# note", b"'#'", b"\"", b"\xff", b"\xe2\x82", b"\xc3\xa9", b"\xc2\x85",
+              b"\xe2\x80\xa8", b"\r\n", b"\r", b"\x0c", b" ", b"CUDA_VISIBLE_DEVICES=1", b"torch.cuda.set_device(3)",
+              b"'cuda:2'", b"gpu-id=1", b"gpu_id: 2", b"config-file=a.txt", b"import pyds", b"h264_nvenc", b"--gpus 2",
+              b"cud", b"gp", b"p" * 70_000]
+    paths = ["app/a.py", "app/b.h", "app/c.yaml", "app/d.cc", "app/e.txt", "app/run.sh", "app/f"]
+    cases = [(rng.choice(paths), b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))) for _ in range(1500)]
+
+    def results() -> list[object]:
+        out: list[object] = []
+        for path, data in cases:
+            out.append(TextFactsScanner.scan_whole(path, len(data), data))
+            out.append(scan_bytes(path, data))
+        return out
+
+    for native in (True, False) if gpuindex.NATIVE else (False,):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(gpuindex, "_native_lines", None)
+                m.setattr(gpuindex, "_native_newlines", None)
+            by_bytes = results()
+            m.setattr(gpuindex, "newline_count", lambda data: -1)  # every batch decoded and searched whole
+            assert results() == by_bytes
 
 
 def test_holds_keyword_on_bytes_is_may_match_on_their_text() -> None:
@@ -393,6 +477,7 @@ def test_the_native_keyword_search_with_any_keywords_finds_the_lines_that_hold_o
         found = [(flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)]
         expected = [(i, line) for i, line in enumerate(text.split("\n")) if any(k in line for k in keywords)]
         assert found == expected, (keywords, text)
+        assert lines(text, keywords, True) == flat[:3], (keywords, text)  # the first hit line alone
 
 
 def test_the_native_keyword_search_reads_bytes_and_many_anchors_as_one_byte_text() -> None:
@@ -414,3 +499,4 @@ def test_the_native_keyword_search_reads_bytes_and_many_anchors_as_one_byte_text
         for given in (text, text.encode("ascii")):
             flat = lines(given, keywords)
             assert [(flat[i], text[flat[i + 1] : flat[i + 2]]) for i in range(0, len(flat), 3)] == expected, (keywords, text)
+            assert lines(given, keywords, True) == flat[:3], (keywords, text)

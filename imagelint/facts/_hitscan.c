@@ -23,7 +23,7 @@
  * newlines(data) -> the number of "\n" in data, or -1 when data decoded (UTF-8, invalid bytes
  *             replaced) holds another line break str.splitlines() knows ("\r", "\x0b", "\x0c",
  *             "\x1c"-"\x1e", U+0085, U+2028, U+2029): bytes whose lines can be cut at "\n" alone,
- *             and how many there are, in one pass (gpuindex.has_other_byte_breaks is the reference).
+ *             and how many there are, in one pass (gpuindex.has_other_breaks is the reference).
  *             U+0085, U+2028 and U+2029 are the bytes C2 85, E2 80 A8 and E2 80 A9: C2 and E2 are
  *             lead bytes, which always start a sequence, so these bytes are there exactly when the
  *             characters are in the decoded text.

@@ -113,9 +113,9 @@ def holds_keyword(data: bytes) -> bool:
 
 def byte_hit_lines(data: bytes, first_line: int = 1) -> list[tuple[int, str]]:
     """``hit_lines`` of ``data`` decoded (UTF-8, invalid bytes replaced), for bytes whose only line
-    break is "\n" (``has_other_byte_breaks`` is false): found in the bytes by one C pass, and only the
-    hit lines decoded. The same lines with the same text: "\n" is never part of a UTF-8 sequence, so
-    a line cut from the bytes decodes as that line of the decoded whole (and see ``holds_keyword``)."""
+    break is "\\n" (``newline_count`` is not -1): found in the bytes by one C pass, and only the hit
+    lines decoded. The same lines with the same text: "\\n" is never part of a UTF-8 sequence, so a
+    line cut from the bytes decodes as that line of the decoded whole (and see ``holds_keyword``)."""
     if _native_lines is None:
         return hit_lines(data.decode("utf-8", "replace"), first_line)
     flat = _native_lines(data, KEYWORDS)
@@ -123,33 +123,13 @@ def byte_hit_lines(data: bytes, first_line: int = 1) -> list[tuple[int, str]]:
             for i in range(0, len(flat), 3)]
 
 
-# A line break str.splitlines() knows besides "\n", as it shows in UTF-8: the ASCII ones, and the
-# encodings of U+0085, U+2028 and U+2029 (their lead bytes always start a sequence, so these bytes
-# are in a file exactly when the characters are in its decoded text).
-_OTHER_BYTE_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
-_NON_ASCII_BYTE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
-
-
 def newline_count(data: bytes) -> int:
-    """The number of "\n" in ``data``, or -1 when its decoded text holds another line break
-    str.splitlines() knows: whether its lines can be cut at "\n" alone, and how many there are, in
-    one C pass (``_hitscan.newlines``; ``has_other_byte_breaks`` is the reference)."""
+    """The number of "\\n" in ``data``, or -1 when its decoded text holds another line break
+    str.splitlines() knows: whether its lines can be cut at "\\n" alone, and how many there are, in
+    one C pass (``_hitscan.newlines``; ``has_other_breaks`` is the reference)."""
     if _native_newlines is not None:
         return _native_newlines(data)
-    return -1 if has_other_byte_breaks(data) else data.count(b"\n")
-
-
-def has_other_byte_breaks(data: bytes) -> bool:
-    """``has_other_breaks`` of ``data`` decoded (UTF-8, invalid bytes replaced), from its bytes."""
-    for c in _OTHER_BYTE_BREAKS:
-        if c in data:
-            return True
-    if data.isascii():
-        return False
-    for c in _NON_ASCII_BYTE_BREAKS:
-        if c in data:
-            return True
-    return False
+    return -1 if has_other_breaks(data) else data.count(b"\n")
 
 
 # The line breaks str.splitlines() knows: "\n", the other ASCII ones, and the non-ASCII ones.
@@ -157,20 +137,25 @@ _ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 _NON_ASCII_BREAKS = "\x85\u2028\u2029"
 LINE_BREAKS = "\n" + _ASCII_BREAKS + _NON_ASCII_BREAKS
 _OTHER_BREAK = lazy_pattern("\r\n|[" + _ASCII_BREAKS + _NON_ASCII_BREAKS + "]")
+# The same breaks as they show in UTF-8: the non-ASCII ones' lead bytes always start a sequence,
+# so these bytes are in a file exactly when the characters are in its decoded text.
+_BYTE_BREAKS = (tuple(c.encode() for c in _ASCII_BREAKS), tuple(c.encode() for c in _NON_ASCII_BREAKS))
 
 
-def has_other_breaks(text: str) -> bool:
-    """Does ``text`` hold a line break str.splitlines() knows besides "\\n"?
+def has_other_breaks(text: str | bytes) -> bool:
+    """Does ``text`` (bytes: their UTF-8 text, invalid bytes replaced) hold a line break
+    str.splitlines() knows besides "\\n"?
 
     ``in`` per character runs at memchr speed, where a character-class regex tests each
     character in turn; ``isascii`` is O(1) on str.
     """
-    for c in _ASCII_BREAKS:
+    ascii_breaks, non_ascii_breaks = _BYTE_BREAKS if isinstance(text, bytes) else (_ASCII_BREAKS, _NON_ASCII_BREAKS)
+    for c in ascii_breaks:
         if c in text:
             return True
     if text.isascii():
         return False
-    for c in _NON_ASCII_BREAKS:
+    for c in non_ascii_breaks:
         if c in text:
             return True
     return False

@@ -124,14 +124,14 @@ def test_newline_count_is_the_lines_of_bytes_whose_only_break_is_a_newline(monke
               b"\xc3\xa9", b"\xff", b"\xf0\x9f\x98", b"x" * 17]
     cases = [b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(4000)]
     for data in cases:
-        other = gpuindex.has_other_byte_breaks(data)
+        other = gpuindex.has_other_breaks(data)
         assert other == gpuindex.has_other_breaks(data.decode("utf-8", "replace")), data
     for native in (True, False) if gpuindex.NATIVE else (False,):
         with monkeypatch.context() as m:
             if not native:
                 m.setattr(gpuindex, "_native_newlines", None)
             for data in cases:
-                expected = -1 if gpuindex.has_other_byte_breaks(data) else data.count(b"\n")
+                expected = -1 if gpuindex.has_other_breaks(data) else data.count(b"\n")
                 assert gpuindex.newline_count(data) == expected, data
 
 

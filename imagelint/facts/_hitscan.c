@@ -326,16 +326,12 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     return out;
 }
 
-/* Does a line break other than "\n" start at s[j]? (s[j] is one of the bytes ``newlines`` stops at.) */
+/* Does a line break other than "\n" start at s[j]? */
 static int other_break_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j) {
     unsigned char c = s[j];
     if (c == 0xC2) return j + 1 < n && s[j + 1] == 0x85;
     if (c == 0xE2) return j + 2 < n && s[j + 1] == 0x80 && (s[j + 2] == 0xA8 || s[j + 2] == 0xA9);
     return c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E;
-}
-
-static int stops_at(unsigned char c) {
-    return c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E || c == 0xC2 || c == 0xE2;
 }
 
 static PyObject *newlines(PyObject *Py_UNUSED(self), PyObject *arg) {
@@ -375,7 +371,7 @@ static PyObject *newlines(PyObject *Py_UNUSED(self), PyObject *arg) {
 #endif
     for (; j < n; j++) {
         if (s[j] == '\n') count++;
-        else if (stops_at(s[j]) && other_break_at(s, n, j)) return PyLong_FromLong(-1);
+        else if (other_break_at(s, n, j)) return PyLong_FromLong(-1);
     }
     return PyLong_FromSsize_t(count);
 }

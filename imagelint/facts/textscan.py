@@ -228,11 +228,8 @@ class TextFactsScanner:
         if plain is not None:
             return plain, 0
         scanner = cls()
-        scanner.path = path
-        scanner.size = size
-        scanner._decide(data)  # what feed(data) and then result() do first, whatever its length
-        if not scanner._full:
-            scanner._skipped += len(data)
+        scanner.begin(path, size)
+        scanner.feed(data)
         return scanner.result(), scanner.held_bytes()
 
     def _start_streaming(self, ext: str, keep_text: bool, pending: bool) -> None:
@@ -253,7 +250,7 @@ class TextFactsScanner:
         self._has_group = False
         self._notes: list[str] = []
         self._incomplete = False  # something a fact may use was not read or not kept
-        self._uncounted: str | int | None = None  # the last batch (or, read as bytes, its lines): not yet counted
+        self._uncounted: str | None = None  # the last batch, its lines not yet counted
         self._uncounted_final = False
 
     # -- the reader's interface ------------------------------------------------------
@@ -387,9 +384,8 @@ class TextFactsScanner:
                 # lines are found in its bytes, and only they are decoded (gpuindex.byte_hit_lines).
                 self._count()
                 self._match(gpuindex.byte_hit_lines(raw, self._line + 1))
-                if whole_line:
-                    self._uncounted = newlines + (final and bool(raw) and not raw.endswith(b"\n"))
-                    self._uncounted_final = final
+                if whole_line:  # its lines are counted already: the C pass gave them
+                    self._line += newlines + (final and bool(raw) and not raw.endswith(b"\n"))
                 return
         text = raw.decode("utf-8", "replace")  # a cut after '\n' never splits a UTF-8 sequence
         self._count()
@@ -420,9 +416,7 @@ class TextFactsScanner:
         text, self._uncounted = self._uncounted, None
         if text is None:
             return
-        if isinstance(text, int):  # a batch read as bytes: its lines, counted then
-            self._line += text
-        elif self._uncounted_final or gpuindex.has_other_breaks(text):
+        if self._uncounted_final or gpuindex.has_other_breaks(text):
             self._line += len(text.splitlines())
         else:
             self._line += text.count("\n")

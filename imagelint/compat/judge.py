@@ -78,6 +78,7 @@ class _Judge:
         self.facts, self.pool, self.matrix, self.cuda, self.gpu = facts, pool, matrix, cuda, gpu
         self.notes: list[str] = []
         self.uncertain: list[str] = []
+        self._newest_native: dict[str, str | None] = {}
         self.floor = matrix.driver_floor(cuda.version) if cuda.major_minor else None
         if self.floor is None:
             newest = matrix.newest_cuda_release()
@@ -401,6 +402,13 @@ class _Judge:
         return tuple(out)
 
     def _newest_native_cuda(self, driver: str) -> str | None:
+        # Once per driver: every scenario's fixes ask it (a dozen scenarios a pool), and each answer
+        # walks the matrix's whole CUDA release list.
+        if driver not in self._newest_native:
+            self._newest_native[driver] = self._find_newest_native_cuda(driver)
+        return self._newest_native[driver]
+
+    def _find_newest_native_cuda(self, driver: str) -> str | None:
         best: tuple[tuple[int, ...], str] | None = None
         for release in self.matrix.cuda_releases():
             if release.uncertain or release.release_kind == "rc" or compare(driver, release.min_driver) < 0:

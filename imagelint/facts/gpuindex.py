@@ -30,11 +30,15 @@ class IndexPattern:
     kind: str
     regex: re.Pattern[str]
     languages: tuple[str, ...]
-    needle: str  # every match holds it: a line without it is not searched
+    # Every match holds one of these: a line without any is not searched. They are as long as the
+    # pattern allows, since they are also the keywords that pick the lines Python sees at all
+    # (``KEYWORDS``): "cuda" or "gpu" alone are on thousands of lines of any ML source tree.
+    needles: tuple[str, ...]
 
 
-def _p(kind: str, pattern: str, needle: str, *languages: str) -> IndexPattern:
-    return IndexPattern(kind, lazy_pattern(pattern), languages or (SHELL, PYTHON, INI, YAML), needle)
+def _p(kind: str, pattern: str, needles: str | tuple[str, ...], *languages: str) -> IndexPattern:
+    return IndexPattern(kind, lazy_pattern(pattern), languages or (SHELL, PYTHON, INI, YAML),
+                        (needles,) if isinstance(needles, str) else needles)
 
 
 # Order matters: earlier patterns claim their span of a line first.
@@ -49,17 +53,17 @@ INDEX_PATTERNS: tuple[IndexPattern, ...] = (
        "NVIDIA_VISIBLE_DEVICES", PYTHON),
     _p("cuda-visible-devices", r"""(?<![\w-])CUDA_VISIBLE_DEVICES\s*:\s*["']?([^\s"'#]+)""", "CUDA_VISIBLE_DEVICES", YAML),
     # DeepStream / nvinfer keys (INI groups) and their YAML form.
-    _p("gpu-id", r"""^\s*gpu[-_]id\s*[=:]\s*["']?(-?\d+)""", "gpu", INI, YAML),
+    _p("gpu-id", r"""^\s*gpu[-_]id\s*[=:]\s*["']?(-?\d+)""", ("gpu-id", "gpu_id"), INI, YAML),
     # nvinferserver (Triton in DeepStream) protobuf-text configs: infer_config { gpu_ids: [0] }.
     _p("gpu-id", r"""^\s*gpu_ids\s*:\s*\[\s*([\d\s,]*\d)\s*\]""", "gpu_ids", INI),
     # Command-line flags: --gpu-id 1, --gpu_id=1, --gpu-ids 0,1, --gpus 1, --device cuda:1, --cuda-device 1.
-    _p("cli-flag", r"""(?<![\w-])--(?:gpu[-_]?ids?|gpus|cuda[-_]device|device[-_]id)(?:\s+|=)["']?([\w,:-]+)""", "--",
-       SHELL, PYTHON),
+    _p("cli-flag", r"""(?<![\w-])--(?:gpu[-_]?ids?|gpus|cuda[-_]device|device[-_]id)(?:\s+|=)["']?([\w,:-]+)""",
+       ("--gpu", "--cuda", "--device"), SHELL, PYTHON),
     _p("cli-flag", r"""(?<![\w-])--device(?:\s+|=)["']?(cuda:\d+)""", "--device", SHELL, PYTHON),
     # Python: torch.cuda.set_device(1), torch.device("cuda", 1), "cuda:1" anywhere.
     _p("code", r"""\b(?:torch\.)?cuda\.set_device\(\s*(\d+)\s*\)""", "cuda.set_device", PYTHON),
-    _p("code", r"""\btorch\.device\(\s*["']cuda["']\s*,\s*(\d+)\s*\)""", "torch.device", PYTHON),
-    _p("code", r"""["'](cuda:\d+)["']""", "cuda:", PYTHON, SHELL),
+    _p("code", r"""\btorch\.device\(\s*["']cuda["']\s*,\s*(\d+)\s*\)""", "torch.device(", PYTHON),
+    _p("code", r"""["'](cuda:\d+)["']""", ("'cuda:", '"cuda:'), PYTHON, SHELL),
 )
 
 
@@ -81,13 +85,17 @@ CAPABILITY_PATTERNS: tuple[CapabilityPattern, ...] = (
 )
 
 
-# Every match of the patterns above (and of the config-file keys) contains one of these: a line
-# without any cannot match, so only lines that hold one are handed to the patterns.
-# tests/facts/test_textscan.py checks each pattern's examples against this list.
-KEYWORDS: tuple[str, ...] = (
-    "VISIBLE_DEVICES", "gpu", "cuda", "--device", "config-file", "deepstream-app", "nvv4l2", "_nvenc",
-    "_cuvid", "hwaccel", "PyNvVideoCodec", "pyds", "GLX_VENDOR_LIBRARY_NAME",
-)
+# Every match of the patterns above, and of the DeepStream config-file keys
+# (``textscan.DEEPSTREAM_FILE_KEYS``), holds one of these: a line without any cannot match, so only
+# lines that hold one are handed to the patterns. They are the patterns' own needles, less those
+# that hold another (a line with "gpu_ids" holds "gpu_id").
+# tests/facts/test_textscan.py checks each pattern's matches against its needles.
+_NEEDLES = tuple(dict.fromkeys(
+    [needle for p in INDEX_PATTERNS for needle in p.needles]
+    + [needle for p in CAPABILITY_PATTERNS for needle in p.needles]
+    + ["config-file"]
+))
+KEYWORDS: tuple[str, ...] = tuple(k for k in _NEEDLES if not any(other != k and other in k for other in _NEEDLES))
 
 
 _KEYWORD_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
@@ -249,8 +257,9 @@ def strip_comment(line: str, language: str) -> str:
 
 
 def language_of(path: str, data: bytes) -> str:
-    first = data[:128].split(b"\n", 1)[0]
-    if first.startswith(b"#!"):
+    """A file's language, by its shebang line (in its first 128 bytes), else by its extension."""
+    if data.startswith(b"#!"):
+        first = data[:128].split(b"\n", 1)[0]
         return PYTHON if b"python" in first else SHELL
     lower = path.lower()
     if lower.endswith(".py"):
@@ -269,7 +278,7 @@ def settings_in_line(code: str, language: str, number: int) -> list[TextMatch]:
         return out
     taken: list[tuple[int, int]] = []
     for pattern in INDEX_PATTERNS:
-        if language not in pattern.languages or pattern.needle not in code:
+        if language not in pattern.languages or not any(needle in code for needle in pattern.needles):
             continue
         for m in pattern.regex.finditer(code):
             if any(m.start() < end and start < m.end() for start, end in taken):

@@ -156,7 +156,7 @@ def _sniff(path: str, size: int, head: bytes) -> Any:
     ``NOT_A_CONFIG`` (a config extension, more than the sniff, whose first real line is neither an
     INI group nor, in YAML, a DeepStream key), else ``_READ_ON`` / ``_READ_ON_PENDING``.
     ``head`` is the member's first ``SNIFF_BYTES`` (or all of it, when shorter); ``size`` -1: unknown."""
-    if b"\x00" in head[:SNIFF_BYTES]:
+    if head.find(b"\x00", 0, SNIFF_BYTES) >= 0:
         return BINARY
     if head.startswith(b"#!") or 0 <= size <= SNIFF_BYTES:
         return _READ_ON
@@ -207,14 +207,17 @@ class TextFactsScanner:
 
     @staticmethod
     def settled_by_keyword_pass(path: str, size: int, data: bytes) -> dict[str, Any] | None:
-        """The result of a member whose whole content is ``data`` when one C pass over its bytes
-        settles it, else None. Most such files (the sources of an application tree) hold no keyword
-        at all; when nothing else is wanted of them either (neither a script's text nor a config
-        verdict still pending on their first real line), nothing is decoded, counted or matched:
-        their result is the plain one of their language (every fact is on a line that holds a keyword)."""
-        if _sniff(path, size, data) is not _READ_ON:
-            return None
-        lang = gpuindex.language_of(path, data[:128])
+        """The result of a member whose whole content is ``data`` when its head or one C pass over its
+        bytes settles it, else None. The head settles a binary file, and a file with a config
+        extension that is not one (``decide_head``). Most others (the sources of an application tree)
+        hold no keyword at all; when nothing else is wanted of them either (neither a script's text
+        nor a config verdict still pending on their first real line), nothing is decoded, counted or
+        matched: their result is the plain one of their language (every fact is on a line that holds
+        a keyword)."""
+        sniffed = _sniff(path, size, data)
+        if sniffed is not _READ_ON:
+            return sniffed if sniffed is BINARY or sniffed is NOT_A_CONFIG else None
+        lang = gpuindex.language_of(path, data)
         if _keeps_text(lang, _extension(path), data):
             return None  # a script: its text is kept for the entrypoint walk
         return None if gpuindex.holds_keyword(data) else _PLAIN[lang]
@@ -341,7 +344,7 @@ class TextFactsScanner:
         if sniffed is NOT_A_CONFIG:
             return  # not a config by its first real line: not read on
         ext = _extension(self.path)
-        self._lang = gpuindex.language_of(self.path, head[:128])
+        self._lang = gpuindex.language_of(self.path, head)
         keep_text = _keeps_text(self._lang, ext, head)
         self._start_streaming(ext, keep_text, sniffed is _READ_ON_PENDING)
         self._stream(head)

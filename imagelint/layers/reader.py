@@ -250,17 +250,18 @@ class _LayerCapture:
         if n > self._max_read:
             self._reserve(path, n)
         head = walker.read_data(first_read)  # outside the try: a short stream is the layer's failure
-        try:
-            result = decide_head(path, size, head)
-        except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
-            self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
-            return
-        if result is not None:
-            self.scans[path] = result
-            return
+        left = walker.remaining_data
+        if left or scan_whole is None:  # (a member its first read holds whole goes to scan_whole alone)
+            try:
+                result = decide_head(path, size, head)
+            except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
+                self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+                return
+            if result is not None:
+                self.scans[path] = result
+                return
         # A file read on whose rest fits in one scan chunk (most sources) reaches the scanner in one
         # piece: one batch for its per-batch work (decoding, the keyword search) instead of two.
-        left = walker.remaining_data
         if 0 < left <= _SCAN_CHUNK:
             head += walker.read_data(left)
             left = 0

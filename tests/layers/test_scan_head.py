@@ -94,6 +94,7 @@ class CountingScanner(textscan.TextFactsScanner):
 
     built = 0
     heads: list[tuple[str, int, int]] = []
+    wholes: list[tuple[str, int]] = []
 
     def __init__(self) -> None:
         super().__init__()
@@ -104,10 +105,16 @@ class CountingScanner(textscan.TextFactsScanner):
         CountingScanner.heads.append((path, size, len(head)))
         return textscan.decide_head(path, size, head)
 
+    @classmethod
+    def scan_whole(cls, path: str, size: int, data: bytes):  # type: ignore[override]
+        CountingScanner.wholes.append((path, len(data)))
+        return super().scan_whole(path, size, data)
+
 
 def _counting_spec():
     CountingScanner.built = 0
     CountingScanner.heads = []
+    CountingScanner.wholes = []
     return spec_of(("opt/**", "scan", 0, "t"), scanners={"t": CountingScanner})
 
 
@@ -119,8 +126,10 @@ def test_a_file_settled_by_its_head_builds_no_scanner_and_is_read_no_further() -
     # Read on: the short file and the real config; only the config, which holds a keyword, builds a
     # scanner (the short file, whole in hand and holding none, is settled by scan_whole's C pass).
     assert CountingScanner.built == 1
-    # The head decision sees the first 4 KiB, or the whole member when it is shorter.
-    assert [n for _, _, n in CountingScanner.heads] == [SNIFF] * 6 + [4, SNIFF]
+    # The head decision sees the first 4 KiB; a member the first read holds whole (the short file) goes
+    # to scan_whole alone, as does the config once its rest is read.
+    assert [n for _, _, n in CountingScanner.heads] == [SNIFF] * 6 + [SNIFF]
+    assert CountingScanner.wholes == [("opt/d/short.txt", 4), ("opt/d/g.cfg", len(files[-1].data))]
     assert x.scans["opt/d/short.txt"] == textscan.scan_bytes("opt/d/short.txt", b"k=v\n")
     assert x.scans["opt/d/g.cfg"]["s"][0][1] == "1"
 

@@ -226,10 +226,10 @@ class TextFactsScanner:
     def scan_whole(cls, path: str, size: int, data: bytes) -> tuple[dict[str, Any], int]:
         """``begin(path, size)``, ``feed(data)``, ``result()`` and ``held_bytes()`` of a member whose
         whole content is ``data`` (the reader's call when it has all of it in hand), in one step;
-        settled by one C pass when it can be (``settled_by_keyword_pass``)."""
-        plain = cls.settled_by_keyword_pass(path, size, data)
-        if plain is not None:
-            return plain, 0
+        settled by its head or one C pass when it can be (``settled_by_keyword_pass``)."""
+        settled = cls.settled_by_keyword_pass(path, size, data)
+        if settled is not None:
+            return settled, 0
         scanner = cls()
         scanner.begin(path, size)
         scanner.feed(data)

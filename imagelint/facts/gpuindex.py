@@ -101,14 +101,6 @@ KEYWORDS: tuple[str, ...] = tuple(k for k in _NEEDLES if not any(other != k and 
 _KEYWORD_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 
 
-def may_match(text: str) -> bool:
-    """False when no pattern here can match anywhere in ``text``."""
-    for keyword in KEYWORDS:
-        if keyword in text:
-            return True
-    return False
-
-
 def holds_keyword(data: bytes) -> bool:
     """Does a file's raw content hold one of ``KEYWORDS``? Exactly when its text (UTF-8, invalid
     bytes replaced) does: the keywords are ASCII, an ASCII byte in UTF-8 is always that character,

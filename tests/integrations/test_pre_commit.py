@@ -86,10 +86,6 @@ def test_hook_fails_on_cuda_too_new_then_passes_when_fixed(tmp_path: Path, sourc
 
 
 def test_hook_fails_on_gpu_request_limit_mismatch_then_passes(tmp_path: Path, source_snapshot, pre_commit_home) -> None:
-    import imagelint.rules
-
-    if "IL601" not in imagelint.rules.RULES:
-        pytest.skip("IL601 is not registered in imagelint/rules/__init__.py yet (the lead adds the IL60x lines)")
     repo = make_repo(tmp_path, source_snapshot, {"k8s/deployment.yaml": DEPLOYMENT, "Dockerfile": GOOD_DOCKERFILE})
     proc = run_hooks(repo, pre_commit_home)
     out = proc.stdout + proc.stderr

@@ -37,6 +37,15 @@ class CountingSource(io.RawIOBase):
         super().close()
 
 
+def wait_until_full(stream: PrefetchedStream) -> None:
+    """Until the producer has filled the queue and waits to put (bounded: 10 s at the most)."""
+    for _ in range(1000):
+        if stream._queue.full():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the producer never filled the queue")
+
+
 @pytest.mark.parametrize("chunk", [7, 4096, 1 << 20])
 @pytest.mark.parametrize("pattern", ["read", "readinto", "all"])
 def test_bytes_are_the_source_bytes_in_order(chunk: int, pattern: str) -> None:
@@ -78,7 +87,7 @@ def test_a_source_error_is_raised_where_it_happened_with_its_own_type() -> None:
 def test_read_ahead_is_bounded_by_the_queue() -> None:
     source = CountingSource()
     stream = PrefetchedStream(source, "layer 0", chunk=1000, depth=3)
-    time.sleep(0.3)  # the producer fills the queue and waits
+    wait_until_full(stream)  # the producer fills the queue and waits
     # depth chunks queued, plus at most one read in the producer's hands
     assert source.handed <= 4 * 1000
     stream.close()
@@ -87,10 +96,10 @@ def test_read_ahead_is_bounded_by_the_queue() -> None:
 def test_close_stops_a_waiting_producer_and_closes_the_source_once() -> None:
     source = CountingSource()
     stream = PrefetchedStream(source, "layer 0", chunk=1000, depth=2)
-    time.sleep(0.1)
-    started = time.monotonic()
+    wait_until_full(stream)
     stream.close()
-    assert time.monotonic() - started < 1.0
+    # close() joins the producer for at most _CLOSE_WAIT: had the producer kept waiting to put,
+    # the join would have timed out with the thread still alive
     assert not stream._thread.is_alive()
     assert source.closed
     stream.close()  # idempotent

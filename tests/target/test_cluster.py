@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import pytest
 
@@ -118,10 +117,9 @@ def test_connection_refused(fakekube, tmp_path):
 
 def test_stalled_server_times_out_quickly(fakekube, kubeconfig):
     fakekube.stall = True
-    started = time.monotonic()
     with pytest.raises(ClusterError) as info:
         target_from_cluster(None, str(kubeconfig), None, timeout=(1.0, 1.0))
-    assert time.monotonic() - started < 5  # one read timeout, no retries of the read
+    assert len(fakekube.requests) == 1, fakekube.requests  # one read timeout, no retries of the read
     _assert_one_line_cluster_error(info, fakekube.url, "no answer within 1s (read timeout)")
 
 

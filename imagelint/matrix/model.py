@@ -126,6 +126,12 @@ class NgcImage:
     datacenter_compat_drivers: tuple[str, ...] = ()
     driver_requirements: str | None = None
     drivers_source: str | None = None
+    # The notes list no drivers and refer to NVIDIA's CUDA Compatibility guide instead: the
+    # forward-compatibility table of the release's CUDA decides (not "no driver works").
+    defers_to_forward_compat: bool = False
+    # The lowest compute capability the release's builds carry kernels for, and its source.
+    min_compute_capability: str | None = None
+    compute_capability_source: str | None = None
 
     @property
     def drivers_read(self) -> bool:
@@ -570,7 +576,9 @@ class Matrix:
         rel = next((r for r in self._section("ngc_releases") if r["release"] == release
                     and repo in {_ngc_repo(x) for x in r["repositories"]}), None)
         drivers = (tuple(rel.get("datacenter_compat_drivers") or ()), rel.get("driver_requirements"),
-                   rel.get("driver_requirements_source")) if rel is not None else ((), None, None)
+                   rel.get("driver_requirements_source"), bool(rel.get("drivers_defer_to_forward_compat")),
+                   rel.get("min_compute_capability"), rel.get("compute_capability_source")
+                   ) if rel is not None else ((), None, None, False, None, None)
         if row is None:  # a framework of the monthly cadence: the release's CUDA
             if rel is None:
                 return None

@@ -175,6 +175,8 @@ SECTIONS: dict[str, Section] = {
         nfd=Field("string"),
         mig_manager=Field("string"),
         driver_manager=Field("string"),
+        # CVE numbers whose record names this release as affected (NVIDIA's CVE records).
+        affected_by=Field("array:string", pattern=r"^CVE-[0-9]{4}-[0-9]{4,}$"),
     ),
     "ngc_images": _section(
         ("repository", "tag"),

@@ -154,7 +154,11 @@ def _ngc_release(ctx: RuleContext) -> object | None:
 
 
 def _below_ngc_floor(ctx: RuleContext) -> Iterator[Finding]:
-    """A pool GPU older than the NGC release's lowest built architecture: no kernel image."""
+    """A pool GPU older than the NGC release's lowest built architecture: no kernel image.
+    Only where no library's fatbin was read: the binaries, when there, are the better evidence
+    and are judged one by one below (one cause, one finding)."""
+    if any(c.sass or c.ptx for c in ctx.facts.gpu_code):
+        return
     ngc = _ngc_release(ctx)
     floor_text = getattr(ngc, "min_compute_capability", None)
     if ngc is None or not floor_text:

@@ -56,3 +56,21 @@ def test_a_manifest_image_is_judged_the_same_way(tmp_path) -> None:
     out = imagelint("lint", str(pod), "--driver", "580.95.05", "--gpu", "V100", "--select", "IL401", "--format", "json")
     findings = [f for r in json.loads(out.stdout)["results"] for f in r["findings"] if f["rule"] == "IL401"]
     assert [f["extra"]["compute_capability"] for f in findings] == ["7.0"], out.stdout
+
+
+def test_an_image_whose_libraries_were_read_is_judged_by_them_not_by_the_floor() -> None:
+    import dataclasses
+
+    from imagelint.facts.model import CudaVersionEvidence, GpuCodeObject
+    from imagelint.rules import no_kernel_for_gpu as rule
+    from imagelint.rules.base import RuleContext
+    from tests.rules.helpers import env_prov, facts, file_prov, pool, target
+
+    release = CudaVersionEvidence("26.07", "env", env_prov("NVIDIA_PYTORCH_VERSION"), "minor", "ngc-pytorch")
+    image = facts({"CUDA_VERSION": "13.3.1"}, versions=(release,))
+    on_v100 = target(pool("v", driver="580.95.05", gpus=("V100",)))
+    [floor] = list(rule.check(RuleContext(image, on_v100, matrix())))
+    assert floor.extra["evidence"] == "ngc-release"
+    path = "usr/lib/libtorch_cuda.so"
+    read = dataclasses.replace(image, gpu_code=(GpuCodeObject(path, ("sm_75", "sm_80"), (), file_prov(path)),))
+    assert [f.extra["evidence"] for f in rule.check(RuleContext(read, on_v100, matrix()))] == ["fatbin"]

@@ -135,3 +135,20 @@ def test_the_overlay_is_never_written_through_a_symlink(tmp_path: Path, matrix: 
     assert main(["--matrix", str(matrix), "--write-overlay", str(link),
                  str(driver_manifest(tmp_path, "620.10.01", ["13.5"]))]) == 2
     assert victim.read_text() == "keep" and "cannot write" in capsys.readouterr().err
+
+
+def test_the_scheduled_workflow_runs_the_refresh_with_flags_it_has() -> None:
+    import shlex
+
+    import yaml
+
+    from imagelint.matrix.refresh import _arguments
+
+    workflow = yaml.safe_load((Path(__file__).resolve().parents[2] / "deploy" / "github-matrix-refresh.yml").read_text())
+    runs = [s.get("run", "") for job in workflow["jobs"].values() for s in job["steps"]]
+    [line] = [" ".join(r.replace("\\\n", " ").split()) for r in runs if "imagelint.matrix.refresh" in r]
+    words = shlex.split(line.split("imagelint.matrix.refresh", 1)[1].split(">", 1)[0])
+    args = _arguments(words)  # argparse exits on an unknown flag
+    assert args.write_overlay and args.manifests == ["manifests/*.json"]
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert triggers["schedule"] and {"contents", "pull-requests"} <= set(workflow["permissions"])

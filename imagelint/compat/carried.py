@@ -7,7 +7,9 @@ manifest only names its base, so for ``lint`` the base says what is there:
   package and their entrypoint (``/opt/nvidia/nvidia_entrypoint.sh``) enables it when the host
   driver is older than the image's CUDA and the GPU supports forward compatibility. Each
   release's notes ("Driver Requirements") list the data-centre drivers, per branch, it runs on
-  that way: the matrix's ``ngc_releases`` rows carry that list.
+  that way: the matrix's ``ngc_releases`` rows carry that list. Recent notes list no drivers and
+  say only "requires the NVIDIA Driver release. Please see CUDA Compatibility": those defer to
+  NVIDIA's forward-compatibility table for the release's CUDA (``defers_to_forward_compat``).
 * **Official nvidia/cuda images** (amd64) install ``cuda-compat-X-Y`` under
   ``/usr/local/cuda-X.Y/compat``, off the loader path: the container toolkit loads it
   (``runtime``), or the image's own ``LD_LIBRARY_PATH`` does. The package's driver is the one
@@ -38,6 +40,7 @@ class NgcCompat:
     source: str | None
     entrypoint_replaced: str | None     # the image's own ENTRYPOINT, when it is not NGC's
     row_uncertain: bool = False         # the matrix marks the release's row uncertain
+    defers_to_table: bool = False       # the notes list no drivers: the forward-compat table decides
 
     def listed_for(self, branch: int) -> DriverVersion | None:
         return next((d for d in self.drivers if d.branch == branch), None)
@@ -69,11 +72,14 @@ def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
         except (LookupError, ValueError):
             return None
     product, ngc = found
-    if ngc is None or not getattr(ngc, "datacenter_compat_drivers", ()):
+    if ngc is None:
+        return None
+    defers = bool(getattr(ngc, "defers_to_forward_compat", False))
+    if not defers and not getattr(ngc, "datacenter_compat_drivers", ()):
         return None
     drivers = tuple(d for d in (DriverVersion.parse(x) for x in ngc.datacenter_compat_drivers) if d is not None)
     return NgcCompat(f"NGC {product} {ngc.release}", ngc.release, drivers, ngc.drivers_read, ngc.drivers_source,
-                     _replaced_entrypoint(facts), bool(ngc.uncertain))
+                     _replaced_entrypoint(facts), bool(ngc.uncertain), defers)
 
 
 def _replaced_entrypoint(facts: ImageFacts) -> str | None:

@@ -162,12 +162,15 @@ class _Judge:
     def _ngc_cases(self, ngc: NgcCompat) -> list[Case]:
         """NGC release notes: on data-centre GPUs the container runs on each listed branch from
         the listed driver on, its entrypoint enabling the compat package when the host driver is
-        older than its CUDA needs; elsewhere the host driver alone decides."""
+        older than its CUDA needs; elsewhere the host driver alone decides. Notes that list no
+        drivers and refer to CUDA Compatibility defer to the forward-compatibility table."""
         assert self.host is not None
         plain = Scenario("", None, "", False)
         alone = self._host_only(plain, None)
         if alone.outcome == NATIVE:
             return [alone]
+        if ngc.defers_to_table:
+            return self._ngc_table_cases(ngc, alone)
         notes = f"{ngc.image}'s release notes ('Driver Requirements')"
         if not ngc.read:
             self.uncertain.append(f"the data-centre drivers of NGC release {ngc.release}: its notes were not read, "
@@ -179,7 +182,46 @@ class _Judge:
             why = (f"{notes} list R{self.host.branch} from {listed} on" if listed is not None else
                    f"{notes} list no R{self.host.branch} driver for forward compatibility ({ngc.listing()})")
             return [replace(alone, reason=f"{alone.reason}; {why}")]
+        return self._ngc_forward(ngc, alone, f"{notes} list R{self.host.branch} >= {listed} for data-centre GPUs")
+
+    def _ngc_table_cases(self, ngc: NgcCompat, alone: Case) -> list[Case]:
+        """The notes name no driver and refer to CUDA Compatibility: the forward-compatibility
+        table of the image's CUDA says which host branches its compat package runs on. That
+        reading is the matrix's, not the notes' words, so every verdict on it is uncertain."""
+        assert self.host is not None
+        fc = self.matrix.forward_compat(self.cuda.major_minor) if self.cuda.major_minor else None
+        deferred = (f"{ngc.image}'s release notes name no data-centre driver and refer to CUDA Compatibility: whether "
+                    f"its entrypoint can enable forward compatibility is read from NVIDIA's forward-compatibility table"
+                    + (f" ({fc.package}: {fc.source})" if fc is not None else ""))
+        if ngc.row_uncertain:
+            self.uncertain.append(f"NGC release {ngc.release}'s row ({ngc.source})")
+        if fc is None or self.host.branch not in fc.host_branches:
+            self.uncertain.append(deferred)
+        if fc is None:
+            return [Case(UNKNOWN, f"{ngc.image}'s notes defer to the forward-compatibility table, which the matrix "
+                                  f"{self.matrix.version} has no row of for CUDA {self.cuda.major_minor or self.cuda.version}; "
+                                  f"without forward compatibility the image {_would(alone)}",
+                         missing=(f"the host branches cuda-compat for CUDA {self.cuda.major_minor or self.cuda.version} supports",),
+                         fixes=("use a newer imagelint matrix (--matrix) that knows this CUDA release", *alone.fixes),
+                         driver_cuda=alone.driver_cuda)]
+        if fc.uncertain:
+            self.uncertain.append(f"the host branches {fc.package} supports ({fc.source})")
+        if self.host.branch not in fc.host_branches:
+            return [replace(alone, reason=f"{alone.reason}; the forward-compatibility table, to which {ngc.image}'s "
+                                          f"notes refer, lists {fc.package} for "
+                                          f"{', '.join('R' + str(b) for b in fc.host_branches) or 'no branch'}, "
+                                          f"not R{self.host.branch}")]
+        return self._ngc_forward(ngc, alone, f"the forward-compatibility table, to which {ngc.image}'s notes refer, "
+                                             f"lists R{self.host.branch} for {fc.package}", deferred)
+
+    def _ngc_forward(self, ngc: NgcCompat, alone: Case, listed_why: str, deferred: str | None = None) -> list[Case]:
+        """The host branch is one the compat package runs on: the GPU and the entrypoint decide.
+        ``deferred``: the uncertainty of a branch list read from the table, said unless the GPU
+        alone decides (forward compatibility never runs on GeForce, whatever the table says)."""
+        assert self.host is not None
         eligible, why_gpu = forward_compat_class(self.gpu, self.matrix)
+        if deferred is not None and eligible is not False:
+            self.uncertain.append(deferred)
         undriven = self._compat_cannot_drive(self.floor.min_driver if self.floor else None)
         if undriven is not None:
             return [replace(alone, reason=f"{undriven}, so the NGC entrypoint finds compatibility mode unavailable; "
@@ -187,7 +229,7 @@ class _Judge:
         by = f"the NGC entrypoint ({NGC_ENTRYPOINT})"
         # The compat package of a CUDA release is that release's driver (its floor).
         use = CompatUse("/usr/local/cuda/compat", self.floor.min_driver if self.floor else "?", self.cuda.major_minor, by)
-        runs = (f"{by} enables forward compatibility: {notes} list R{self.host.branch} >= {listed} for data-centre GPUs")
+        runs = f"{by} enables forward compatibility: {listed_why}"
         if eligible is False:
             return [replace(alone, reason=f"{why_gpu}: forward compatibility is for data-centre GPUs only, so the NGC "
                                           f"entrypoint finds compatibility mode unavailable; {alone.reason}")]

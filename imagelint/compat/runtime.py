@@ -11,6 +11,8 @@ Per runtime mode and toolkit release (container-toolkit release notes; nvidia-fa
   1.19.0 only when its ``.note.cuda.fwd_compatibility`` lists the host branch);
 * from 1.17.7 legacy mode's ``cuda-compat-mode`` (default ``ldconfig``) hands the decision back
   to libnvidia-container (by major, no ELF-note check; uncertain matrix row);
+* from 1.20.0 every path reads libcuda's ELF metadata when it is there and selects the compat
+  libraries only when they suit the installed driver (the note's host branches), legacy too;
 * cdi / jit-cdi before 1.17.5 never use them.
 
 Neither path looks at the GPU: on a GPU that forward compatibility does not support, a
@@ -34,6 +36,7 @@ MOUNT_OFF = "compat-libs-from-container-off"
 HOOK = "cuda-compat-hook"
 LEGACY_MODE_SETTING = "legacy-cuda-compat-mode"
 NOTE_CHECK = "compat-elf-note-check"
+ALWAYS_CHECK = "compat-elf-check-always"
 MODE_SINCE = {"cdi": "cdi-generate", "jit-cdi": "jit-cdi-default"}
 UNKNOWN_MODES = ("legacy", "cdi", "jit-cdi")
 
@@ -71,7 +74,7 @@ def scenarios(pool: NodePool, matrix: Any) -> list[Scenario]:
             default = matrix.toolkit_default_runtime_mode(pool.toolkit) if matrix is not None else "legacy"
             return [Scenario(default, pool.toolkit, f"in {default} mode (toolkit {pool.toolkit}'s default)", True)]
         return [Scenario(mode, pool.toolkit, "", True)]
-    bounds = sorted({b for b in (_since(matrix, f) for f in (MOUNT_OFF, HOOK, LEGACY_MODE_SETTING, NOTE_CHECK)) if b},
+    bounds = sorted({b for b in (_since(matrix, f) for f in (MOUNT_OFF, HOOK, LEGACY_MODE_SETTING, NOTE_CHECK, ALWAYS_CHECK)) if b},
                     key=_key)
     out = []
     for m in ((mode,) if mode else UNKNOWN_MODES):
@@ -179,7 +182,8 @@ def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix
         # Legacy mode's default cuda-compat-mode=ldconfig: libnvidia-container decides, by major only.
         who = (f"libnvidia-container (legacy cuda-compat-mode=ldconfig, toolkit >= "
                f"{_since(matrix, LEGACY_MODE_SETTING)})")
-        note_check = False
+        # By major only, until the toolkit reads the ELF metadata on every path (1.20.0).
+        note_check = _has(matrix, sc.toolkit, ALWAYS_CHECK)
         rests_on = _uncertain_row(matrix, LEGACY_MODE_SETTING)
     elif _has(matrix, sc.toolkit, HOOK):
         who = hook

@@ -126,6 +126,12 @@ class NgcImage:
     datacenter_compat_drivers: tuple[str, ...] = ()
     driver_requirements: str | None = None
     drivers_source: str | None = None
+    # The notes list no drivers and refer to NVIDIA's CUDA Compatibility guide instead: the
+    # forward-compatibility table of the release's CUDA decides (not "no driver works").
+    defers_to_forward_compat: bool = False
+    # The lowest compute capability the release's builds carry kernels for, and its source.
+    min_compute_capability: str | None = None
+    compute_capability_source: str | None = None
 
     @property
     def drivers_read(self) -> bool:
@@ -178,6 +184,7 @@ class GpuOperatorRelease:
     driver_manager: str | None
     source: str
     uncertain: bool
+    affected_by: tuple[str, ...] = ()  # CVEs whose record lists this release as affected
 
 
 @dataclass(frozen=True)
@@ -563,14 +570,21 @@ class Matrix:
         tag = tag.strip()
         candidates = [r for r in self._section("ngc_images") if _ngc_repo(r["repository"]) == repo]
         row = next((r for r in candidates if r["tag"] == tag), None)
-        if row is None:  # "23.10" or "23.10-py3-igpu": fall back to the YY.MM release
-            release = tag.split("-", 1)[0]
-            row = next((r for r in candidates if r["release"] == release), None)
-        release = row["release"] if row is not None else tag.split("-", 1)[0]
+        monthly = _NGC_MONTHLY_TAG.match(tag)  # "23.10-py3-igpu", NeMo's "26.02.00": the YY.MM release
+        tag_release = monthly.group(1) if monthly else tag.split("-", 1)[0]
+        if row is None:
+            row = next((r for r in candidates if r["release"] == tag_release), None)
+        release = row["release"] if row is not None else tag_release
         rel = next((r for r in self._section("ngc_releases") if r["release"] == release
                     and repo in {_ngc_repo(x) for x in r["repositories"]}), None)
+        if rel is None and row is not None:
+            # An image row of a monthly release: the release's driver requirements and built
+            # architectures belong to its CUDA base, whichever framework's notes stated them.
+            rel = next((r for r in self._section("ngc_releases") if r["release"] == release), None)
         drivers = (tuple(rel.get("datacenter_compat_drivers") or ()), rel.get("driver_requirements"),
-                   rel.get("driver_requirements_source")) if rel is not None else ((), None, None)
+                   rel.get("driver_requirements_source"), bool(rel.get("drivers_defer_to_forward_compat")),
+                   rel.get("min_compute_capability"), rel.get("compute_capability_source")
+                   ) if rel is not None else ((), None, None, False, None, None)
         if row is None:  # a framework of the monthly cadence: the release's CUDA
             if rel is None:
                 return None
@@ -677,6 +691,7 @@ class Matrix:
                     tuple(row.get("recommended_drivers", ())), row["container_toolkit"], row["device_plugin"],
                     row.get("gfd"), row.get("dcgm"), row.get("dcgm_exporter"), row.get("nfd"),
                     row.get("mig_manager"), row.get("driver_manager"), row["source"], _uncertain(row),
+                    tuple(row.get("affected_by", ())),
                 )
         return None
 
@@ -781,6 +796,9 @@ class Matrix:
     def nvidia_name(self, name: str) -> NvidiaName | None:
         row = next((r for r in self._section("nvidia_names") if r["name"] == name), None)
         return name_from_row(row) if row is not None else None
+
+
+_NGC_MONTHLY_TAG = lazy_pattern(r"^([0-9]{2}\.[0-9]{2})(?:[.-]|$)")
 
 
 def _ngc_repo(repository: str) -> str:

@@ -20,14 +20,33 @@ It reports, per manifest, the matrix rows that differ:
   names another cudart than the manifest's ``cuda_cudart``;
 * ``no-driver-branch``: no ``driver_branches`` row reports the release's CUDA major.minor.
 
+Two more of NVIDIA's machine-readable files are read the same way:
+
+* a **driver** redistributable manifest,
+  ``https://developer.download.nvidia.com/compute/nvidia-driver/redist/redistrib_<driver>.json``
+  (``release_product`` ``nvidia-driver``, ``release_label`` the driver version, components
+  carrying ``cuda_variant``): ``missing-branch`` (no ``driver_branches`` row for its branch),
+  ``branch-cuda`` (the row's ``max_cuda`` differs from the newest ``cuda_variant``) and
+  ``confirmable``; a variant that names only a major (``"13"``) derives nothing;
+* **PyPI's JSON metadata** of an NVIDIA wheel (``https://pypi.org/pypi/nvidia-cuda-runtime/json``,
+  ``nvidia-cuda-nvcc``, their ``-cuXX`` names): a CUDA major.minor no ``cuda_releases`` row has
+  (``missing-release``; a wheel names no driver, so it derives no row).
+
 Exit status: 0 nothing differs, 1 something differs, 2 a manifest or the matrix could not be read.
-Nothing is changed: the report is for a human, who edits the matrix with a source on each row.
+The matrix itself is never changed: ``--write-overlay FILE`` writes the rows the manifests
+determine (a release's row with its bundled driver as ``min_driver``, a branch's ``max_cuda``,
+an uncertain row a manifest confirms), each citing its manifest, as a matrix overlay a person
+reviews and copies into ``matrices/`` (the scheduled workflow in docs/matrix.md proposes it as a
+pull request). Rows a manifest cannot determine (a floor without a bundled driver) are only
+reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -40,7 +59,13 @@ from imagelint.matrix.model import Matrix
 from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
+MAX_COMPONENTS = 1000  # components (or PyPI releases) looked at in one file: real ones have < 100
 _DATE = lazy_pattern(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DRIVER = lazy_pattern(r"[0-9]{3,4}\.[0-9]{1,3}(?:\.[0-9]{1,3})?")
+_CUDA_VARIANT = lazy_pattern(r"(?:cuda)?([0-9]{1,2})(?:\.([0-9]{1,2}))?")
+_WHEEL = lazy_pattern(r"nvidia-cuda-(runtime|nvcc)(?:-cu([0-9]{2}))?")
+CUDA_REDIST = "https://developer.download.nvidia.com/compute/cuda/redist"
+DRIVER_REDIST = "https://developer.download.nvidia.com/compute/nvidia-driver/redist"
 
 
 class ManifestError(ValueError):
@@ -60,6 +85,36 @@ class Manifest:
 
 
 @dataclass(frozen=True)
+class DriverManifest:
+    """A driver redistributable manifest: the driver and the CUDA versions it is built for."""
+
+    path: str
+    driver: str
+    date: str | None
+    cuda_variants: tuple[str, ...]  # as written: "13.5", or a bare major "13"
+
+    @property
+    def branch(self) -> int:
+        return int(self.driver.split(".", 1)[0])
+
+    @property
+    def max_cuda(self) -> str | None:
+        """The newest major.minor among the variants (None when they name majors only)."""
+        full = [v for v in self.cuda_variants if "." in v]
+        return max(full, key=lambda v: tuple(int(p) for p in v.split("."))) if full else None
+
+
+@dataclass(frozen=True)
+class WheelMetadata:
+    """PyPI's JSON metadata of one NVIDIA CUDA wheel: its newest version and upload date."""
+
+    path: str
+    package: str
+    version: str
+    date: str | None
+
+
+@dataclass(frozen=True)
 class Difference:
     manifest: str
     release: str
@@ -67,8 +122,8 @@ class Difference:
     message: str
 
 
-def read_manifest(path: Path) -> Manifest:
-    """Parse one ``redistrib_X.Y.Z.json``. Raises ``ManifestError`` on anything else."""
+def _load_json(path: Path) -> dict[str, Any]:
+    """One JSON object from an untrusted file, bounded in size and depth."""
     try:
         with path.open("rb") as fh:
             data = fh.read(MAX_MANIFEST_BYTES + 1)
@@ -82,6 +137,25 @@ def read_manifest(path: Path) -> Manifest:
         raise ManifestError(f"{path}: not JSON ({type(exc).__name__})") from None
     if not isinstance(doc, dict):
         raise ManifestError(f"{path}: not a redistrib manifest (a JSON object is expected)")
+    return doc
+
+
+def read_any(path: Path) -> Manifest | DriverManifest | WheelMetadata:
+    """A CUDA or driver redistributable manifest, or PyPI's metadata of an NVIDIA CUDA wheel."""
+    doc = _load_json(path)
+    if isinstance(doc.get("info"), dict) and "releases" in doc:
+        return _wheel_metadata(path, doc)
+    if doc.get("release_product") == "nvidia-driver":
+        return _driver_manifest(path, doc)
+    return _cuda_manifest(path, doc)
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Parse one ``redistrib_X.Y.Z.json``. Raises ``ManifestError`` on anything else."""
+    return _cuda_manifest(path, _load_json(path))
+
+
+def _cuda_manifest(path: Path, doc: Mapping[str, Any]) -> Manifest:
     product = doc.get("release_product")
     if product is not None and product != "cuda":
         raise ManifestError(f"{path}: a {_shown(product)} manifest, not the CUDA toolkit's")
@@ -98,6 +172,41 @@ def _component_version(doc: Mapping[str, Any], name: str) -> str | None:
     component = doc.get(name)
     version = component.get("version") if isinstance(component, dict) else None
     return version if isinstance(version, str) and is_numeric_version(version) else None
+
+
+def _driver_manifest(path: Path, doc: Mapping[str, Any]) -> DriverManifest:
+    driver = doc.get("release_label")
+    if not isinstance(driver, str) or not _DRIVER.fullmatch(driver):
+        raise ManifestError(f"{path}: not a driver manifest (release_label {_shown(driver)} is not a driver version)")
+    variants: list[str] = []
+    for _, component in zip(range(MAX_COMPONENTS), doc.values()):
+        listed = component.get("cuda_variant") if isinstance(component, dict) else None
+        for value in listed[:MAX_COMPONENTS] if isinstance(listed, list) else ():
+            found = _CUDA_VARIANT.fullmatch(value) if isinstance(value, str) else None
+            if found:
+                variant = f"{int(found.group(1))}.{int(found.group(2))}" if found.group(2) else str(int(found.group(1)))
+                if variant not in variants:
+                    variants.append(variant)
+    date = doc.get("release_date")
+    return DriverManifest(str(path), driver, date if isinstance(date, str) and _DATE.fullmatch(date) else None,
+                          tuple(variants))
+
+
+def _wheel_metadata(path: Path, doc: Mapping[str, Any]) -> WheelMetadata:
+    info = doc["info"]
+    name, version = info.get("name"), info.get("version")
+    if not isinstance(name, str) or not _WHEEL.fullmatch(name.lower().replace("_", "-")):
+        raise ManifestError(f"{path}: PyPI metadata of {_shown(name)}, not of nvidia-cuda-runtime or nvidia-cuda-nvcc")
+    if not isinstance(version, str) or not is_numeric_version(version) or version.count(".") != 2:
+        raise ManifestError(f"{path}: PyPI metadata with version {_shown(version)}, not X.Y.Z")
+    date = None
+    releases = doc.get("releases")
+    files = releases.get(version) if isinstance(releases, dict) else None
+    for upload in files[:MAX_COMPONENTS] if isinstance(files, list) else ():
+        stamp = upload.get("upload_time_iso_8601") if isinstance(upload, dict) else None
+        if isinstance(stamp, str) and _DATE.match(stamp):
+            date = min(date or stamp[:10], stamp[:10])
+    return WheelMetadata(str(path), name.lower(), version, date)
 
 
 def _shown(value: Any) -> str:
@@ -142,6 +251,97 @@ def differences(manifest: Manifest, matrix: Matrix) -> list[Difference]:
     return out
 
 
+def driver_differences(manifest: DriverManifest, matrix: Matrix) -> list[Difference]:
+    """What the matrix's ``driver_branches`` row of the manifest's branch says differently."""
+    out: list[Difference] = []
+    released = f" (released {manifest.date})" if manifest.date else ""
+    row = next((r for r in matrix.rows("driver_branches") if r["branch"] == manifest.branch), None)
+    newest = manifest.max_cuda
+    if newest is None:
+        variants = ", ".join(manifest.cuda_variants) or "none"
+        out.append(Difference(manifest.path, manifest.driver, "no-cuda-minor",
+                              f"driver {manifest.driver}{released}: cuda_variant ({variants}) names no CUDA major.minor, "
+                              "so the branch's max_cuda cannot be derived"))
+    elif row is None:
+        out.append(Difference(manifest.path, manifest.driver, "missing-branch",
+                              f"driver {manifest.driver}{released}: no driver_branches row for R{manifest.branch} "
+                              f"(its cuda_variant says CUDA {newest})"))
+    elif compare_versions(row["max_cuda"], newest) != 0:
+        out.append(Difference(manifest.path, manifest.driver, "branch-cuda",
+                              f"R{manifest.branch}: max_cuda {row['max_cuda']} differs from the manifest's cuda_variant {newest}"))
+    elif row.get("confidence") == "uncertain":
+        out.append(Difference(manifest.path, manifest.driver, "confirmable",
+                              f"R{manifest.branch}: the uncertain max_cuda {row['max_cuda']} is the manifest's cuda_variant; "
+                              "the row can cite the manifest and drop confidence = \"uncertain\""))
+    return out
+
+
+def wheel_differences(wheel: WheelMetadata, matrix: Matrix) -> list[Difference]:
+    """A CUDA major.minor PyPI ships that the matrix has no ``cuda_releases`` row of."""
+    mm = major_minor(wheel.version)
+    if any(major_minor(r["version"]) == mm for r in matrix.rows("cuda_releases")):
+        return []
+    uploaded = f" (uploaded {wheel.date})" if wheel.date else ""
+    return [Difference(wheel.path, wheel.version, "missing-release",
+                       f"CUDA {mm}: PyPI has {wheel.package} {wheel.version}{uploaded} but no cuda_releases row is "
+                       f"CUDA {mm} (a wheel names no driver: the row needs the release notes or the redistrib manifest)")]
+
+
+def derived_rows(items: Sequence[Manifest | DriverManifest | WheelMetadata], matrix: Matrix) -> dict[str, list[dict[str, Any]]]:
+    """The rows the manifests determine, each citing its manifest: a CUDA release's row (its
+    bundled driver as the floor), a branch's newest CUDA, and uncertain rows a manifest confirms."""
+    cuda_rows: dict[str, dict[str, Any]] = {}
+    branch_rows: dict[int, dict[str, Any]] = {}
+    for item in items:
+        if isinstance(item, Manifest) and item.driver:
+            row = next((r for r in matrix.rows("cuda_releases") if compare_versions(r["version"], item.release) == 0), None)
+            confirms = row is not None and row.get("confidence") == "uncertain" and compare_versions(row["min_driver"], item.driver) == 0
+            if row is None or confirms:
+                major_, minor_, patch = item.release.split(".")
+                new = dict(row or {}) if confirms else {
+                    "version": item.release, "release_kind": "ga" if patch == "0" else "update",
+                    "label": f"CUDA {major_}.{minor_} GA" if patch == "0" else f"CUDA {item.release}",
+                    "min_driver": item.driver}
+                new.pop("confidence", None)
+                new["source"] = (f"{CUDA_REDIST}/redistrib_{item.release}.json (release_date {item.date or '?'}; "
+                                 f"cuda_cudart {item.cudart or '?'}, cuda_nvcc {item.nvcc or '?'}, nvidia_driver {item.driver})")
+                new["note"] = "derived by imagelint.matrix.refresh: the floor is the driver the manifest bundles"
+                cuda_rows[item.release] = new
+        elif isinstance(item, DriverManifest) and item.max_cuda:
+            row = next((r for r in matrix.rows("driver_branches") if r["branch"] == item.branch), None)
+            confirms = row is not None and row.get("confidence") == "uncertain" and compare_versions(row["max_cuda"], item.max_cuda) == 0
+            if row is None or confirms:
+                branch_rows[item.branch] = {
+                    "branch": item.branch, "max_cuda": item.max_cuda,
+                    "source": f"{DRIVER_REDIST}/redistrib_{item.driver}.json (release_date {item.date or '?'}; "
+                              f"cuda_variant {', '.join(item.cuda_variants)})",
+                    "note": "derived by imagelint.matrix.refresh from the driver manifest's cuda_variant"}
+    out: dict[str, list[dict[str, Any]]] = {}
+    if cuda_rows:
+        out["cuda_releases"] = [cuda_rows[k] for k in sorted(cuda_rows, key=lambda v: tuple(int(p) for p in v.split(".")))]
+    if branch_rows:
+        out["driver_branches"] = [branch_rows[k] for k in sorted(branch_rows)]
+    return out
+
+
+def overlay_text(rows: Mapping[str, Sequence[Mapping[str, Any]]], today: _dt.date) -> str:
+    """The derived rows as a matrix overlay (``--matrix-overlay``, or to copy into matrices/)."""
+    from imagelint.matrix.tomlout import dump_matrix
+
+    meta = {"kind": "imagelint-matrix-overlay", "schema_version": 1, "data_version": today.isoformat(),
+            "description": "rows derived by imagelint.matrix.refresh from NVIDIA's manifests; review before use"}
+    return dump_matrix(meta, rows, header="Derived by python3 -m imagelint.matrix.refresh: each row cites the manifest it "
+                                          "comes from. Review, then copy into the newest matrices/YYYY-MM-DD.toml.")
+
+
+def _write_new(path: str, text: str) -> None:
+    """Write ``text`` to ``path``, never through a symlink someone left there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python3 -m imagelint.matrix.refresh",
@@ -149,6 +349,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("manifests", nargs="+", metavar="MANIFEST.json")
     parser.add_argument("--matrix", default=None, help="a matrix version or file (default: the newest shipped)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--write-overlay", metavar="FILE", default=None,
+                        help="write the rows the manifests determine, as a matrix overlay, to FILE")
     return parser.parse_args(argv)
 
 
@@ -158,9 +360,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         matrix = load_matrix(args.matrix)
-        found = [d for path in args.manifests for d in differences(read_manifest(Path(path)), matrix)]
+        items = [read_any(Path(path)) for path in args.manifests]
+        found = [d for item in items for d in _differences(item, matrix)]
+        if args.write_overlay:
+            rows = derived_rows(items, matrix)
+            text = overlay_text(rows, _dt.date.today())
+            from imagelint.matrix.loader import apply_overlay
+
+            apply_overlay(matrix, text, args.write_overlay)  # the rows must pass the matrix's own checks
+            _write_new(args.write_overlay, text)
+            print(f"refresh: {sum(len(r) for r in rows.values())} derived row(s) written to {args.write_overlay}",
+                  file=sys.stderr)
     except (ManifestError, ImagelintError) as exc:
         print(f"refresh: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"refresh: {args.write_overlay}: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if args.format == "json":
         print(json.dumps([asdict(d) for d in found], indent=2))
@@ -170,6 +385,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not found:
             print(f"the matrix {matrix.version} agrees with {len(args.manifests)} manifest(s)")
     return 1 if found else 0
+
+
+def _differences(item: Manifest | DriverManifest | WheelMetadata, matrix: Matrix) -> list[Difference]:
+    if isinstance(item, DriverManifest):
+        return driver_differences(item, matrix)
+    if isinstance(item, WheelMetadata):
+        return wheel_differences(item, matrix)
+    return differences(item, matrix)
 
 
 if __name__ == "__main__":

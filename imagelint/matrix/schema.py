@@ -175,6 +175,8 @@ SECTIONS: dict[str, Section] = {
         nfd=Field("string"),
         mig_manager=Field("string"),
         driver_manager=Field("string"),
+        # CVE numbers whose record names this release as affected (NVIDIA's CVE records).
+        affected_by=Field("array:string", pattern=r"^CVE-[0-9]{4}-[0-9]{4,}$"),
     ),
     "ngc_images": _section(
         ("repository", "tag"),
@@ -198,6 +200,15 @@ SECTIONS: dict[str, Section] = {
         driver_requirements=Field("string"),
         datacenter_compat_drivers=Field("array:string", pattern=_NUMERIC_VERSION),
         driver_requirements_source=Field("string"),
+        # True when the notes name no data-centre driver list and send the reader to NVIDIA's
+        # CUDA Compatibility guide instead ("requires the NVIDIA Driver release. Please see CUDA
+        # Compatibility"): the forward-compatibility table of the release's CUDA decides.
+        drivers_defer_to_forward_compat=Field("boolean"),
+        # The lowest compute capability the release's framework builds carry kernels for
+        # (``TORCH_CUDA_ARCH_LIST`` / "supports CUDA compute capability X and later"), and where
+        # that is stated; a GPU below it has no kernel image (IL401).
+        min_compute_capability=Field("string", pattern=r"^[0-9]+\.[0-9]+$"),
+        compute_capability_source=Field("string"),
     ),
     # Image tags that state their CUDA version (third-party conventions: pytorch/pytorch
     # "2.5.0-cuda12.4-...", Ray "cu128", NVIDIA's cuda-sample "vectoradd-cuda12.5.0").

@@ -35,6 +35,13 @@ PyTorch expands them, from the matrix), ``CUDA_ARCH_LIST``,
 (every stage), the image's build history and its shell scripts. Without a target GPU compute capability the rule
 reports (info) what the image was compiled for.
 
+NGC framework releases (``nvcr.io/nvidia/pytorch:YY.MM-py3`` ...) are built for a set of GPU
+architectures (their ``CUDA_ARCH_LIST`` / ``TORCH_CUDA_ARCH_LIST``; releases on CUDA 13 carry
+nothing below Turing, 7.5: CUDA 13.0 removed Maxwell, Pascal and Volta). A ``FROM`` (or a
+manifest's image) of such a release on a pool of older GPUs has no kernel image either: the
+matrix's ``ngc_releases`` row gives the floor (``min_compute_capability``) and its source, and
+the finding is an error where the row is documented, a warning where it is uncertain.
+
 Remediation: rebuild the library with SASS for the pool's GPU (``-gencode
 arch=compute_90,code=sm_90``) and PTX for the newest architecture
 (``code=compute_90``) so that newer GPUs can JIT it, or use a build (wheel,
@@ -95,6 +102,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
     if not facts.gpu_code_read:
         return  # libraries were not scanned: no pool GPU with a known compute capability to judge
+    yield from _below_ngc_floor(ctx)
     code = [c for c in facts.gpu_code if c.sass or c.ptx]
     secondary = ""  # why build settings stand in for the binaries, when they do
     if not code:
@@ -122,6 +130,68 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 yield from _check_one(obj, pool, cc, labels, secondary, ctx.matrix, jit, jit_note)
     if not ctx.pools:
         yield _no_target_gpu(code, None, secondary)
+
+
+def _ngc_release(ctx: RuleContext) -> object | None:
+    """The NGC release row of the image's base (a Dockerfile's FROM, a manifest's image), or of
+    the image itself when its env names the release (``NVIDIA_PYTORCH_VERSION=26.07``)."""
+    matrix = ctx.matrix
+    if matrix is None:
+        return None
+    for ev in ctx.facts.cuda.versions:
+        component = ev.component or ""
+        if component.startswith("ngc-") and " " not in component:
+            return matrix.ngc_image(f"nvcr.io/nvidia/{component[len('ngc-'):]}", ev.version)
+    from imagelint.static.baseimages import parse_image
+
+    ref = parse_image(ctx.facts.base.name) if ctx.facts.base.name else None
+    if ref is None or not ref[0].startswith("nvcr.io/nvidia/"):
+        return None
+    try:
+        return matrix.ngc_image(ref[0][len("nvcr.io/"):], ref[1])
+    except (LookupError, ValueError):
+        return None
+
+
+def _below_ngc_floor(ctx: RuleContext) -> Iterator[Finding]:
+    """A pool GPU older than the NGC release's lowest built architecture: no kernel image.
+    Only where no library's fatbin was read: the binaries, when there, are the better evidence
+    and are judged one by one below (one cause, one finding)."""
+    if any(c.sass or c.ptx for c in ctx.facts.gpu_code):
+        return
+    ngc = _ngc_release(ctx)
+    floor_text = getattr(ngc, "min_compute_capability", None)
+    if ngc is None or not floor_text:
+        return
+    from imagelint.facts.gpuarch import parse_compute_capability
+
+    floor = parse_compute_capability(floor_text)
+    if floor is None:
+        return
+    uncertain = bool(getattr(ngc, "uncertain", False))
+    image = f"{ngc.repository}:{ngc.tag}"  # type: ignore[attr-defined]
+    where = ctx.facts.base.provenance[0] if ctx.facts.base.provenance else None
+    for pool in ctx.pools:
+        older = {}
+        for gpu in pool_gpus(pool, ctx.matrix):
+            cc = parse_compute_capability(gpu.arch)
+            if cc is not None and cc < floor:
+                older.setdefault(cc, []).append(gpu.label)
+        for cc, labels in older.items():
+            gpu = f"{' / '.join(dict.fromkeys(labels))} ({cc[0]}.{cc[1]})"
+            details = [f"NGC release {ngc.release} is built for compute capability {floor_text} and later "  # type: ignore[attr-defined]
+                       f"({ngc.compute_capability_source})"]  # type: ignore[attr-defined]
+            if uncertain:
+                details.append(f"rests on an uncertain matrix row: NGC release {ngc.release} ({ngc.source})")  # type: ignore[attr-defined]
+            yield finding(
+                f"pool {pool.name}: {image} has no kernel for {gpu}: NGC {ngc.release} is built for compute "  # type: ignore[attr-defined]
+                f"capability {floor_text} and later",
+                where, pool=pool, severity=WARNING if uncertain else None, details=details,
+                remediation=(f"Use an NGC release built for compute capability {cc[0]}.{cc[1]} (an older one), "
+                             f"or run the workload on GPUs of compute capability {floor_text} or newer."),
+                library=image, sass=[], ptx=[], compute_capability=f"{cc[0]}.{cc[1]}", evidence="ngc-release",
+                outcome="no-kernel", min_compute_capability=floor_text,
+            )
 
 
 def _from_arch_lists(ctx: RuleContext) -> list[GpuCodeObject]:

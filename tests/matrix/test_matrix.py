@@ -90,8 +90,10 @@ def test_driver_floor_exact_and_ga(m) -> None:
     assert m.driver_floor("6.5") is None and m.driver_floor("twelve") is None
     assert m.driver_floor("13.3.0").uncertain is False  # the 13.3 redistributable manifest bundles 610.43.02
     assert m.driver_floor("13.4").uncertain is True and m.driver_floor("13.4").release == "13.4.1"
-    # 13.4's exact minimum is not in the pages read: the branch floor, permissive for every 615.x
-    assert m.cuda_release("13.4").min_driver == "615" and m.cuda_release("13.4.0") is None  # 13.4.0: a preview
+    # 13.4's floor is the driver CUDA 13.4.1 ships in NGC 26.08's environment, not a bare "615"
+    # that any 615.x would pass (issue 37); uncertain, its source being a copy of that env
+    ga = m.cuda_release("13.4")
+    assert (ga.min_driver, ga.uncertain) == ("615.65.02", True) and m.cuda_release("13.4.0") is None  # 13.4.0: a preview
 
 
 def test_minor_version_compat(m) -> None:

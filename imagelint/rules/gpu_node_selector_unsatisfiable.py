@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
-from imagelint.rules._kube import asks_for, match_pool, workload
+from imagelint.rules.base import ERROR, HEADLINE_LIMIT, INFO, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules._kube import NODE_IDENTITY_LABELS, asks_for, selection, workload
 
 ID = "IL604"
 NAME = "gpu-node-selector-unsatisfiable"
@@ -83,12 +83,35 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     yield from _claims_check(ctx, w)
     if not w.node_selector and not w.affinity_terms:
         return
-    results = [match_pool(w, p) for p in ctx.pools]
-    if any(ok is not False for ok, _ in results):
-        return  # some pool matches, or cannot be judged
-    outcome = ("the DaemonSet runs no pods (it places pods only on matching nodes)" if w.kind == "DaemonSet"
-               else "it would stay Pending")
+    results = [selection(w, p) for p in ctx.pools]
+    if any(r.ok is True for r in results):
+        return  # some pool takes the pod
+    where = w.scheduling_provenance or w.provenance
+    if all(r.ok is False for r in results):
+        outcome = ("the DaemonSet runs no pods (it places pods only on matching nodes)" if w.kind == "DaemonSet"
+                   else "it would stay Pending")
+        yield finding(
+            f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool: {outcome}",
+            where, details=[r.why for r in results],
+        )
+        return
+    # No pool certainly takes the pod and some cannot be told: say which labels, once per
+    # workload, and how to describe them (a certain "no" on the other pools is in the details).
+    unknown = list(dict.fromkeys(k for r in results if r.ok is None for k in r.unknown))
+    single = [k for k in unknown if k in NODE_IDENTITY_LABELS]
+    labels = [k for k in unknown if k not in NODE_IDENTITY_LABELS]
+    head = f"{w.shape or w.kind} {w.name} "
+    tail = "): whether it reaches a GPU pool is unknown"
+    for n in (3, 2, 1):  # as many label keys as the headline holds; every one is in the details
+        shown = labels[:n] + ([f"{len(labels) - n} more"] if len(labels) > n else [])
+        what = (f"selects on labels the target does not describe ({', '.join(shown)}" if labels
+                else f"selects single nodes ({', '.join(single)}")
+        if len(head + what + tail) <= HEADLINE_LIMIT:
+            break
     yield finding(
-        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool: {outcome}",
-        w.scheduling_provenance or w.provenance, details=[why for _, why in results],
+        (head + what)[: HEADLINE_LIMIT - len(tail)] + tail,
+        where, severity=INFO, details=[r.why for r in results if r.why],
+        remediation=(f"Describe the label(s) in the target: `imagelint target snapshot --cluster` writes every node "
+                     f"label, or add them to the pool in the target file "
+                     f"(labels = {{ \"{(labels or single)[0]}\" = \"...\" }})."),
     )

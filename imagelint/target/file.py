@@ -35,6 +35,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from imagelint.errors import ConfigError, UsageError
+from imagelint.target.gpu_labels import PoolContradiction, refine_pool
 from imagelint.target.model import GpuSpec, NodePool, Target, Taint
 from imagelint.target.values import (
     DEVICE_LIST_STRATEGIES,
@@ -198,7 +199,7 @@ class _TargetFileReader:
         node_count = raw.get("node-count", 1)
         if isinstance(node_count, bool) or not isinstance(node_count, int) or node_count < 1:
             raise self.error(f"pool {index + 1}: node-count must be a whole number >= 1, not {node_count!r}", "node-count", index)
-        return NodePool(
+        pool = NodePool(
             name=name,
             driver=driver,
             cuda_driver_version=cuda or cuda_for(driver, self.matrix),
@@ -220,6 +221,13 @@ class _TargetFileReader:
             node_count=node_count,
             source=self.source,
         )
+        # The most specific description wins: labels naming the exact GPU (GFD's product, the
+        # instance type, a provider's accelerator label) refine a bare "A100"; labels that
+        # contradict the pool's GPUs or each other make every verdict on the pool meaningless.
+        try:
+            return refine_pool(pool, self.matrix)
+        except PoolContradiction as exc:
+            raise self.error(f"pool {index + 1} ({name}): {exc}", "labels", index) from None
 
     def gpus(self, raw: Any, index: int) -> tuple[GpuSpec, ...]:
         where = f"pool {index + 1}: gpus"

@@ -10,6 +10,7 @@ selector: ``match_pool`` then says ``None`` (unknown) rather than guessing.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
@@ -156,6 +157,14 @@ def _described(op: str, values: tuple[str, ...], rule, pool: NodePool) -> bool |
     return None  # Exists / DoesNotExist: whether the provider sets the label is not described
 
 
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|^<[^<>]+>$|PLACEHOLDER|^REPLACE[_-]?ME$", re.IGNORECASE)
+
+
+def is_placeholder(value: str) -> bool:
+    """A selector value a template or a README fills in (``$INSTANCE_TYPE``, ``<gpu-type>``)."""
+    return bool(_PLACEHOLDER.search(str(value)))
+
+
 @dataclass(frozen=True)
 class Selection:
     """Whether a pod's node selection takes in a pool: ``ok`` True / False (certain) / None
@@ -171,6 +180,9 @@ def _requirement(req: NodeSelectorRequirement, labels: Mapping[str, str], pool: 
     """One requirement against a pool: (verdict, what decided it)."""
     from imagelint.target.gpu_labels import knowledge
 
+    if any(is_placeholder(v) for v in req.values):
+        # ``PLACEHOLDER_INSTANCE_TYPE``, ``${INSTANCE_TYPE}``: the value is filled in later.
+        return None, "placeholder"
     if req.key in labels or complete:
         return _literal(req.operator, tuple(req.values), req.key in labels, labels.get(req.key)), "label"
     rule = knowledge().rule(req.key)
@@ -244,8 +256,11 @@ def selection(w: WorkloadFacts, pool: NodePool) -> Selection:
             ok = None
     if ok is None or unknown:
         keys_unknown = tuple(dict.fromkeys(unknown))
-        return Selection(None, f"pool {pool.name}: the target does not describe label(s) {', '.join(keys_unknown)}",
-                         keys_unknown)
+        written = {r.key for term in (selector, *w.affinity_terms) for r in term if any(is_placeholder(v) for v in r.values)}
+        described = [k for k in keys_unknown if k not in written]
+        why = [f"the target does not describe label(s) {', '.join(described)}"] if described else []
+        why += [f"{k} is selected by a placeholder value" for k in keys_unknown if k in written]
+        return Selection(None, f"pool {pool.name}: {'; '.join(why)}", keys_unknown)
     return Selection(True)
 
 

@@ -109,12 +109,13 @@ def _same_gpu(described: GpuDescription, g: PoolGpu) -> bool | None:
     if g.known and described.known:
         if described.gpu != g.name:
             return False
-    elif g.known and not described.known:
-        # The catalogue knows the pool's GPU by every name it has; a description naming a GPU
-        # it does not know names another GPU.
+    elif g.known != described.known:
+        # The catalogue knows a GPU by every name it has (GFD spellings included): a name it
+        # does not know is another GPU than one it knows. (A target file accepts an unknown
+        # GPU only with its compute capability written: it is unknown on purpose.)
         return False
     elif _key(described.gpu) != _key(g.name):
-        return None
+        return None  # two GPUs the catalogue does not know: different spellings may be one GPU
     if described.memory_gb and g.memory_gb and described.memory_gb != g.memory_gb:
         return False
     if described.count and g.count and described.count != g.count:

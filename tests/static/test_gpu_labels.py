@@ -259,3 +259,26 @@ def test_a_cluster_snapshot_pool_lacking_the_label_is_certain(registry):
     snap = Target(pools=(replace(pool, source="cluster:prod"),))
     text = workload("Deployment", "nodeSelector:\n  cloud.google.com/compute-class: gpu-inference\n")
     assert severities(text, snap, registry) == ["error"]
+
+
+@pytest.mark.parametrize("value", ["PLACEHOLDER_INSTANCE_TYPE", "${INSTANCE_TYPE}", "$INSTANCE_TYPE", "<instance-type>"])
+def test_a_placeholder_selector_value_is_unknown_not_a_mismatch(value, registry):
+    """Templates fill the instance type in later: said as an info, never a certain error."""
+    text = workload("Deployment", f"nodeSelector:\n  node.kubernetes.io/instance-type: '{value}'\n"
+                                  "  sagemaker.amazonaws.com/node-health-status: Schedulable\n")
+    [f] = il604(text, H100_P5, registry)
+    assert f.severity == "info" and "placeholder" in f.text
+
+
+def test_a_gpu_the_catalogue_does_not_know_is_judged_by_name(registry):
+    a5000 = target("""\
+        [[pool]]
+        name = "a5000"
+        driver = "550.54.15"
+        gpus = [{ product = "RTX-A5000", compute-capability = "8.6" }]
+        """)
+    cls = "{key: gpu.nvidia.com/class, operator: In, values: [%s]}"
+    assert severities(workload("Deployment", affinity(cls % "A40")), a5000, registry) == ["error"]
+    assert severities(workload("Deployment", affinity(cls % "RTX_A5000")), a5000, registry) == []
+    # two GPUs the catalogue does not know, spelled differently: not guessed
+    assert severities(workload("Deployment", affinity(cls % "Quadro_RTX_5000")), a5000, registry) == ["info"]

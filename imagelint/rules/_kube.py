@@ -180,10 +180,12 @@ def _requirement(req: NodeSelectorRequirement, labels: Mapping[str, str], pool: 
     """One requirement against a pool: (verdict, what decided it)."""
     from imagelint.target.gpu_labels import knowledge
 
+    if complete:  # a cluster's nodes: what they carry is all there is (a live pod's value is real)
+        return _literal(req.operator, tuple(req.values), req.key in labels, labels.get(req.key)), "label"
     if any(is_placeholder(v) for v in req.values):
-        # ``PLACEHOLDER_INSTANCE_TYPE``, ``${INSTANCE_TYPE}``: the value is filled in later.
+        # ``PLACEHOLDER_INSTANCE_TYPE``, ``${INSTANCE_TYPE}`` in a manifest: filled in later.
         return None, "placeholder"
-    if req.key in labels or complete:
+    if req.key in labels:
         return _literal(req.operator, tuple(req.values), req.key in labels, labels.get(req.key)), "label"
     rule = knowledge().rule(req.key)
     if rule is None:

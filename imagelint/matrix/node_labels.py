@@ -158,7 +158,8 @@ class NodeLabels:
     def only_memory(self, gpu: str) -> int | None:
         """The memory per GPU every row of this table gives ``gpu``, when the rows agree (T4: 16,
         L4: 24); None when they give several sizes (A100: 40 and 80) or none."""
-        sizes = {r.memory_gb for r in (*self.values.values(), *self.instance_types.values()) if r.gpu == gpu}
+        rows: list[_ValueRow | InstanceType] = [*self.values.values(), *self.instance_types.values()]
+        sizes = {r.memory_gb for r in rows if r.gpu == gpu}
         return next(iter(sizes)) if len(sizes) == 1 and None not in sizes else None
 
     def instance_description(self, row: InstanceType, said_by: str) -> GpuDescription:

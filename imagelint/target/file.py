@@ -94,6 +94,7 @@ class _TargetFileReader:
         self.source = f"file:{path}"
         self.lines = text.splitlines()
         self.matrix = matrix
+        self.warnings: list[str] = []
 
     # Where a key is: tomllib gives no positions, so scan the text for the key
     # inside the right table (top level, or the N-th [[pool]] and its sub-tables).
@@ -144,7 +145,8 @@ class _TargetFileReader:
         for index, name in enumerate(names):
             if name in names[:index]:
                 raise self.error(f"pool name {name!r} is used twice; names must be unique", "name", index)
-        return Target(pools=tuple(pools), runtime_classes=tuple(runtime_classes), source=self.source)
+        return Target(pools=tuple(pools), runtime_classes=tuple(runtime_classes), source=self.source,
+                      warnings=tuple(self.warnings))
 
     def pool(self, raw: Mapping[str, Any], index: int) -> NodePool:
         for key in raw:
@@ -227,7 +229,12 @@ class _TargetFileReader:
         try:
             return refine_pool(pool, self.matrix)
         except PoolContradiction as exc:
-            raise self.error(f"pool {index + 1} ({name}): {exc}", "labels", index) from None
+            if not exc.uncertain:
+                raise self.error(f"pool {index + 1} ({name}): {exc}", "labels", index) from None
+            # The table's row is not re-read from its source: the pool stays as written, said.
+            self.warnings.append(f"{self.source}: pool {name}: {exc} (the label table's row is uncertain; "
+                                 "the pool's gpus are used as written)")
+            return pool
 
     def gpus(self, raw: Any, index: int) -> tuple[GpuSpec, ...]:
         where = f"pool {index + 1}: gpus"

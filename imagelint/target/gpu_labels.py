@@ -204,8 +204,9 @@ def numeric_range(rule: LabelRule, pool: NodePool) -> tuple[float, float] | None
             return None
         part = cuda.parts[0] if reads == "cuda-major" else cuda.parts[1]
         return part, part
-    spans = []
+    spans: list[tuple[float, float]] = []
     for g in pool_gpus(pool):
+        span: tuple[float, float] | None
         if reads == "memory-gb":
             span = (g.memory_gb, g.memory_gb) if g.memory_gb else None
         elif reads == "memory-mib":
@@ -249,7 +250,12 @@ def _said(d: GpuDescription) -> str:
 
 
 class PoolContradiction(ValueError):
-    """A pool's descriptions of its GPU contradict each other (the message says which)."""
+    """A pool's descriptions of its GPU contradict each other (the message says which);
+    ``uncertain`` when a row of the label table that says so is not re-read from its source."""
+
+    def __init__(self, message: str, uncertain: bool = False) -> None:
+        super().__init__(message)
+        self.uncertain = uncertain
 
 
 def refine_pool(pool: NodePool, matrix: Any = None) -> NodePool:
@@ -267,7 +273,8 @@ def refine_pool(pool: NodePool, matrix: Any = None) -> NodePool:
         for b in found[i + 1:]:
             if (a.known and b.known and a.gpu != b.gpu) or (a.memory_gb and b.memory_gb and a.memory_gb != b.memory_gb) \
                     or (a.count and b.count and a.count != b.count):
-                raise PoolContradiction(f"its labels contradict each other: {_said(a)}, {_said(b)}")
+                raise PoolContradiction(f"its labels contradict each other: {_said(a)}, {_said(b)}",
+                                        a.uncertain or b.uncertain)
     best = max(found, key=lambda d: (d.product is not None, d.memory_gb is not None, d.count is not None))
     count = next((d.count for d in found if d.count), None)
     if not pool.gpus:
@@ -287,7 +294,8 @@ def refine_pool(pool: NodePool, matrix: Any = None) -> NodePool:
             specs[n] = resolve_gpu(refined, matrix)[0] if refined is not spec else spec
     if not matched:
         gpus = ", ".join(pool_gpu(s).shown() for s in pool.gpus)
-        raise PoolContradiction(f"gpus says {gpus}, but {'; '.join(_said(d) for d in found)}")
+        raise PoolContradiction(f"gpus says {gpus}, but {'; '.join(_said(d) for d in found)}",
+                                all(d.uncertain for d in found))
     return dataclasses.replace(pool, gpus=tuple(specs))
 
 

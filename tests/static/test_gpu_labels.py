@@ -282,3 +282,12 @@ def test_a_gpu_the_catalogue_does_not_know_is_judged_by_name(registry):
     assert severities(workload("Deployment", affinity(cls % "RTX_A5000")), a5000, registry) == []
     # two GPUs the catalogue does not know, spelled differently: not guessed
     assert severities(workload("Deployment", affinity(cls % "Quadro_RTX_5000")), a5000, registry) == ["info"]
+
+
+def test_a_contradiction_resting_on_an_uncertain_row_is_a_warning_and_the_pool_stays_as_written():
+    """CoreWeave's class rows are not re-read from CoreWeave's page: no exit 2 on them alone."""
+    tgt = target('[[pool]]\nname = "x"\ndriver = "550.54.15"\ngpus = ["T4"]\n'
+                 'labels = { "gpu.nvidia.com/class" = "A40" }\n')
+    assert tgt.pools[0].gpus[0].product == "T4"
+    [warning] = tgt.warnings
+    assert "gpu.nvidia.com/class=A40" in warning and "uncertain" in warning

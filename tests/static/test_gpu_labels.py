@@ -135,10 +135,17 @@ def test_an_instance_type_affinity_contradicting_the_pools_own_is_an_error_besid
     ("cloud.google.com/gke-gpu-partition-size", "In", ["1g.5gb"], "a100-40", []),
     ("feature.node.kubernetes.io/pci-10de.present", "In", ["true"], "t4", []),
     ("k8s.amazonaws.com/accelerator", "In", ["nvidia-tesla-t4"], "l4", ["error"]),
+    ("nvidia.com/gpu.compute.major", "Lt", ["8"], "h100", ["error"]),
+    ("nvidia.com/gpu.compute.major", "Lt", ["10"], "h100", []),
+    ("nvidia.com/cuda.driver.major", "Gt", ["560"], "t4", ["error"]),   # the pool runs R535
+    # whether the provider sets the label at all is not described: said, not guessed
+    ("cloud.google.com/gke-accelerator", "Exists", [], "a100-40", ["info"]),
+    ("cloud.google.com/gke-accelerator", "DoesNotExist", [], "a100-40", ["info"]),
 ])
 def test_provider_gfd_and_nfd_labels(key, op, values, tgt, expected, registry):
     targets = {"h100": H100_P5, "t4": T4_FLAGS, "l4": L4_FLAGS, "a100-40": A100_40_GKE}
-    expr = f"{{key: {key}, operator: {op}, values: [{', '.join(repr(v) for v in values)}]}}"
+    shown = f", values: [{', '.join(repr(v) for v in values)}]" if values else ""
+    expr = f"{{key: {key}, operator: {op}{shown}}}"
     assert severities(workload("Job", affinity(expr)), targets[tgt], registry) == expected
 
 

@@ -266,6 +266,8 @@ def refine_pool(pool: NodePool, matrix: Any = None) -> NodePool:
     """
     from imagelint.target.values import resolve_gpu
 
+    if not pool.labels:
+        return pool  # nothing to refine with: the label table is not even read
     found = descriptions(pool.labels)
     if not found:
         return pool

@@ -229,11 +229,14 @@ class _TargetFileReader:
         try:
             return refine_pool(pool, self.matrix)
         except PoolContradiction as exc:
-            if not exc.uncertain:
+            snapshot = SNAPSHOT_OF in self.source
+            if not exc.uncertain and not snapshot:
                 raise self.error(f"pool {index + 1} ({name}): {exc}", "labels", index) from None
-            # The table's row is not re-read from its source: the pool stays as written, said.
-            self.warnings.append(f"{self.source}: pool {name}: {exc} (the label table's row is uncertain; "
-                                 "the pool's gpus are used as written)")
+            # A snapshot's labels are what the nodes carry (its gpus were read from the GPUs
+            # themselves), and an uncertain row of the label table may be the wrong one: the pool
+            # stays as written, and the contradiction is said.
+            why = "the nodes' own labels" if snapshot else "the label table's row is uncertain"
+            self.warnings.append(f"{self.source}: pool {name}: {exc} ({why}; its gpus are used as written)")
             return pool
 
     def gpus(self, raw: Any, index: int) -> tuple[GpuSpec, ...]:

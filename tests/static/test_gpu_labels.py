@@ -298,3 +298,14 @@ def test_a_contradiction_resting_on_an_uncertain_row_is_a_warning_and_the_pool_s
     assert tgt.pools[0].gpus[0].product == "T4"
     [warning] = tgt.warnings
     assert "gpu.nvidia.com/class=A40" in warning and "uncertain" in warning
+
+
+def test_a_snapshot_whose_node_labels_contradict_each_other_is_a_warning_not_exit_2():
+    """A cluster's nodes are what they are: the snapshot still loads, and the contradiction is said."""
+    tgt = target('snapshot-of = "cluster:prod"\n[[pool]]\nname = "x"\ndriver = "550.54.15"\n'
+                 'gpus = ["NVIDIA-GH200-480GB"]\n'
+                 'labels = { "node.kubernetes.io/instance-type" = "p5.48xlarge", '
+                 '"nvidia.com/gpu.product" = "NVIDIA-GH200-480GB" }\n')
+    assert tgt.pools[0].gpus[0].product == "NVIDIA-GH200-480GB"
+    [warning] = tgt.warnings
+    assert "p5.48xlarge" in warning and "GH200" in warning

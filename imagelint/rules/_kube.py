@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
 from imagelint.target import NodePool, Taint
 
@@ -157,7 +158,7 @@ def _described(op: str, values: tuple[str, ...], rule, pool: NodePool) -> bool |
     return None  # Exists / DoesNotExist: whether the provider sets the label is not described
 
 
-_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|^<[^<>]+>$|PLACEHOLDER|^REPLACE[_-]?ME$", re.IGNORECASE)
+_PLACEHOLDER = lazy_pattern(r"\$\{?[A-Za-z_]|\{\{|^<[^<>]+>$|PLACEHOLDER|^REPLACE[_-]?ME$", re.IGNORECASE)
 
 
 def is_placeholder(value: str) -> bool:

@@ -28,13 +28,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec, NodePool
 
 if TYPE_CHECKING:
     from imagelint.matrix.node_labels import GpuDescription, LabelRule, NodeLabels
 
-_MEMORY_IN_NAME = re.compile(r"(?<![0-9])(\d{1,3})\s*GB", re.IGNORECASE)
-_GFD_SUFFIX = re.compile(r"(?i)(?:-MIG-.*|-SHARED)$")
+_MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])(\d{1,3})\s*GB", re.IGNORECASE)
+_GFD_SUFFIX = lazy_pattern(r"(?i)(?:-MIG-.*|-SHARED)$")
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (NVIDIA's MIG User Guide, "Supported GPUs")
 # NVML reports a little less memory than the product's nominal size (an L4 "24 GB": 23034 MiB,
 # an H100 80 GB: 81559 MiB); EC2 reports the nominal size in MiB. A value outside

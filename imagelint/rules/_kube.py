@@ -10,8 +10,11 @@ selector: ``match_pool`` then says ``None`` (unknown) rather than guessing.
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
+from imagelint.lazyre import lazy_pattern
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
 from imagelint.target import NodePool, Taint
 
@@ -104,59 +107,170 @@ def pool_labels(pool: NodePool) -> dict[str, str]:
     return labels
 
 
-def _requirement(req: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
-    present = req.key in labels
-    value = labels.get(req.key)
-    op = req.operator
+def _literal(op: str, values: tuple[str, ...], present: bool, value: str | None) -> bool:
+    """``core/v1`` NodeSelectorRequirement against a label the node has (or certainly lacks)."""
     if op == "In":
-        return present and value in req.values
+        return present and value in values
     if op == "NotIn":
-        return not present or value not in req.values
+        return not present or value not in values
     if op == "Exists":
         return present
     if op == "DoesNotExist":
         return not present
-    if op in ("Gt", "Lt") and present and req.values:
+    if op in ("Gt", "Lt") and present and values:
         try:
-            left, right = int(str(value)), int(req.values[0])
+            left, right = int(str(value)), int(values[0])
         except ValueError:
             return False
         return left > right if op == "Gt" else left < right
     return False
 
 
-def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
+def _described(op: str, values: tuple[str, ...], rule, pool: NodePool) -> bool | None:  # type: ignore[no-untyped-def]
+    """A requirement on a label the target does not list but the pool's GPU describes
+    (``imagelint.target.gpu_labels``). Whether the label is on the nodes at all depends on the
+    provider, so only a value the pool's GPU rules out is certain: ``In`` of values that all name
+    other GPUs never matches (present or not), ``Gt``/``Lt`` beyond the pool's range never match."""
+    from imagelint.target.gpu_labels import judge_value, numeric_range
+
+    if op == "In":
+        verdicts = [judge_value(rule, v, pool) for v in values]
+        if any(v is True for v in verdicts):
+            return True
+        return False if verdicts and all(v is False for v in verdicts) else None
+    if op == "NotIn":
+        # Absent matches NotIn; present, the value is the pool's: excluded only if listed, and
+        # "consistent" is not "equal", so only "every listed value names another GPU" is certain.
+        verdicts = [judge_value(rule, v, pool) for v in values]
+        return True if all(v is False for v in verdicts) else None
+    if op in ("Gt", "Lt") and values:
+        span = numeric_range(rule, pool)
+        try:
+            bound = int(values[0])
+        except ValueError:
+            return False  # the API server rejects it; no node matches
+        if span is None:
+            return None
+        low, high = span
+        if op == "Gt":
+            return True if low > bound else (False if high <= bound else None)
+        return True if high < bound else (False if low >= bound else None)
+    return None  # Exists / DoesNotExist: whether the provider sets the label is not described
+
+
+_PLACEHOLDER = lazy_pattern(r"\$\{?[A-Za-z_]|\{\{|^<[^<>]+>$|PLACEHOLDER|^REPLACE[_-]?ME$", re.IGNORECASE)
+
+
+def is_placeholder(value: str) -> bool:
+    """A selector value a template or a README fills in (``$INSTANCE_TYPE``, ``<gpu-type>``)."""
+    return bool(_PLACEHOLDER.search(str(value)))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Whether a pod's node selection takes in a pool: ``ok`` True / False (certain) / None
+    (cannot be told); ``why`` for messages; ``unknown`` the label keys nothing could judge."""
+
+    ok: bool | None
+    why: str = ""
+    unknown: tuple[str, ...] = ()
+
+
+def _requirement(req: NodeSelectorRequirement, labels: Mapping[str, str], pool: NodePool,
+                 complete: bool) -> tuple[bool | None, str]:
+    """One requirement against a pool: (verdict, what decided it)."""
+    from imagelint.target.gpu_labels import knowledge
+
+    if complete:  # a cluster's nodes: what they carry is all there is (a live pod's value is real)
+        return _literal(req.operator, tuple(req.values), req.key in labels, labels.get(req.key)), "label"
+    if any(is_placeholder(v) for v in req.values):
+        # ``PLACEHOLDER_INSTANCE_TYPE``, ``${INSTANCE_TYPE}`` in a manifest: filled in later.
+        return None, "placeholder"
+    if req.key in labels:
+        return _literal(req.operator, tuple(req.values), req.key in labels, labels.get(req.key)), "label"
+    rule = knowledge().rule(req.key)
+    if rule is None:
+        return None, "unknown"
+    return _described(req.operator, tuple(req.values), rule, pool), "described"
+
+
+def _shown(req: NodeSelectorRequirement) -> str:
+    if req.operator == "In" and len(req.values) == 1:
+        return f"{req.key}={req.values[0]}"
+    values = f" [{', '.join(req.values)}]" if req.values else ""
+    return f"{req.key} {req.operator}{values}"
+
+
+def _term(reqs: tuple[NodeSelectorRequirement, ...], labels: Mapping[str, str], pool: NodePool,
+          complete: bool) -> tuple[bool | None, list[str], list[str]]:
+    """A conjunction: (verdict, requirements that exclude the pool, keys that cannot be judged)."""
+    failed, unknown = [], []
+    for req in reqs:
+        ok, how = _requirement(req, labels, pool, complete)
+        if ok is False:
+            failed.append(_shown(req) + _pool_has(req.key, labels, pool, how))
+        elif ok is None:
+            unknown.append(req.key)
+    if failed:
+        return False, failed, unknown
+    return (None if unknown else True), failed, unknown
+
+
+def _pool_has(key: str, labels: Mapping[str, str], pool: NodePool, how: str) -> str:
+    if how == "label":
+        have = labels.get(key)
+        return f" (pool {pool.name} has {key}={have})" if have is not None else f" (pool {pool.name} has no {key} label)"
+    from imagelint.target.gpu_labels import pool_gpus
+
+    gpus = ", ".join(g.shown() for g in pool_gpus(pool)) or "no GPU described"
+    return f" (pool {pool.name} has {gpus})"
+
+
+def selection(w: WorkloadFacts, pool: NodePool) -> Selection:
     """Whether the pod's nodeSelector and required affinity select the pool's nodes.
 
-    Returns (True, "") / (False, why) / (None, why-unknown). Labels of a pool
-    built from flags are unknown (only its arch is): any selector key other
-    than the arch label makes the answer unknown.
+    A label the pool lists is compared as the scheduler does; with a pool read from a cluster
+    (``labels_complete``) a label it lacks is absent. Otherwise a label that names the GPU
+    (``matrices/node-labels.toml``: provider, GFD, NFD, instance type) is judged against the
+    pool's GPU, and any other label cannot be told (``unknown``).
     """
     if not w.node_selector and not w.affinity_terms:
-        return True, ""
+        return Selection(True)
     keys = set(w.node_selector) | {r.key for term in w.affinity_terms for r in term}
     per_node = sorted(keys & NODE_IDENTITY_LABELS)
     if per_node:
         # A pool describes many nodes; one node's name cannot be judged against it.
-        return None, f"pool {pool.name}: selects single nodes by {', '.join(per_node)}"
+        return Selection(None, f"pool {pool.name}: selects single nodes by {', '.join(per_node)}", tuple(per_node))
     labels = pool_labels(pool)
-    undescribed = sorted(k for k in keys if k not in labels)
-    if undescribed and not pool.labels:
-        return None, f"pool {pool.name}: node labels unknown"
-    if undescribed and not labels_complete(pool):
-        # A target file names the labels its author thought of; the operator's own
-        # (nvidia.com/gpu.deploy.*) and feature discovery's (nvidia.com/gpu.memory) may be on the
-        # nodes all the same. Only a cluster's own node labels are the whole set.
-        return None, f"pool {pool.name}: the target does not describe label(s) {', '.join(undescribed)}"
-    for key, value in w.node_selector.items():
-        if labels.get(key) != value:
-            have = labels.get(key)
-            return False, f"nodeSelector {key}={value} (pool {pool.name} has {key}={have})" if have is not None else \
-                f"nodeSelector {key}={value} (pool {pool.name} has no {key} label)"
-    # An empty node-selector term matches no node (core/v1 NodeSelectorTerm).
-    if w.affinity_terms and not any(term and all(_requirement(r, labels) for r in term) for term in w.affinity_terms):
-        return False, f"no required node-affinity term matches pool {pool.name}"
-    return True, ""
+    complete = labels_complete(pool)
+    selector = tuple(NodeSelectorRequirement(k, "In", (v,)) for k, v in w.node_selector.items())
+    ok, failed, unknown = _term(selector, labels, pool, complete)
+    if ok is False:
+        return Selection(False, f"nodeSelector {'; '.join(failed)}")
+    if w.affinity_terms:
+        # Terms are ORed; an empty node-selector term matches no node (core/v1 NodeSelectorTerm).
+        verdicts = [_term(term, labels, pool, complete) if term else (False, [], []) for term in w.affinity_terms]
+        if all(v is False for v, _, _ in verdicts):
+            shown = "; ".join(", ".join(f) for _, f, _ in verdicts if f)
+            return Selection(False, f"no required node-affinity term matches pool {pool.name}"
+                             + (f": {shown}" if shown else ""))
+        if not any(v is True for v, _, _ in verdicts):
+            unknown += [k for v, _, u in verdicts if v is None for k in u]
+            ok = None
+    if ok is None or unknown:
+        keys_unknown = tuple(dict.fromkeys(unknown))
+        written = {r.key for term in (selector, *w.affinity_terms) for r in term if any(is_placeholder(v) for v in r.values)}
+        described = [k for k in keys_unknown if k not in written]
+        why = [f"the target does not describe label(s) {', '.join(described)}"] if described else []
+        why += [f"{k} is selected by a placeholder value" for k in keys_unknown if k in written]
+        return Selection(None, f"pool {pool.name}: {'; '.join(why)}", keys_unknown)
+    return Selection(True)
+
+
+def match_pool(w: WorkloadFacts, pool: NodePool) -> tuple[bool | None, str]:
+    """(True, "") / (False, why) / (None, why-unknown): :func:`selection` without the keys."""
+    result = selection(w, pool)
+    return result.ok, result.why
 
 
 def pod_gpu_count(facts: ImageFacts) -> int | None:

@@ -1,37 +1,57 @@
 """A GPU pod's nodeSelector or required node affinity matches no target GPU pool.
 
 A selector such as ``nvidia.com/gpu.product: Tesla-T4`` (a GPU Feature
-Discovery label) or ``kubernetes.io/arch: arm64`` that no GPU node carries
-leaves the pod ``Pending`` ("didn't match Pod's node affinity/selector"); a
-DaemonSet whose selector matches no node runs no pods at all.
-Labels are compared with the pools' node labels (from the cluster or the
-target file; a pool's ``arch`` gives ``kubernetes.io/arch``). When a pool's
-labels are not known, the rule does not guess; a label a target file does not
-describe (the GPU Operator's ``nvidia.com/gpu.deploy.*``, feature discovery's
-``nvidia.com/gpu.memory``...) is unknown too, unless the pools were read from a
-cluster (``--cluster``), whose node labels are complete. A DRA claim's CEL device selectors are
-judged the same way against the pools' GPU models and drivers (``productName``, MIG ``profile``,
-``architecture``, ``driverVersion`` / ``cudaComputeCapability`` / ``cudaDriverVersion`` compared
-with ``semver``; other expressions are not guessed).
+Discovery label), ``cloud.google.com/gke-accelerator: nvidia-l4`` or
+``kubernetes.io/arch: arm64`` that no GPU node carries leaves the pod ``Pending``
+("didn't match Pod's node affinity/selector"); a DaemonSet whose selector matches
+no node runs no pods at all.
+
+Each requirement (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``) is judged
+against each pool:
+
+- a label the pool lists (from the cluster, or the target file's ``labels``; a pool's ``arch``
+  gives ``kubernetes.io/arch``) is compared as the scheduler does; a label a pool read from a
+  cluster (``--cluster``, or a snapshot file) lacks is absent;
+- a label that names the GPU is judged against the pool's GPU even when the target does not list
+  it (``matrices/node-labels.toml``, each row with its source): GKE's
+  ``cloud.google.com/gke-accelerator`` and ``gke-gpu-partition-size``, EKS/Karpenter's
+  ``k8s.amazonaws.com/accelerator`` and ``karpenter.k8s.aws/instance-gpu-name`` / ``-count`` /
+  ``-memory`` / ``instance-family``, AKS's ``accelerator``, CoreWeave's ``gpu.nvidia.com/class`` /
+  ``vram``, NFD's ``feature.node.kubernetes.io/pci-10de.present``, GFD's ``nvidia.com/gpu.product``
+  / ``.memory`` / ``.count`` / ``.family`` / ``.compute.major`` / ``mig.capable``, and
+  ``node.kubernetes.io/instance-type`` (AWS, GCP, Azure, OCI instance types with GPU model, count
+  and memory). Values that all name another GPU, memory size or count never match (certain,
+  whether the label is on the nodes or not); ``Exists`` / ``DoesNotExist`` on such a label and
+  values the table does not know cannot be told;
+- any other label (a compute class, a site label) cannot be told, nor can a placeholder value
+  (``PLACEHOLDER_INSTANCE_TYPE``, ``${INSTANCE_TYPE}``) or ``kubernetes.io/hostname``.
+
+When every pool is certainly excluded: an error. When none certainly takes the pod and some cannot
+be told: one info on the workload naming the labels, and how to describe them
+(``imagelint target snapshot --cluster`` writes every node label, or ``labels`` in the target
+file). A DRA claim's CEL device selectors are judged the same way against the pools' GPU models and
+drivers (``productName``, MIG ``profile``, ``architecture``, ``driverVersion`` /
+``cudaComputeCapability`` / ``cudaDriverVersion`` compared with ``semver``; other expressions are
+not guessed).
 
 Remediation: select labels the GPU nodes carry (``kubectl get nodes
 --show-labels``), or drop the selector and let the GPU request place the pod.
 
 Anti-pattern::
 
-    nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}   # cluster has T4 nodes
+    nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}   # the pool's nodes have T4s
 
 Best practice::
 
-    nodeSelector: {nvidia.com/gpu.product: Tesla-T4}
+    nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-t4}
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
-from imagelint.rules._kube import asks_for, match_pool, workload
+from imagelint.rules.base import ERROR, HEADLINE_LIMIT, INFO, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules._kube import NODE_IDENTITY_LABELS, asks_for, selection, workload
 
 ID = "IL604"
 NAME = "gpu-node-selector-unsatisfiable"
@@ -83,12 +103,35 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     yield from _claims_check(ctx, w)
     if not w.node_selector and not w.affinity_terms:
         return
-    results = [match_pool(w, p) for p in ctx.pools]
-    if any(ok is not False for ok, _ in results):
-        return  # some pool matches, or cannot be judged
-    outcome = ("the DaemonSet runs no pods (it places pods only on matching nodes)" if w.kind == "DaemonSet"
-               else "it would stay Pending")
+    results = [selection(w, p) for p in ctx.pools]
+    if any(r.ok is True for r in results):
+        return  # some pool takes the pod
+    where = w.scheduling_provenance or w.provenance
+    if all(r.ok is False for r in results):
+        outcome = ("the DaemonSet runs no pods (it places pods only on matching nodes)" if w.kind == "DaemonSet"
+                   else "it would stay Pending")
+        yield finding(
+            f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool: {outcome}",
+            where, details=[r.why for r in results],
+        )
+        return
+    # No pool certainly takes the pod and some cannot be told: say which labels, once per
+    # workload, and how to describe them (a certain "no" on the other pools is in the details).
+    unknown = list(dict.fromkeys(k for r in results if r.ok is None for k in r.unknown))
+    single = [k for k in unknown if k in NODE_IDENTITY_LABELS]
+    labels = [k for k in unknown if k not in NODE_IDENTITY_LABELS]
+    head = f"{w.shape or w.kind} {w.name} "
+    tail = "): whether it reaches a GPU pool is unknown"
+    for n in (3, 2, 1):  # as many label keys as the headline holds; every one is in the details
+        shown = labels[:n] + ([f"{len(labels) - n} more"] if len(labels) > n else [])
+        what = (f"selects on labels the target does not describe ({', '.join(shown)}" if labels
+                else f"selects single nodes ({', '.join(single)}")
+        if len(head + what + tail) <= HEADLINE_LIMIT:
+            break
     yield finding(
-        f"{w.shape or w.kind} {w.name} asks for {asks_for(w)} but its node selection matches no GPU pool: {outcome}",
-        w.scheduling_provenance or w.provenance, details=[why for _, why in results],
+        (head + what)[: HEADLINE_LIMIT - len(tail)] + tail,
+        where, severity=INFO, details=[r.why for r in results if r.why],
+        remediation=(f"Describe the label(s) in the target: `imagelint target snapshot --cluster` writes every node "
+                     f"label, or add them to the pool in the target file "
+                     f"(labels = {{ \"{(labels or single)[0]}\" = \"...\" }})."),
     )

@@ -35,6 +35,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from imagelint.errors import ConfigError, UsageError
+from imagelint.target.gpu_labels import PoolContradiction, refine_pool
 from imagelint.target.model import GpuSpec, NodePool, Target, Taint
 from imagelint.target.values import (
     DEVICE_LIST_STRATEGIES,
@@ -93,6 +94,7 @@ class _TargetFileReader:
         self.source = f"file:{path}"
         self.lines = text.splitlines()
         self.matrix = matrix
+        self.warnings: list[str] = []
 
     # Where a key is: tomllib gives no positions, so scan the text for the key
     # inside the right table (top level, or the N-th [[pool]] and its sub-tables).
@@ -143,7 +145,8 @@ class _TargetFileReader:
         for index, name in enumerate(names):
             if name in names[:index]:
                 raise self.error(f"pool name {name!r} is used twice; names must be unique", "name", index)
-        return Target(pools=tuple(pools), runtime_classes=tuple(runtime_classes), source=self.source)
+        return Target(pools=tuple(pools), runtime_classes=tuple(runtime_classes), source=self.source,
+                      warnings=tuple(self.warnings))
 
     def pool(self, raw: Mapping[str, Any], index: int) -> NodePool:
         for key in raw:
@@ -198,7 +201,7 @@ class _TargetFileReader:
         node_count = raw.get("node-count", 1)
         if isinstance(node_count, bool) or not isinstance(node_count, int) or node_count < 1:
             raise self.error(f"pool {index + 1}: node-count must be a whole number >= 1, not {node_count!r}", "node-count", index)
-        return NodePool(
+        pool = NodePool(
             name=name,
             driver=driver,
             cuda_driver_version=cuda or cuda_for(driver, self.matrix),
@@ -220,6 +223,21 @@ class _TargetFileReader:
             node_count=node_count,
             source=self.source,
         )
+        # The most specific description wins: labels naming the exact GPU (GFD's product, the
+        # instance type, a provider's accelerator label) refine a bare "A100"; labels that
+        # contradict the pool's GPUs or each other make every verdict on the pool meaningless.
+        try:
+            return refine_pool(pool, self.matrix)
+        except PoolContradiction as exc:
+            snapshot = SNAPSHOT_OF in self.source
+            if not exc.uncertain and not snapshot:
+                raise self.error(f"pool {index + 1} ({name}): {exc}", "labels", index) from None
+            # A snapshot's labels are what the nodes carry (its gpus were read from the GPUs
+            # themselves), and an uncertain row of the label table may be the wrong one: the pool
+            # stays as written, and the contradiction is said.
+            why = "the nodes' own labels" if snapshot else "the label table's row is uncertain"
+            self.warnings.append(f"{self.source}: pool {name}: {exc} ({why}; its gpus are used as written)")
+            return pool
 
     def gpus(self, raw: Any, index: int) -> tuple[GpuSpec, ...]:
         where = f"pool {index + 1}: gpus"

@@ -107,9 +107,10 @@ def test_il604_selectors(registry) -> None:
                 - {key: kubernetes.io/arch, operator: In, values: [arm64]}
         """))
     assert len(findings(arm, Target(pools=(T4,)), registry, "IL604")[0]) == 1
-    # labels unknown (a flags pool has only its arch): no guess
+    # labels unknown (a flags pool with no GPU has only its arch): no guess, but said (issue 37)
     flags_pool = NodePool(name="flags", driver="535.104.05")
-    assert findings(a100_sel, Target(pools=(flags_pool,)), registry, "IL604")[0] == []
+    [f], _ = findings(a100_sel, Target(pools=(flags_pool,)), registry, "IL604")
+    assert f.severity == "info" and "nvidia.com/gpu.product" in f.text and "target snapshot --cluster" in f.remediation
 
 
 def test_il605_runtime_class_and_annotation_suppression(registry) -> None:

@@ -474,6 +474,9 @@ class RunStep:
     provenance: Provenance
     final_stage: bool
     gpu_device: bool = False  # ``RUN --device=nvidia.com/gpu=...`` (BuildKit CDI): a GPU at build time
+    # What the step executes (``imagelint.static.run_script``): ``text`` without the heredocs and
+    # echo/printf text it only writes into files; None when not read apart (then ``text``).
+    executed: str | None = None
 
 
 @dataclass(frozen=True)

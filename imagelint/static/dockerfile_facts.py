@@ -446,6 +446,8 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
 def _build_facts(df: Dockerfile, stages: tuple[Stage, ...], chain: list[Stage], state: _StageState) -> BuildFacts:
     """The RUN steps of every stage (each a build step that runs without the GPUs the image will
     get), the final stage's base, and the CUDA toolkits the final chain installs."""
+    from imagelint.static.run_script import executed_text
+
     in_chain = {st.index for st in chain}
     steps = []
     for st in stages:
@@ -454,7 +456,8 @@ def _build_facts(df: Dockerfile, stages: tuple[Stage, ...], chain: list[Stage], 
                 continue
             body = "\n".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
             device = ins.flag("device") or ""
-            steps.append(RunStep(body, _dprov(df, ins, "RUN"), st.index in in_chain, "gpu" in device.lower()))
+            steps.append(RunStep(body, _dprov(df, ins, "RUN"), st.index in in_chain, "gpu" in device.lower(),
+                                 executed_text(ins.args, [h.content for h in ins.heredocs])))
     toolkits = tuple((item.value, prov) for item, prov in state.installs
                      if item.what == "cuda" and item.text.startswith("cuda-toolkit"))
     root = chain[0]

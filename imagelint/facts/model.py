@@ -493,6 +493,9 @@ class BuildFacts:
     stages: int = 1
     # CUDA toolkits the RUN steps of the final stage's chain install (``cuda-toolkit-12-4``): (X.Y, where)
     toolkit_installs: tuple[tuple[str, Provenance], ...] = ()
+    # The forward-compat package the final chain's RUN steps take out (``apt-get purge cuda-compat-12-4``,
+    # ``rm -rf /usr/local/cuda/compat``) and do not put back: (X.Y, or "" for every release; where)
+    compat_removed: tuple[tuple[str, Provenance], ...] = ()
 
 
 # --- the whole --------------------------------------------------------------------------

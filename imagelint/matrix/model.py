@@ -97,6 +97,7 @@ class GpuProduct:
     datacenter: bool
     source: str
     uncertain: bool
+    driver_stack: str | None = None  # Jetson: "tegra" (L4T's iGPU driver; only Jetson images run)
 
 
 @dataclass(frozen=True)
@@ -508,6 +509,7 @@ class Matrix:
         return GpuProduct(
             row["name"], tuple(row["aliases"]), row["compute_capability"], row["family"], row["brand"],
             row["brand_confidence"] == "uncertain", row["kind"], row["datacenter"], row["source"], _uncertain(row),
+            row.get("driver_stack"),
         )
 
     def gpu(self, name: str) -> GpuProduct | None:
@@ -599,6 +601,10 @@ class Matrix:
             if r["l4t"] == key:
                 return JetsonRelease(r["l4t"], r["jetpack"], r["cuda"], r["source"], _uncertain(r))
         return None
+
+    def jetson_images(self) -> tuple[tuple[str, str, str, bool], ...]:
+        """(repository glob, tag regex, source, uncertain) of images built only for Jetson's iGPU."""
+        return tuple((r["repository"], r["pattern"], r["source"], _uncertain(r)) for r in self._section("jetson_images"))
 
     def image_cuda_tags(self) -> tuple[tuple[str, str, str], ...]:
         """(repository glob, tag regex, source) of image tags that state their CUDA version."""

@@ -98,6 +98,7 @@ class GpuProduct:
     source: str
     uncertain: bool
     driver_stack: str | None = None  # Jetson: "tegra" (L4T's iGPU driver; only Jetson images run)
+    tegra_last_branch: int | None = None  # ... through this driver branch (Jetson Linux 36.x: R540)
 
 
 @dataclass(frozen=True)
@@ -509,7 +510,7 @@ class Matrix:
         return GpuProduct(
             row["name"], tuple(row["aliases"]), row["compute_capability"], row["family"], row["brand"],
             row["brand_confidence"] == "uncertain", row["kind"], row["datacenter"], row["source"], _uncertain(row),
-            row.get("driver_stack"),
+            row.get("driver_stack"), row.get("tegra_last_branch"),
         )
 
     def gpu(self, name: str) -> GpuProduct | None:

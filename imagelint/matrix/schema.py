@@ -133,6 +133,9 @@ SECTIONS: dict[str, Section] = {
         # Jetson rows: the driver stack its images need. "tegra": the integrated GPU driven by Jetson
         # Linux's own driver (L4T); only Jetson (L4T, -igpu) images run, never dGPU/SBSA ones.
         driver_stack=Field("string", enum=("tegra",)),
+        # ... up to this driver branch (the newest its Jetson Linux documents): past it, a newer
+        # Jetson Linux may run other images, and a verdict on them is not certain.
+        tegra_last_branch=Field("integer"),
     ),
     "toolkit_releases": _section(
         ("version",),

@@ -10,7 +10,10 @@ Jetson's integrated GPU and the driver stack of Jetson Linux: on a pool of discr
 (A100, H100, L4, T4 ...) it cannot run, whatever the CPU architecture (an arm64
 GH200/GB200 pool included). The reverse too: an image built for discrete GPUs (official
 ``nvidia/cuda``, an NGC release that is not ``-igpu``) on a pool of Jetson boards whose
-GPU Jetson Linux's own driver runs (Orin; the GPU catalogue's ``driver_stack = "tegra"``).
+GPU Jetson Linux's own driver runs (Orin; the GPU catalogue's ``driver_stack = "tegra"``):
+an error when the pool's driver is of a branch the catalogue documents for that stack
+(``tegra_last_branch``, R540 = Jetson Linux 36.x), a warning otherwise (a newer Jetson
+Linux may run SBSA images; not known here).
 Both are read from the image reference (a Dockerfile's ``FROM``, a manifest's or Compose
 service's ``image``, a built image's name or recorded base) and reported once per pool,
 as an error with the fix; the architecture finding is then not repeated for that pool.
@@ -29,8 +32,9 @@ from typing import Any, Iterator
 from imagelint.facts.model import ImageFacts, Provenance
 from imagelint.image import normalize_arch
 from imagelint.rules._verdict import fit
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
 from imagelint.target import NodePool
+from imagelint.target.values import DriverVersion
 
 ID = "IL402"
 NAME = "platform-mismatch"
@@ -54,16 +58,18 @@ def _image_refs(facts: ImageFacts) -> list[tuple[str, Provenance | None]]:
     return refs
 
 
-def _pool_jetson(pool: NodePool, matrix: Any) -> tuple[bool | None, bool]:
-    """(every GPU of the pool a Jetson board / none of them / None: not known, every one a Jetson
-    whose GPU only Jetson Linux's own driver runs)."""
+def _pool_jetson(pool: NodePool, matrix: Any) -> tuple[bool | None, bool, int | None]:
+    """(every GPU of the pool a Jetson board / none of them / None: not known; every one a Jetson
+    whose GPU Jetson Linux's own driver runs; the newest driver branch that is documented so)."""
     products = [matrix.gpu(spec.product) if spec.product else None for spec in pool.gpus]
     if not products or any(p is None for p in products):
-        return None, False
+        return None, False, None
     kinds = {p.kind for p in products}
     if kinds == {"jetson"}:
-        return True, all(getattr(p, "driver_stack", None) == "tegra" for p in products)
-    return (False, False) if "jetson" not in kinds else (None, False)
+        tegra = all(getattr(p, "driver_stack", None) == "tegra" for p in products)
+        lasts = [getattr(p, "tegra_last_branch", None) for p in products]
+        return True, tegra, min(lasts) if tegra and all(lasts) else None
+    return (False, False, None) if "jetson" not in kinds else (None, False, None)
 
 
 def _gpu_class(ctx: RuleContext) -> Iterator[tuple[NodePool, Finding]]:
@@ -84,7 +90,7 @@ def _gpu_class(ctx: RuleContext) -> Iterator[tuple[NodePool, Finding]]:
     if not jetson and not dgpu:
         return
     for pool in ctx.pools:
-        all_jetson, tegra = _pool_jetson(pool, matrix)
+        all_jetson, tegra, last_branch = _pool_jetson(pool, matrix)
         gpus = ", ".join(s.product or "?" for s in pool.gpus)
         if jetson and all_jetson is False:
             doubt = " (uncertain matrix row)" if jetson.uncertain else ""
@@ -103,6 +109,24 @@ def _gpu_class(ctx: RuleContext) -> Iterator[tuple[NodePool, Finding]]:
                          f"source: {jetson.source}"], image=jetson.image, gpu_class="jetson", pool_gpus=gpus)
         elif dgpu and all_jetson and tegra:
             ref = next(r for r, _ in _image_refs(ctx.facts) if discrete_gpu_image(r, matrix))
+            host = DriverVersion.parse(pool.driver) if pool.driver else None
+            if host is None or last_branch is None or host.branch > last_branch:
+                # A newer Jetson Linux than the catalogue describes may run discrete-GPU (SBSA) images.
+                what = f"driver {host}" if host is not None else "an unknown driver"
+                yield pool, finding(
+                    fit([f"{_clip(ref)} is built for discrete GPUs: the Jetson boards of pool {pool.name} run it only "
+                         f"if their Jetson Linux takes SBSA images ({what}: not known here)",
+                         f"{_clip(ref, 40)} is built for discrete GPUs: on the Jetson boards of pool {pool.name} it may "
+                         "not run (not known here)",
+                         f"an image for discrete GPUs may not run on the Jetson pool {pool.name} (not known here)"]),
+                    where, pool=pool, severity=WARNING, details=[
+                        f"{ref}: {dgpu}",
+                        f"Jetson Linux through driver R{last_branch} runs only Jetson (L4T, -igpu) images on these "
+                        "boards" if last_branch else "the boards' Jetson Linux release is not known"],
+                    remediation="Use a Jetson image (l4t-jetpack, l4t-cuda, the NGC -igpu tag) unless the boards' "
+                                "Jetson Linux documents SBSA containers.",
+                    image=ref, gpu_class="discrete", pool_gpus=gpus, uncertain=True)
+                continue
             yield pool, finding(
                 fit([f"{_clip(ref)} is built for discrete GPUs: it cannot run on the Jetson boards of pool {pool.name} "
                      f"({_clip(gpus)})",

@@ -113,15 +113,16 @@ def _requests_gpus(facts: ImageFacts, gpus: int | None) -> bool:
 def _hidden(name: str, value: str, where: Provenance, requested: bool, extra: str = "") -> Finding:
     """``CUDA_VISIBLE_DEVICES`` that hides every GPU: on purpose, pins nothing; said, not silent."""
     shown = _clip(value) if value.strip() else "(empty)"
+    whole = [f"the whole value: {value!r}"] if value.strip() and _clip(value) != value else []
     if requested:
         return finding(f"{name}={shown} hides every GPU from CUDA, but the workload is given GPUs: they sit "
                        f"allocated and unused{extra}", where, severity=WARNING,
                        remediation="Drop the GPU request if the workload is CPU-only, or remove the variable.",
-                       details=["CUDA stops reading the list at its first entry that is not a device index or UUID"],
-                       variable=name, value=value, hides_all=True)
+                       details=["CUDA stops reading the list at its first entry that is not a device index or UUID",
+                                *whole], variable=name, value=value, hides_all=True)
     return finding(f"{name}={shown} hides every GPU from CUDA: the container runs CPU-only (pins nothing){extra}",
                    where, severity=INFO, remediation="Nothing to do if CPU-only is meant; remove the variable to use a GPU.",
-                   details=["CUDA stops reading the list at its first entry that is not a device index or UUID"],
+                   details=["CUDA stops reading the list at its first entry that is not a device index or UUID", *whole],
                    variable=name, value=value, hides_all=True)
 
 

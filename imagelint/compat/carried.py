@@ -64,7 +64,7 @@ def removal_note(facts: ImageFacts, matrix: Any) -> str | None:
     """Said with the verdict when the base carries forward compatibility and the build removes it."""
     ngc = ngc_compat(facts, matrix, after_build=False)
     base = official_base_compat(facts, matrix, after_build=False) if ngc is None else None
-    ref = parse_image(facts.base.name)
+    ref = parse_image(facts.base.name or "")
     cuda = _ngc_cuda(facts, matrix) if ngc is not None else (ref[1].split("-", 1)[0] if base and ref else None)
     where = removed_by_build(facts, cuda) if (ngc or base) else None
     if where is None:
@@ -75,7 +75,7 @@ def removal_note(facts: ImageFacts, matrix: Any) -> str | None:
 
 
 def _ngc_cuda(facts: ImageFacts, matrix: Any) -> str | None:
-    ref = parse_image(facts.base.name)
+    ref = parse_image(facts.base.name or "")
     if ref is None:
         return None
     try:

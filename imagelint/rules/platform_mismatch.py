@@ -61,14 +61,15 @@ def _image_refs(facts: ImageFacts) -> list[tuple[str, Provenance | None]]:
 def _pool_jetson(pool: NodePool, matrix: Any) -> tuple[bool | None, bool, int | None]:
     """(every GPU of the pool a Jetson board / none of them / None: not known; every one a Jetson
     whose GPU Jetson Linux's own driver runs; the newest driver branch that is documented so)."""
-    products = [matrix.gpu(spec.product) if spec.product else None for spec in pool.gpus]
-    if not products or any(p is None for p in products):
+    found = [matrix.gpu(spec.product) if spec.product else None for spec in pool.gpus]
+    products = [p for p in found if p is not None]
+    if not found or len(products) != len(found):
         return None, False, None
     kinds = {p.kind for p in products}
     if kinds == {"jetson"}:
         tegra = all(getattr(p, "driver_stack", None) == "tegra" for p in products)
-        lasts = [getattr(p, "tegra_last_branch", None) for p in products]
-        return True, tegra, min(lasts) if tegra and all(lasts) else None
+        lasts = [b for b in (getattr(p, "tegra_last_branch", None) for p in products) if isinstance(b, int)]
+        return True, tegra, min(lasts) if tegra and len(lasts) == len(products) else None
     return (False, False, None) if "jetson" not in kinds else (None, False, None)
 
 

@@ -73,7 +73,7 @@ def scan_run(text: str, executed: str | None = None) -> list[RunInstall]:
         at = text.find(m.group(0))  # the order of installs and removals is the full text's
         for p in _REMOVED_COMPAT.finditer(m.group(0)):
             version = f"{p.group(1)}.{p.group(2)}" if p.group(1) else ""
-            compat.append(((at if at >= 0 else 0) + p.start(), RunInstall("compat-removed", version, "package",
+            compat.append((max(at, 0) + p.start(), RunInstall("compat-removed", version, "package",
                                                                            m.group(0).strip())))
     if _INSTALLERS.search(text):
         for m in _TORCH_LOCAL.finditer(text):

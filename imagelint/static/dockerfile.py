@@ -28,7 +28,8 @@ from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
 
 _DIRECTIVE_RE = lazy_pattern(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
-_HEREDOC_RE = lazy_pattern(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+# BuildKit (parser.go reHeredoc): a heredoc is a whole shell word "[fd]<<[-]WORD" whose WORD has no "<".
+_HEREDOC_WORD_RE = lazy_pattern(r"^(\d*)<<(-?)\s*([^<]*)$")
 _IGNORE_RE = lazy_pattern(r"^#\s*imagelint\s*:?\s*ignore\s*=\s*([A-Za-z0-9_,\s]+?)(?:\s+(.*))?$", re.IGNORECASE)
 _RULE_ID_RE = lazy_pattern(r"^[A-Za-z]+[0-9]*$")
 HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
@@ -110,6 +111,35 @@ def _parse_ignore(comment: str) -> dict[str, str]:
     return {i: reason for i in ids if _RULE_ID_RE.match(i)}
 
 
+def _heredoc_markers(args: str) -> list[tuple[bool, str, str]]:
+    """(strip tabs, quote, name) of each heredoc the instruction opens, as BuildKit finds them
+    (``heredocsFromLine``): the line's shell words (quotes kept, ``\\`` escapes) that are a whole
+    ``<<WORD``; none in the JSON (exec) form. ``cat<<EOF`` and ``<<<`` are no heredoc there either."""
+    stripped = args.strip()
+    if stripped.startswith("["):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return []
+    if "<<" not in args:
+        return []
+    out: list[tuple[bool, str, str]] = []
+    for word in split_raw(args, "\\"):
+        m = _HEREDOC_WORD_RE.match(word)
+        if not m or not m.group(3):
+            continue
+        rest = m.group(3)
+        if len(split_raw(rest, "\\")) != 1:
+            continue
+        quote = next((q for q in ("'", '"') if q in rest), "")
+        name = re.sub(r"\\(.)", r"\1", rest.replace("'", "").replace('"', ""))
+        if name:
+            out.append((m.group(2) == "-", quote, name))
+    return out
+
+
 def _split_flags(keyword: str, rest: str, escape: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
     if keyword not in FLAG_KEYWORDS:
         return (), rest
@@ -189,8 +219,7 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
         flags, args = _split_flags(keyword_upper, rest.strip(), escape)
         heredocs: list[Heredoc] = []
         if keyword_upper in HEREDOC_KEYWORDS or (keyword_upper == "ONBUILD" and args.split(" ", 1)[0].upper() in HEREDOC_KEYWORDS):
-            for m in _HEREDOC_RE.finditer(args):
-                strip_tabs, quote, name = m.group(1) == "-", m.group(2), m.group(3)
+            for strip_tabs, quote, name in _heredoc_markers(args):
                 body: list[str] = []
                 first = i + 1
                 while i < len(lines):

@@ -120,7 +120,9 @@ def _name_values(keyword: str, args: str, escape: str) -> str | None:
 def instruction_error(ins: Instruction, escape: str) -> str | None:
     """Why BuildKit refuses this instruction, or None."""
     kw, args = ins.keyword, ins.args.strip()
-    flag_error = _check_flags(ins)
+    # HEALTHCHECK NONE: BuildKit parses no flags at all (``HEALTHCHECK --interval=5s NONE`` builds).
+    healthcheck_none = kw == "HEALTHCHECK" and bool(args) and args.split(None, 1)[0].upper() == "NONE"
+    flag_error = None if healthcheck_none else _check_flags(ins)
     if flag_error:
         return flag_error
     if kw == "FROM":
@@ -160,7 +162,7 @@ def instruction_error(ins: Instruction, escape: str) -> str | None:
         kind, _, rest = args.partition(" ")
         kind = kind.upper()
         if kind == "NONE":
-            return "HEALTHCHECK NONE takes no arguments" if rest.strip() or ins.flags else None
+            return "HEALTHCHECK NONE takes no arguments" if rest.strip() else None
         if kind != "CMD":
             return f"Unknown type {kind[:20]!r} in HEALTHCHECK (try CMD)"
         items = _json_array(rest)

@@ -97,11 +97,15 @@ STOPSIGNAL SIGTERM
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --start-interval=1s --retries=3 CMD curl -f http://localhost/ || exit 1
 HEALTHCHECK NONE
+HEALTHCHECK --interval=5s --whatever NONE
 ONBUILD COPY . /app
 ONBUILD RUN <<EOF
 echo later
 EOF
 RUN --device=nvidia.com/gpu=all --security=insecure nvidia-smi
+RUN cat <<< "a here-string, not a heredoc"
+RUN ["bash", "-c", "cat <<EOF"]
+RUN echo "quoted <<EOF is text" && cat<<NOTAHEREDOC
 from ubuntu:22.04 as final
 copy --from=Build /app /app
 """

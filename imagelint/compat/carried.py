@@ -14,6 +14,10 @@ manifest only names its base, so for ``lint`` the base says what is there:
   ``/usr/local/cuda-X.Y/compat``, off the loader path: the container toolkit loads it
   (``runtime``), or the image's own ``LD_LIBRARY_PATH`` does. The package's driver is the one
   its CUDA release ships (the release's floor); its host branches are the ``forward_compat`` row's.
+
+A Dockerfile whose RUN steps take the package out again (``apt-get purge cuda-compat-*``,
+``rm -rf /usr/local/cuda/compat``; ``BuildFacts.compat_removed``) builds an image without it: the
+base no longer counts, and the verdict says why (``removal_note``).
 """
 
 from __future__ import annotations
@@ -49,8 +53,44 @@ class NgcCompat:
         return ", ".join(f"R{d.branch} >= {d}" for d in self.drivers)
 
 
-def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
-    """The NGC release the image is (or is built FROM) when its notes list forward-compat drivers."""
+def removed_by_build(facts: ImageFacts, cuda: str | None) -> Provenance | None:
+    """Where the Dockerfile's RUN steps take out the compat package of CUDA ``cuda`` (X.Y[.Z]) the
+    base carries (``apt-get purge cuda-compat-*``, ``rm -rf /usr/local/cuda/compat``), if they do."""
+    build = facts.build
+    if build is None or not build.compat_removed:
+        return None
+    minor = ".".join((cuda or "").split(".")[:2])
+    return next((where for version, where in build.compat_removed if version in ("", minor)), None)
+
+
+def removal_note(facts: ImageFacts, matrix: Any) -> str | None:
+    """Said with the verdict when the base carries forward compatibility and the build removes it."""
+    ngc = ngc_compat(facts, matrix, after_build=False)
+    base = official_base_compat(facts, matrix, after_build=False) if ngc is None else None
+    ref = parse_image(facts.base.name or "")
+    cuda = _ngc_cuda(facts, matrix) if ngc is not None else (ref[1].split("-", 1)[0] if base and ref else None)
+    where = removed_by_build(facts, cuda) if (ngc or base) else None
+    if where is None:
+        return None
+    carrier = ngc.image if ngc is not None else f"the official base {facts.base.name}"
+    return (f"{where.describe()} removes the forward-compatibility package {carrier} carries: "
+            "judged without it, on the host driver alone")
+
+
+def _ngc_cuda(facts: ImageFacts, matrix: Any) -> str | None:
+    ref = parse_image(facts.base.name or "")
+    if ref is None:
+        return None
+    try:
+        row = matrix.ngc_image(ref[0].removeprefix("nvcr.io/"), ref[1])
+    except (LookupError, ValueError):
+        return None
+    return str(row.cuda) if row is not None and getattr(row, "cuda", None) else None
+
+
+def ngc_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> NgcCompat | None:
+    """The NGC release the image is (or is built FROM) when its notes list forward-compat drivers
+    (``after_build``: None when the Dockerfile's RUN steps remove the compat package)."""
     if matrix is None:
         return None
     if facts.kind == "image" and facts.complete and not any(
@@ -77,6 +117,8 @@ def ngc_compat(facts: ImageFacts, matrix: Any) -> NgcCompat | None:
     defers = bool(getattr(ngc, "defers_to_forward_compat", False))
     if not defers and not getattr(ngc, "datacenter_compat_drivers", ()):
         return None
+    if after_build and removed_by_build(facts, str(getattr(ngc, "cuda", "") or "")) is not None:
+        return None  # the build took /usr/local/cuda/compat out: the entrypoint has nothing to enable
     drivers = tuple(d for d in (DriverVersion.parse(x) for x in ngc.datacenter_compat_drivers) if d is not None)
     return NgcCompat(f"NGC {product} {ngc.release}", ngc.release, drivers, ngc.drivers_read, ngc.drivers_source,
                      _replaced_entrypoint(facts), bool(ngc.uncertain), defers)
@@ -89,8 +131,9 @@ def _replaced_entrypoint(facts: ImageFacts) -> str | None:
     return " ".join(entrypoint)
 
 
-def official_base_compat(facts: ImageFacts, matrix: Any) -> DriverLibrary | None:
-    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in a Dockerfile's image."""
+def official_base_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> DriverLibrary | None:
+    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in a Dockerfile's image
+    (``after_build``: None when the Dockerfile's RUN steps remove it)."""
     if matrix is None or facts.kind not in ("dockerfile", "manifest"):
         return None
     if facts.platform is not None and facts.platform.architecture not in ("amd64", ""):
@@ -101,6 +144,8 @@ def official_base_compat(facts: ImageFacts, matrix: Any) -> DriverLibrary | None
     version = ref[1].split("-", 1)[0]
     parts = version.split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return None
+    if after_build and removed_by_build(facts, version) is not None:
         return None
     floor = matrix.driver_floor(version)
     fc = matrix.forward_compat(version)
@@ -115,4 +160,4 @@ def official_base_compat(facts: ImageFacts, matrix: Any) -> DriverLibrary | None
     return DriverLibrary(name, f"{directory}/{name}", "compat", floor.min_driver, on_path, where, fwd_compat=note)
 
 
-__all__ = ["NGC_ENTRYPOINT", "NgcCompat", "ngc_compat", "official_base_compat"]
+__all__ = ["NGC_ENTRYPOINT", "NgcCompat", "ngc_compat", "official_base_compat", "removal_note", "removed_by_build"]

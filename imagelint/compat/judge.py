@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from imagelint.compat.carried import NGC_ENTRYPOINT, NgcCompat, ngc_compat, official_base_compat
+from imagelint.compat.carried import NGC_ENTRYPOINT, NgcCompat, ngc_compat, official_base_compat, removal_note
 from imagelint.compat.evidence import (
     GoverningCuda,
     compare,
@@ -99,6 +99,8 @@ class _Judge:
         libs = compat_libcudas(facts)
         self.lib: DriverLibrary | None = libs[0] if libs else official_base_compat(facts, matrix)
         self.ngc: NgcCompat | None = ngc_compat(facts, matrix)
+        if not libs and (gone := removal_note(facts, matrix)):
+            self.notes.append(gone)
 
     # --- the verdict --------------------------------------------------------------------------
     def verdict(self) -> Verdict:

@@ -474,6 +474,9 @@ class RunStep:
     provenance: Provenance
     final_stage: bool
     gpu_device: bool = False  # ``RUN --device=nvidia.com/gpu=...`` (BuildKit CDI): a GPU at build time
+    # What the step executes (``imagelint.static.run_script``): ``text`` without the heredocs and
+    # echo/printf text it only writes into files; None when not read apart (then ``text``).
+    executed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -490,6 +493,9 @@ class BuildFacts:
     stages: int = 1
     # CUDA toolkits the RUN steps of the final stage's chain install (``cuda-toolkit-12-4``): (X.Y, where)
     toolkit_installs: tuple[tuple[str, Provenance], ...] = ()
+    # The forward-compat package the final chain's RUN steps take out (``apt-get purge cuda-compat-12-4``,
+    # ``rm -rf /usr/local/cuda/compat``) and do not put back: (X.Y, or "" for every release; where)
+    compat_removed: tuple[tuple[str, Provenance], ...] = ()
 
 
 # --- the whole --------------------------------------------------------------------------

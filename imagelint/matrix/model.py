@@ -97,6 +97,8 @@ class GpuProduct:
     datacenter: bool
     source: str
     uncertain: bool
+    driver_stack: str | None = None  # Jetson: "tegra" (L4T's iGPU driver; only Jetson images run)
+    tegra_last_branch: int | None = None  # ... through this driver branch (Jetson Linux 36.x: R540)
 
 
 @dataclass(frozen=True)
@@ -515,6 +517,7 @@ class Matrix:
         return GpuProduct(
             row["name"], tuple(row["aliases"]), row["compute_capability"], row["family"], row["brand"],
             row["brand_confidence"] == "uncertain", row["kind"], row["datacenter"], row["source"], _uncertain(row),
+            row.get("driver_stack"), row.get("tegra_last_branch"),
         )
 
     def gpu(self, name: str) -> GpuProduct | None:
@@ -613,6 +616,10 @@ class Matrix:
             if r["l4t"] == key:
                 return JetsonRelease(r["l4t"], r["jetpack"], r["cuda"], r["source"], _uncertain(r))
         return None
+
+    def jetson_images(self) -> tuple[tuple[str, str, str, bool], ...]:
+        """(repository glob, tag regex, source, uncertain) of images built only for Jetson's iGPU."""
+        return tuple((r["repository"], r["pattern"], r["source"], _uncertain(r)) for r in self._section("jetson_images"))
 
     def image_cuda_tags(self) -> tuple[tuple[str, str, str], ...]:
         """(repository glob, tag regex, source) of image tags that state their CUDA version."""

@@ -130,6 +130,12 @@ SECTIONS: dict[str, Section] = {
         brand_confidence=Field("string", True, enum=CONFIDENCE_VALUES),
         kind=Field("string", True, enum=("datacenter", "workstation", "geforce", "jetson")),
         datacenter=Field("boolean", True),
+        # Jetson rows: the driver stack its images need. "tegra": the integrated GPU driven by Jetson
+        # Linux's own driver (L4T); only Jetson (L4T, -igpu) images run, never dGPU/SBSA ones.
+        driver_stack=Field("string", enum=("tegra",)),
+        # ... up to this driver branch (the newest its Jetson Linux documents): past it, a newer
+        # Jetson Linux may run other images, and a verdict on them is not certain.
+        tegra_last_branch=Field("integer"),
     ),
     "toolkit_releases": _section(
         ("version",),
@@ -245,6 +251,13 @@ SECTIONS: dict[str, Section] = {
         repository=Field("string", True),
         platforms=Field("array:string", True, r"^linux/(amd64|arm64)$"),
         cuda_from=Field("string", True, enum=("l4t-release", "tag-major-minor", "none")),
+    ),
+    # Image references built for a Jetson's integrated GPU and its L4T driver stack only (they do not
+    # run on a discrete GPU, whatever the CPU architecture): repository glob and tag regex.
+    "jetson_images": _section(
+        ("repository", "pattern"),
+        repository=Field("string", True),
+        pattern=Field("string", True),
     ),
     # Jetson Linux (L4T) releases -> the JetPack they belong to and the CUDA that JetPack ships.
     "jetson_releases": _section(

@@ -47,12 +47,13 @@ install the matching ``cuda-compat`` package.
 
 Anti-pattern::
 
-    FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04   # needs >= 550.54.15
-    # cluster: driver 470.57.02
+    # needs >= 550.54.15; cluster: driver 470.57.02
+    FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
 
 Best practice::
 
-    FROM nvidia/cuda:12.2.2-runtime-ubuntu22.04   # 535.104.05 nodes run it natively
+    # 535.104.05 nodes run it natively
+    FROM nvidia/cuda:12.2.2-runtime-ubuntu22.04
 """
 
 from __future__ import annotations

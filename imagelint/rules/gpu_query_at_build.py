@@ -7,7 +7,10 @@ fails the build, or, when its result is only printed or ignored (``|| true``), i
 about where the image will run. The GPU exists only in the container the runtime starts. (The
 legacy builder on a host whose Docker default runtime is ``nvidia`` sees the build host's GPUs,
 which makes the image depend on where it was built.) A step that asks BuildKit for a GPU
-(``RUN --device=nvidia.com/gpu=all``) is not reported.
+(``RUN --device=nvidia.com/gpu=all``) is not reported, nor text a step only writes into a file
+(``cat > /start.sh <<EOF``, ``echo 'nvidia-smi' >> /entrypoint.sh``, ``printf``): that runs when
+the container starts, with its GPUs. A heredoc that is the step's own script (``RUN <<EOF``,
+``RUN bash <<EOF``, ``cat <<EOF | sh``) runs at build time and is read.
 
 Remediation: check the GPU when the container starts (an entrypoint check, a Kubernetes
 startup probe) or in a test job that runs the built image on a GPU node.
@@ -54,7 +57,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     for step in build.run_steps:
         if step.gpu_device:
             continue
-        for m in _TOOL.finditer(step.text):
+        text = step.executed if step.executed is not None else step.text  # not what it only writes to a file
+        for m in _TOOL.finditer(text):
             tool, ignored = m.group(1), bool(m.group(3))
             if ignored:
                 yield finding(f"RUN runs {tool} and ignores its failure: at build time there is no GPU, so it tests "
@@ -62,10 +66,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             else:
                 yield finding(f"RUN runs {tool}: there is no GPU or NVIDIA driver while the image builds, so the step "
                               "fails the build (or depends on the build host)", step.provenance, tool=tool)
-        m = _ASSERTED.search(step.text)
+        m = _ASSERTED.search(text)
         if m:
             yield finding(f"RUN asserts a CUDA device ({m.group(0).strip()[:60]!r}): no GPU is visible at build time, "
                           "so the build fails", step.provenance, tool="cuda-query")
-        elif _PRINTED.search(step.text):
+        elif _PRINTED.search(text):
             yield finding("RUN prints whether a CUDA device is visible: at build time it is always False",
                           step.provenance, severity=INFO, tool="cuda-query")

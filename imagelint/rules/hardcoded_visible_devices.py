@@ -5,11 +5,19 @@ and the runtime renumbers them from 0. An image that pins
 ``NVIDIA_VISIBLE_DEVICES=1`` (or a UUID) asks for a GPU the pod was not given,
 or escapes the allocation; ``CUDA_VISIBLE_DEVICES=1`` hides the only GPU the pod
 has ("no CUDA-capable device is detected"). Checked in the image env, Dockerfile
-``ENV``, manifest env, and scripts the entrypoint runs. ``all``, ``none``,
-``void`` and empty values are not reported, nor values passed through from the
+``ENV``, manifest env, and scripts the entrypoint runs. ``NVIDIA_VISIBLE_DEVICES``
+values ``all``, ``none``, ``void`` and empty pin nothing and are not reported (``void``
+is IL303's advice for CPU-only images), nor values passed through from the
 environment (``${NVIDIA_VISIBLE_DEVICES}``, ``${CUDA_VISIBLE_DEVICES:-all}``,
 ``$GPUS``). CDI names are read by their device: ``nvidia.com/gpu=all`` is all,
 ``nvidia.com/gpu=0`` is index 0.
+
+``CUDA_VISIBLE_DEVICES`` is read as CUDA reads it: up to the first entry that is
+not a device index or UUID. ``-1``, empty, ``NoDevFiles``, ``none`` or ``void``
+hide every GPU on purpose (the common way to run CPU-only): that pins nothing and
+is said as info ("the container runs CPU-only"), or as a warning when the
+workload is given GPUs anyway (a pod's ``nvidia.com/gpu``, a Compose device
+request): those GPUs sit allocated and unused. ``0,-1,1`` selects device 0 only.
 
 A single index 0 is info everywhere (it works with one GPU). Lists of several
 GPUs, indices above 0 and UUIDs are errors, except in a manifest whose pod
@@ -33,8 +41,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from imagelint.facts.gpuenv import selected_devices
+from imagelint.facts.model import ImageFacts, Provenance
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules._verdict import fit
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
 
 ID = "IL301"
 NAME = "hardcoded-visible-devices"
@@ -73,16 +83,72 @@ def _verdict(name: str, items: tuple[str, ...], gpus: int | None) -> tuple[str, 
         "a pod's GPUs are renumbered from 0, whatever GPUs of the node it got")
 
 
+# CUDA reads CUDA_VISIBLE_DEVICES up to its first entry that is not a device (an index, a GPU- or
+# MIG- UUID): "If one of the indices is invalid, only the devices whose index precedes the invalid
+# index are visible" (CUDA C++ Programming Guide, CUDA Environment Variables). An empty value, or
+# one that starts with such an entry (-1, NoDevFiles, none, void), leaves no GPU visible.
+_CUDA_DEVICE_ENTRY = lazy_pattern(r"^(?:\d+|(?:GPU|MIG)-[0-9A-Za-z/-]+)$")
+
+
+def cuda_visible_prefix(value: str) -> tuple[str, ...] | None:
+    """The entries of a ``CUDA_VISIBLE_DEVICES`` value CUDA uses (those before the first entry that
+    names no device); None for a value passed through from the environment (``$X``)."""
+    v = value.strip().strip("'\"")
+    if "$" in v or v.lower() == "all":
+        return None  # "all" is the toolkit's word; left to the NVIDIA_VISIBLE_DEVICES reading
+    out: list[str] = []
+    for part in (p.strip() for p in v.split(",")):
+        if not _CUDA_DEVICE_ENTRY.match(part):
+            break
+        out.append(part)
+    return tuple(out)
+
+
+def _requests_gpus(facts: ImageFacts, gpus: int | None) -> bool:
+    """The workload is given GPUs: a pod's GPU resources or claims, a Compose device request."""
+    compose = facts.compose
+    return bool(gpus) or bool(compose is not None and compose.gpu_requests)
+
+
+def _hidden(name: str, value: str, where: Provenance, requested: bool, extra: str = "") -> Finding:
+    """``CUDA_VISIBLE_DEVICES`` that hides every GPU: on purpose, pins nothing; said, not silent."""
+    shown = _clip(value) if value.strip() else "(empty)"
+    whole = [f"the whole value: {value!r}"] if value.strip() and _clip(value) != value else []
+    if requested:
+        return finding(f"{name}={shown} hides every GPU from CUDA, but the workload is given GPUs: they sit "
+                       f"allocated and unused{extra}", where, severity=WARNING,
+                       remediation="Drop the GPU request if the workload is CPU-only, or remove the variable.",
+                       details=["CUDA stops reading the list at its first entry that is not a device index or UUID",
+                                *whole], variable=name, value=value, hides_all=True)
+    return finding(f"{name}={shown} hides every GPU from CUDA: the container runs CPU-only (pins nothing){extra}",
+                   where, severity=INFO, remediation="Nothing to do if CPU-only is meant; remove the variable to use a GPU.",
+                   details=["CUDA stops reading the list at its first entry that is not a device index or UUID", *whole],
+                   variable=name, value=value, hides_all=True)
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     from imagelint.rules._kube import pod_gpu_count
 
     gpu = ctx.facts.gpu
     gpus = pod_gpu_count(ctx.facts)
+    requested = _requests_gpus(ctx.facts, gpus)
     seen: set[tuple[str, str | None, int | None]] = set()
     for setting in (gpu.cuda_visible_devices, gpu.visible_devices):
         if setting is None:
             continue
-        what, items = selected_devices(setting.value)
+        if setting.name == "CUDA_VISIBLE_DEVICES":
+            prefix = cuda_visible_prefix(setting.value)
+            if prefix == ():
+                seen.add((setting.name, setting.provenance.path, setting.provenance.line))
+                yield _hidden(setting.name, setting.value, setting.provenance, requested)
+                continue
+            if prefix is not None:
+                # "0,-1,1": CUDA sees device 0 only; judge what it sees.
+                what, items = "devices", prefix
+            else:
+                what, items = selected_devices(setting.value)
+        else:
+            what, items = selected_devices(setting.value)
         if what != "devices":
             continue
         seen.add((setting.name, setting.provenance.path, setting.provenance.line))
@@ -95,10 +161,17 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         name = _KINDS.get(s.kind)
         if name is None:
             continue
-        what, items = selected_devices(s.value)
+        prefix = cuda_visible_prefix(s.value) if name == "CUDA_VISIBLE_DEVICES" else None
+        what, items = ("devices", prefix) if prefix else selected_devices(s.value)
+        key = (name, s.provenance.path or s.provenance.source, s.provenance.line)
+        if prefix == ():
+            if key not in seen:
+                seen.add(key)
+                reached = "" if s.referenced else " (in a file the entrypoint does not appear to run)"
+                yield _hidden(name, s.value, s.provenance, requested and s.referenced, reached)
+            continue
         if what != "devices":
             continue
-        key = (name, s.provenance.path or s.provenance.source, s.provenance.line)
         if key in seen:
             continue
         seen.add(key)

@@ -21,11 +21,13 @@ image, unset the variable if it never needs a GPU.
 
 Anti-pattern::
 
-    ENV NVIDIA_VISIBLE_DEVICES=all     # a CPU-only image on GPU nodes (envvar strategy)
+    # a CPU-only image on GPU nodes (envvar strategy)
+    ENV NVIDIA_VISIBLE_DEVICES=all
 
 Best practice::
 
-    ENV NVIDIA_VISIBLE_DEVICES=void    # images that never use a GPU
+    # images that never use a GPU (a "#" after an instruction is not a comment in a Dockerfile)
+    ENV NVIDIA_VISIBLE_DEVICES=void
 """
 
 from __future__ import annotations

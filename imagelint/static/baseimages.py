@@ -157,3 +157,46 @@ def image_platform(image: str, matrix: Any) -> str | None:
     if row is None or len(row.platforms) != 1:
         return None
     return str(row.platforms[0])
+
+
+@dataclass(frozen=True)
+class JetsonImage:
+    """An image built only for a Jetson's integrated GPU (the base-image table's ``jetson_images``)."""
+
+    image: str
+    basis: str        # which row of the table: "nvcr.io/nvidia/* tags matching -igpu$"
+    source: str
+    uncertain: bool
+
+
+def jetson_image(image: str, matrix: Any) -> JetsonImage | None:
+    """``image`` when the table says it needs a Jetson's iGPU and its L4T driver stack, else None."""
+    parsed = parse_image(image)
+    rows = getattr(matrix, "jetson_images", None)
+    if parsed is None or not callable(rows):
+        return None
+    repository, tag = parsed
+    for glob, pattern, source, uncertain in rows():
+        if not fnmatch.fnmatchcase(repository, glob):
+            continue
+        rx = _compiled(pattern)
+        if rx is not None and rx.search(tag):
+            basis = f"{glob} images" if pattern == ".*" else f"{glob} tags matching {pattern!r}"
+            return JetsonImage(image, basis, source, uncertain)
+    return None
+
+
+def discrete_gpu_image(image: str, matrix: Any) -> str | None:
+    """Why ``image`` is built for discrete GPUs (x86-64 and SBSA arm64), not a Jetson's iGPU: an
+    official ``nvidia/cuda`` image, or an NGC release the matrix knows that is not a Jetson build;
+    None when that cannot be told."""
+    parsed = parse_image(image)
+    if parsed is None or jetson_image(image, matrix) is not None:
+        return None
+    repository, tag = parsed
+    if repository in NVIDIA_CUDA_REPOS and _CUDA_TAG_RE.match(tag):
+        return "an official nvidia/cuda image (x86-64 and SBSA arm64 builds, for discrete GPUs)"
+    found = image_cuda(image, matrix) if repository.startswith(NVIDIA_IMAGE_HOMES) else None
+    if found is not None and found.basis.startswith("NGC ") and is_ngc_release_tag(repository, tag):
+        return f"{found.basis}, an NGC release for discrete GPUs (its Jetson build is tagged -igpu)"
+    return None

@@ -124,7 +124,7 @@ def _argv(value: Any) -> tuple[str, ...] | None:
 def read_compose(text: str, source: str, scan_command: CommandScanner | None = None) -> tuple[ImageFacts, ...]:
     """Facts for every service of a Compose file."""
     services: list[tuple[str, LineDict, LineDict]] = []
-    for doc in load_documents(text, source):
+    for doc in load_documents(text, source, compose_tags=True):
         block = doc.get("services") if isinstance(doc, dict) else None
         if isinstance(block, LineDict):
             services += [(str(name), svc, block) for name, svc in block.items() if isinstance(svc, LineDict)]

@@ -28,7 +28,8 @@ from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
 
 _DIRECTIVE_RE = lazy_pattern(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
-_HEREDOC_RE = lazy_pattern(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+# BuildKit (parser.go reHeredoc): a heredoc is a whole shell word "[fd]<<[-]WORD" whose WORD has no "<".
+_HEREDOC_WORD_RE = lazy_pattern(r"^(\d*)<<(-?)\s*([^<]*)$")
 _IGNORE_RE = lazy_pattern(r"^#\s*imagelint\s*:?\s*ignore\s*=\s*([A-Za-z0-9_,\s]+?)(?:\s+(.*))?$", re.IGNORECASE)
 _RULE_ID_RE = lazy_pattern(r"^[A-Za-z]+[0-9]*$")
 HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
@@ -36,12 +37,6 @@ FLAG_KEYWORDS = frozenset({"FROM", "RUN", "COPY", "ADD", "HEALTHCHECK"})
 KNOWN_KEYWORDS = frozenset({
     "ADD", "ARG", "CMD", "COPY", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK", "LABEL",
     "MAINTAINER", "ONBUILD", "RUN", "SHELL", "STOPSIGNAL", "USER", "VOLUME", "WORKDIR",
-})
-# Instructions BuildKit rejects without arguments (CMD/ENTRYPOINT/RUN may be empty), and what they expect.
-NEEDS_ARGUMENTS = MappingProxyType({
-    "FROM": "an image (FROM IMAGE [AS NAME])", "ENV": "KEY=VALUE pairs", "LABEL": "KEY=VALUE pairs",
-    "ARG": "a NAME[=DEFAULT]", "COPY": "sources and a destination", "ADD": "sources and a destination",
-    "WORKDIR": "a directory", "USER": "a user", "ONBUILD": "an instruction", "SHELL": "a JSON array",
 })
 MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024  # a larger "Dockerfile" is not one a person wrote
 
@@ -116,6 +111,35 @@ def _parse_ignore(comment: str) -> dict[str, str]:
     return {i: reason for i in ids if _RULE_ID_RE.match(i)}
 
 
+def _heredoc_markers(args: str) -> list[tuple[bool, str, str]]:
+    """(strip tabs, quote, name) of each heredoc the instruction opens, as BuildKit finds them
+    (``heredocsFromLine``): the line's shell words (quotes kept, ``\\`` escapes) that are a whole
+    ``<<WORD``; none in the JSON (exec) form. ``cat<<EOF`` and ``<<<`` are no heredoc there either."""
+    stripped = args.strip()
+    if stripped.startswith("["):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return []
+    if "<<" not in args:
+        return []
+    out: list[tuple[bool, str, str]] = []
+    for word in split_raw(args, "\\"):
+        m = _HEREDOC_WORD_RE.match(word)
+        if not m or not m.group(3):
+            continue
+        rest = m.group(3)
+        if len(split_raw(rest, "\\")) != 1:
+            continue
+        quote = next((q for q in ("'", '"') if q in rest), "")
+        name = re.sub(r"\\(.)", r"\1", rest.replace("'", "").replace('"', ""))
+        if name:
+            out.append((m.group(2) == "-", quote, name))
+    return out
+
+
 def _split_flags(keyword: str, rest: str, escape: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
     if keyword not in FLAG_KEYWORDS:
         return (), rest
@@ -130,13 +154,13 @@ def _split_flags(keyword: str, rest: str, escape: str) -> tuple[tuple[tuple[str,
 
 
 def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
-    """Parse a Dockerfile. Raises ConfigError (exit 2) for input that is not text at all, or an
-    instruction BuildKit would refuse for want of arguments (file, line and what it expects)."""
+    """Parse a Dockerfile. Raises ConfigError (exit 2) for input that is not text at all, or that
+    ``docker build`` refuses (``imagelint.static.dockerfile_syntax``: file, line and BuildKit's reason)."""
     if len(text) > MAX_DOCKERFILE_BYTES:
         raise ConfigError(f"file is larger than {MAX_DOCKERFILE_BYTES} bytes; not parsed as a Dockerfile", path)
     if "\x00" in text:
         raise ConfigError("file contains NUL bytes; not a Dockerfile", path)
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # BuildKit drops a byte-order mark too
     directives: dict[str, str] = {}
     warnings: list[str] = []
     i = 0
@@ -149,8 +173,9 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
         i += 1
     escape = directives.get("escape", "\\")
     if escape not in ("\\", "`"):
-        warnings.append(f"{path}:1: invalid escape directive {escape!r}; using '\\\\'")
-        escape = "\\"
+        line = next((n + 1 for n, ln in enumerate(lines[:i]) if "escape" in ln.lower()), 1)
+        raise ConfigError(f"invalid escape token {escape[:10]!r} does not match ` or \\ (docker build refuses it)",
+                          path, line)
 
     instructions: list[Instruction] = []
     pending_ignores: dict[str, str] = {}
@@ -191,16 +216,10 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
             keyword, _, more = keyword.partition("\t")
             rest = more + " " + rest
         keyword_upper = keyword.upper()
-        if keyword_upper not in KNOWN_KEYWORDS:
-            warnings.append(f"{path}:{start + 1}: unknown instruction {keyword[:40]!r}")
         flags, args = _split_flags(keyword_upper, rest.strip(), escape)
-        if keyword_upper in NEEDS_ARGUMENTS and not args.strip() and not flags:
-            # BuildKit refuses these too ("FROM requires either one or three arguments"): nothing to lint.
-            raise ConfigError(f"{keyword_upper} needs {NEEDS_ARGUMENTS[keyword_upper]}", path, start + 1)
         heredocs: list[Heredoc] = []
         if keyword_upper in HEREDOC_KEYWORDS or (keyword_upper == "ONBUILD" and args.split(" ", 1)[0].upper() in HEREDOC_KEYWORDS):
-            for m in _HEREDOC_RE.finditer(args):
-                strip_tabs, quote, name = m.group(1) == "-", m.group(2), m.group(3)
+            for strip_tabs, quote, name in _heredoc_markers(args):
                 body: list[str] = []
                 first = i + 1
                 while i < len(lines):
@@ -212,7 +231,7 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
                         break
                     body.append(check)
                 else:
-                    warnings.append(f"{path}:{first - 1}: heredoc {name!r} is not terminated")
+                    raise ConfigError(f"unterminated heredoc {name[:40]!r} (docker build refuses it)", path, start + 1)
                 content = "\n".join(body) + ("\n" if body else "")
                 heredocs.append(Heredoc(name, content, first, strip_tabs, bool(quote)))
         instructions.append(
@@ -228,4 +247,7 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
             )
         )
         pending_ignores = {}
+    from imagelint.static.dockerfile_syntax import check_instructions
+
+    check_instructions(tuple(instructions), escape, path)  # what docker build refuses: file:line, exit 2
     return Dockerfile(path, tuple(instructions), escape, MappingProxyType(directives), tuple(warnings))

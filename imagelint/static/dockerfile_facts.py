@@ -186,9 +186,11 @@ def _apply(ins: Instruction, stage: Stage, df: Dockerfile, global_args: Mapping[
         state.workdir = posixpath.normpath(posixpath.join(state.workdir, target)) if target else state.workdir
     elif kw == "RUN":
         from imagelint.static.run_installs import scan_run
+        from imagelint.static.run_script import executed_text
 
         body = " ".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
-        for item in scan_run(process_word(body, scope, df.escape, budget) if "$" in body else body):
+        runs = executed_text(ins.args, [h.content for h in ins.heredocs]) if "compat" in body else None
+        for item in scan_run(process_word(body, scope, df.escape, budget) if "$" in body else body, runs):
             state.installs.append((item, _dprov(df, ins, f"RUN {item.text}")))
     elif kw in ("COPY", "ADD"):
         if ins.heredocs:
@@ -390,13 +392,19 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         libs.append(driverlibs.library_at(dest if driverlibs.is_driver_library(name) else
                                           posixpath.join(posixpath.dirname(dest), posixpath.basename(src)),
                                           prov, loader_dirs))
-    for item, prov in state.installs:
+    removed: list[tuple[str, Provenance]] = []
+    for item, prov in state.installs:  # in build order: a removal undoes the installs before it
         if item.what == "driver-package":  # the package ships libcuda.so.<branch>.*: IL201's anti-pattern
             libs.append(driverlibs.library_at(f"/usr/lib/x86_64-linux-gnu/libcuda.so.{item.value}", prov, loader_dirs))
-        elif item.what == "compat" and matrix is not None:
-            lib = _compat_package(item.value, prov, matrix, loader_dirs)
+        elif item.what == "compat":
+            removed = [(v, p) for v, p in removed if v not in ("", item.value)]
+            lib = _compat_package(item.value, prov, matrix, loader_dirs) if matrix is not None else None
             if lib is not None:
                 libs.append(lib)
+        elif item.what == "compat-removed":
+            libs = [lib for lib in libs if not (lib.role == "compat" and f"/cuda-{item.value}/" in f"/{lib.path}"
+                                                 or lib.role == "compat" and not item.value)]
+            removed.append((item.value, prov))
     entrypoint = state.entrypoint[0] if state.entrypoint else None
     cmd = state.cmd[0] if state.cmd else None
     index_settings: list[GpuIndexSetting] = []
@@ -439,13 +447,15 @@ def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = Non
         complete=False,
         warnings=tuple(notes),
         arch_lists=_arch_lists(df, global_args, stages, budget),
-        build=build,
+        build=replace(build, compat_removed=tuple(removed)) if removed else build,
     )
 
 
 def _build_facts(df: Dockerfile, stages: tuple[Stage, ...], chain: list[Stage], state: _StageState) -> BuildFacts:
     """The RUN steps of every stage (each a build step that runs without the GPUs the image will
     get), the final stage's base, and the CUDA toolkits the final chain installs."""
+    from imagelint.static.run_script import executed_text
+
     in_chain = {st.index for st in chain}
     steps = []
     for st in stages:
@@ -454,7 +464,8 @@ def _build_facts(df: Dockerfile, stages: tuple[Stage, ...], chain: list[Stage], 
                 continue
             body = "\n".join([ins.args, *(h.content for h in ins.heredocs)]) if ins.heredocs else ins.args
             device = ins.flag("device") or ""
-            steps.append(RunStep(body, _dprov(df, ins, "RUN"), st.index in in_chain, "gpu" in device.lower()))
+            steps.append(RunStep(body, _dprov(df, ins, "RUN"), st.index in in_chain, "gpu" in device.lower(),
+                                 executed_text(ins.args, [h.content for h in ins.heredocs])))
     toolkits = tuple((item.value, prov) for item, prov in state.installs
                      if item.what == "cuda" and item.text.startswith("cuda-toolkit"))
     root = chain[0]

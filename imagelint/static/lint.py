@@ -124,7 +124,13 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
         from imagelint.static.dockerfile import parse_dockerfile
         from imagelint.static.dockerfile_facts import dockerfile_facts, suppressed_lines
 
-        df = parse_dockerfile(text, path)
+        try:
+            df = parse_dockerfile(text, path)
+        except ConfigError:  # what docker build refuses: exit 2, unless it is a template yet to render
+            why = template_reason(text)
+            if why:
+                return _skip(path, f"looks like {why}")
+            raise
         facts = dockerfile_facts(df, matrix, scan_command)
         return StaticInput(path, kind, (facts,), suppressed_lines(df), facts.warnings)
     if kind == detect.MANIFEST:

@@ -99,6 +99,8 @@ def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterat
     yield data
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
+        if value_node.tag == RESET_TAG and getattr(loader, "compose_tags", False):
+            continue  # Compose's ``!reset``: the attribute is removed, as if never written
         key = _construct(loader, key_node)
         try:
             hash(key)
@@ -120,6 +122,34 @@ def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iter
 _BoundedLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
+# The Compose specification's merge tags (compose-spec "merge.md": "Reset value", "Replace value").
+# In one file nothing is merged: ``!override X`` is X, and ``!reset X`` removes the attribute.
+# Only a Compose file's loader knows them; any other tag is refused as before.
+OVERRIDE_TAG = "!override"
+RESET_TAG = "!reset"
+
+
+def _construct_untagged(loader: Any, node: yaml.Node) -> Any:
+    """The node as it would be constructed without its (merge) tag."""
+    if isinstance(node, yaml.MappingNode):
+        return _construct_mapping(loader, node)
+    if isinstance(node, yaml.SequenceNode):
+        return _construct_sequence(loader, node)
+    tag = loader.resolve(yaml.ScalarNode, node.value, (not node.style, False))  # plain: resolved as untagged
+    return loader.construct_object(yaml.ScalarNode(tag, node.value, node.start_mark, node.end_mark, node.style))
+
+
+def _construct_reset(loader: Any, node: yaml.Node) -> Any:
+    return None  # only reached where no mapping holds it (a sequence item, a whole document)
+
+
+class _ComposeBoundedLoader(_BoundedLoader):
+    compose_tags = True
+
+
+_ComposeBoundedLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)
+_ComposeBoundedLoader.add_constructor(RESET_TAG, _construct_reset)
+
 _CLoader = getattr(yaml, "CSafeLoader", None)
 if _CLoader is not None:
     class _FastLoader(_CLoader):  # type: ignore[misc, valid-type]
@@ -132,8 +162,15 @@ if _CLoader is not None:
 
     _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
     _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+
+    class _ComposeFastLoader(_FastLoader):  # type: ignore[misc, valid-type]
+        compose_tags = True
+
+    _ComposeFastLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)
+    _ComposeFastLoader.add_constructor(RESET_TAG, _construct_reset)
 else:  # pragma: no cover - PyYAML built without libyaml
     _FastLoader = None  # type: ignore[assignment, misc]
+    _ComposeFastLoader = None  # type: ignore[assignment, misc]
 
 # An anchor can only start after a space, a flow indicator or a line start: "&" elsewhere
 # (URLs, shell "&&" inside a plain scalar...) makes this test only more cautious.
@@ -191,28 +228,29 @@ def _shallow(text: str, spans: list[tuple[int, int]]) -> bool:
     return max((len(m.group(0)) for m in _INDENT.finditer(text)), default=0) < _C_SAFE_DEPTH
 
 
-def _loader_for(text: str, path: str, use_libyaml: bool = True) -> Any:
+def _loader_for(text: str, path: str, use_libyaml: bool = True, compose_tags: bool = False) -> Any:
     spans = _document_spans(text)
     if use_libyaml and _FastLoader is not None and _shallow(text, spans):
         yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
         short = all(end - start <= _SHORT_DOCUMENT for start, end in spans)
         if (short and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):
-            return _FastLoader(text, path)
-    return _BoundedLoader(text, path)
+            return (_ComposeFastLoader if compose_tags else _FastLoader)(text, path)
+    return (_ComposeBoundedLoader if compose_tags else _BoundedLoader)(text, path)
 
 
-def load_documents(text: str, path: str, use_libyaml: bool = True) -> list[Any]:
-    """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line."""
-    return list(iter_documents(text, path, use_libyaml))
+def load_documents(text: str, path: str, use_libyaml: bool = True, compose_tags: bool = False) -> list[Any]:
+    """Every document of a YAML stream (``None`` for empty ones). Bad YAML → ConfigError with the line.
+    ``compose_tags``: Compose's ``!override``/``!reset`` merge tags are read (other tags still refused)."""
+    return list(iter_documents(text, path, use_libyaml, compose_tags))
 
 
-def iter_documents(text: str, path: str, use_libyaml: bool = True) -> Iterator[Any]:
+def iter_documents(text: str, path: str, use_libyaml: bool = True, compose_tags: bool = False) -> Iterator[Any]:
     """The documents of a YAML stream one at a time, as ``load_documents`` (``use_libyaml=False``:
     the pure-Python loader whatever PyYAML was built with)."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ConfigError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes; not read as YAML", path)
     try:
-        loader = _loader_for(text, path, use_libyaml)  # the reader refuses control characters up front
+        loader = _loader_for(text, path, use_libyaml, compose_tags)  # the reader refuses control characters up front
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
         char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)

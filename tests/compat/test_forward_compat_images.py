@@ -157,3 +157,50 @@ def test_a_read_ngc_image_runs_forward_only_if_its_files_hold_the_compat_package
     assert (f.extra["outcome"], f.severity) == ("forward-compat", "info")
     [g] = of(run(_ngc_image(False), on_470, select="IL101"), "IL101")
     assert (g.extra["outcome"], g.severity) == ("fails", "error")
+
+
+# A RUN that takes the compat package out builds an image without it (issue 37): the base no longer
+# counts, whatever form the removal takes; a removal of another release's package, or one the build
+# undoes by installing it again, changes nothing.
+REMOVALS = [
+    (CUDA_1311 + "RUN apt-get update && apt-get purge -y --auto-remove cuda-compat-13-1 && rm -rf /var/lib/apt/lists/*\n",
+     "fails"),
+    (CUDA_1311 + "RUN apt-get remove -y 'cuda-compat*'; apt-get clean\n", "fails"),
+    (CUDA_1311 + "RUN rm -rf /usr/local/cuda/compat\n", "fails"),
+    (CUDA_1311 + "RUN set -eux; \\\n    rm -rf /usr/local/cuda-13.1/compat\n", "fails"),
+    ("FROM nvidia/cuda:13.1.1-runtime-ubi9\nRUN dnf remove -y cuda-compat-13-1 && dnf clean all\n", "fails"),
+    ("FROM nvidia/cuda:13.1.1-runtime-ubi9\nRUN microdnf remove cuda-compat-13-1\n", "fails"),
+    (CUDA_1311 + "RUN apt-get purge -y cuda-compat-12-4\n", "forward-compat"),
+    (CUDA_1311 + "RUN rm -rf /usr/local/cuda-12.4/compat\n", "forward-compat"),
+    (CUDA_1311 + "RUN apt-get purge -y cuda-compat-13-1 && apt-get install -y cuda-compat-13-1\n", "kept"),
+    (CUDA_1311 + "RUN echo 'apt-get purge -y cuda-compat-13-1' > /notes.txt\n", "forward-compat"),
+    ("FROM nvidia/cuda:13.1.1-runtime-ubuntu24.04 AS build\nRUN apt-get purge -y cuda-compat-13-1\n"
+     "FROM nvidia/cuda:13.1.1-runtime-ubuntu24.04\nCOPY --from=build /app /app\n", "forward-compat"),
+]
+
+
+@pytest.mark.parametrize(("dockerfile", "want"), REMOVALS)
+def test_a_run_that_removes_the_compat_package_leaves_an_image_without_it(dockerfile, want) -> None:
+    [f] = il101(dockerfile, "535.104.05", "A100", "1.18.0", "jit-cdi")
+    if want == "kept":  # installed again by the RUN: judged as the installed package, not as removed
+        assert f.extra["outcome"] != "fails" and "removes the" not in f.text, f.text
+        return
+    assert f.extra["outcome"] == want, f.text
+    if want == "fails":
+        assert f.severity == "error" and "removes the forward-compatibility package" in f.text
+
+
+def test_an_ngc_image_whose_compat_directory_is_removed_runs_on_the_host_driver_alone() -> None:
+    [kept] = il101(NGC_2405, "470.57.02")
+    assert kept.extra["outcome"] == "forward-compat"
+    [f] = il101(NGC_2405 + "RUN rm -rf /usr/local/cuda/compat\n", "470.57.02")
+    assert f.extra["outcome"] == "fails" and f.severity == "error"
+    assert "NGC pytorch 24.05" in f.text and "removes the forward-compatibility package" in f.text
+
+
+def test_installing_the_compat_package_on_a_plain_base_adds_it() -> None:
+    plain = "FROM ubuntu:24.04\nENV CUDA_VERSION=13.1.1\nRUN apt-get update && apt-get install -y cuda-cudart-13-1\n"
+    [without] = il101(plain, "535.104.05", "A100", "1.18.0", "jit-cdi")
+    [with_it] = il101(plain.replace("cuda-cudart-13-1", "cuda-cudart-13-1 cuda-compat-13-1"), "535.104.05", "A100",
+                      "1.18.0", "jit-cdi")
+    assert without.extra["outcome"] == "fails" and with_it.extra["outcome"] != "fails"  # already so on main

@@ -17,8 +17,38 @@ def test_pinned_visible_devices_in_env(name, value):
 
 
 @pytest.mark.parametrize("value", ["all", "none", "void", ""])
-def test_unpinned_values_are_silent(value):
-    assert not of(run(facts({"NVIDIA_VISIBLE_DEVICES": value, "CUDA_VISIBLE_DEVICES": value})), "IL301")
+def test_unpinned_nvidia_visible_devices_values_are_silent(value):
+    assert not of(run(facts({"NVIDIA_VISIBLE_DEVICES": value})), "IL301")
+
+
+def test_cuda_visible_devices_all_is_silent():
+    assert not of(run(facts({"CUDA_VISIBLE_DEVICES": "all"})), "IL301")
+    assert not of(run(facts({"CUDA_VISIBLE_DEVICES": "${CUDA_VISIBLE_DEVICES:-0}"})), "IL301")
+
+
+@pytest.mark.parametrize("value", ["-1", "", "NoDevFiles", "none", "void", "-1,0"])
+def test_cuda_visible_devices_that_hides_every_gpu_is_an_info_not_a_pin(value):
+    [f] = of(run(facts({"CUDA_VISIBLE_DEVICES": value})), "IL301")
+    assert f.severity == "info" and "hides every GPU" in f.message and "CPU-only" in f.message
+    assert "selects" not in f.message and f.extra.get("hides_all") is True
+
+
+def test_cuda_visible_devices_hiding_the_gpus_a_compose_service_reserves_is_a_warning(tmp_path):
+    from imagelint.static.compose import read_compose
+
+    text = (
+        "services:\n  worker:\n    image: python:3.12\n    environment:\n      CUDA_VISIBLE_DEVICES: \"-1\"\n"
+        "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - driver: nvidia\n              count: 1\n              capabilities: [gpu]\n"
+    )
+    [svc] = read_compose(text, "compose.yaml")
+    [f] = of(run(svc), "IL301")
+    assert f.severity == "warning" and "allocated and unused" in f.message and f.location.line == 5
+
+
+def test_cuda_reads_the_list_up_to_the_first_entry_that_is_no_device():
+    [f] = of(run(facts({"CUDA_VISIBLE_DEVICES": "0,-1,1"})), "IL301")
+    assert f.severity == "info" and "=0 selects the first GPU" in f.message.replace("CUDA_VISIBLE_DEVICES", "")
 
 
 def test_pinned_in_script_the_entrypoint_runs():

@@ -55,3 +55,41 @@ def test_toolkit_on_devel_and_devel_as_final_stage(tmp_path):
     assert not good
     run = lint(tmp_path, {"Dockerfile": "FROM pytorch/pytorch:2.5.0-cuda12.4-cudnn9-devel AS b\nFROM b\n"})
     assert [f[0] for f in found(run, "IL705")] == ["IL705"]
+
+
+def test_nvidia_smi_in_a_script_a_step_only_writes_is_not_a_build_time_query(tmp_path):
+    got = rules(tmp_path, """\
+        FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+        RUN cat > /usr/local/bin/start.sh <<'EOF'
+        #!/bin/bash
+        nvidia-smi
+        exec python3 serve.py
+        EOF
+        RUN echo 'nvidia-smi -L' > /check-gpu.sh && chmod +x /check-gpu.sh
+        RUN printf '#!/bin/sh\\nnvidia-smi\\n' >> /etc/profile.d/gpu.sh; tee /opt/probe.sh <<EOF
+        deviceQuery
+        EOF
+        COPY <<EOF /entrypoint.sh
+        nvidia-smi
+        EOF
+        RUN <<EOF
+        apt-get update
+        nvidia-smi
+        EOF
+        RUN <<EOF bash
+        set -e
+        cat > /tmp/later.sh <<'INNER'
+        nvidia-smi
+        INNER
+        echo "nvidia-smi" >> /tmp/later.sh
+        deviceQuery
+        EOF
+        RUN cat <<EOF | sh
+        nvidia-smi
+        EOF
+        RUN echo "GPUs: $(nvidia-smi -L)" > /build-gpus.txt
+        """)
+    # written (lines 2, 7, 8, 11) leave nothing; the RUN's own scripts (14, 18, 26) and a command
+    # substitution echo runs (29) are queries at build time
+    assert got == {("IL701", "warning", 14), ("IL701", "warning", 18), ("IL701", "warning", 26),
+                   ("IL701", "warning", 29)}

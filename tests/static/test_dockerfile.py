@@ -113,9 +113,10 @@ def test_legacy_env_and_disable_require() -> None:
     assert [r.value for r in facts.cuda.requires] == ["cuda>=12.4 brand=tesla,driver>=470"]
 
 
-def test_no_from_is_a_warning_not_a_crash() -> None:
-    facts = facts_of("# just a comment\nRUN true\n")
-    assert facts.kind == "dockerfile" and any("no FROM" in w for w in facts.warnings)
+def test_no_from_is_what_docker_build_refuses_not_a_crash() -> None:
+    with pytest.raises(ConfigError) as exc:  # BuildKit: "no build stage in current context"
+        facts_of("# just a comment\nRUN true\n")
+    assert exc.value.exit_code == 2 and "Dockerfile:2" in exc.value.message and "no build stage" in exc.value.message
 
 
 def test_binary_input_is_a_config_error() -> None:

@@ -231,16 +231,20 @@ def prepare_run(
         if out is not None:
             check_report_path(out)
     artifacts = None
-    if any(fmt == "sarif" for fmt, _ in plan):
+    if any(fmt in ANCHORED_FORMATS for fmt, _ in plan):
         artifacts = sarif_artifacts_from(cfg, dockerfiles or [], sarif_artifact, images)
     elif dockerfiles or sarif_artifact:
-        raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif")
+        raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif, github or junit")
     options = target_options.with_fallback(config_target_options(dict(cfg.target)))
     the_matrix = load_matrix_selected(cfg.matrix, cfg.matrix_overlays, options)
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     from_cluster = is_cluster_matrix_selector(cfg.matrix)
     return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster), artifacts)
+
+
+# The formats that point image findings at a repository file (the Dockerfile that built the image).
+ANCHORED_FORMATS = ("sarif", "github", "junit")
 
 
 def workflow_file(root: str, environ: Any) -> str | None:
@@ -260,10 +264,10 @@ def workflow_file(root: str, environ: Any) -> str | None:
 def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str | None, images: list[str] | None) -> Any:
     """--dockerfile/--sarif-artifact + config → where SARIF points image findings.
 
-    ``images``: the references to be read (None: the config's ``images``). Every file must
-    exist inside the repository; every image must have its Dockerfile or an anchor
-    (``--sarif-artifact``, else the config file, else under GitHub Actions the workflow file),
-    checked before any image is read.
+    ``images``: the references to be read (None: the config's ``images``). Every file named must
+    exist inside the repository, checked before any image is read. The anchor for images without
+    a Dockerfile: ``--sarif-artifact``, else the config file, else under GitHub Actions the
+    workflow file, else none (SARIF then names the image itself).
     """
     from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
 
@@ -293,12 +297,8 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
         anchor = os.path.abspath(cfg.path)
     if anchor is None:
         anchor = workflow_file(root, os.environ)
-    if anchor is None and every is None:
-        missing = [ref for ref in (cfg.images if images is None else images) if ref not in per_image]
-        if missing:
-            raise UsageError(
-                f"--format sarif: code scanning needs a repository file for every finding, and {missing[0]} has none: "
-                "give --dockerfile PATH (the Dockerfile it was built from) or --sarif-artifact PATH, or add .imagelint.toml")
+    # With none of these, SARIF points an image's findings at its name as a pseudo-path (as trivy
+    # does) and says so in the run; the other formats need no file at all.
     return SarifArtifacts(root=root, anchor=anchor, dockerfiles=per_image, dockerfile=every)
 
 
@@ -313,20 +313,30 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
 
     colored = use_color(sys.stdout, os.environ, color)
     on_stderr = unreadable_on_stderr(plan)
-    json_report = next((out for fmt, out in plan if fmt == "json" and out), None)
+    from imagelint.errors import ImagelintError
+
+    failed: list[ImagelintError] = []
+    written: list[str] = []
     for fmt, out in plan:
-        text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                              errors_on_stderr=on_stderr and out is None, quiet=quiet,
-                                              json_report=json_report))
-        if out is None:
-            typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
-        else:
-            write_output(out, text)
-    if not quiet and all(out is not None for _, out in plan):
+        # One format's limit (SARIF's 20 runs or 10 MB, a file that cannot be written) never stops
+        # the others: each is written, then the first failure is raised (its exit code).
+        try:
+            text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
+                                                  errors_on_stderr=on_stderr and out is None, quiet=quiet))
+            if out is None:
+                typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
+            else:
+                write_output(out, text)
+                written.append(out)
+        except ImagelintError as exc:
+            if len(plan) > 1:
+                exc.message = f"--format {fmt}: {exc.message} (the other reports are written)"
+            failed.append(exc)
+    if not quiet and all(out is not None for _, out in plan) and written:
         from imagelint.escape import guard_line, printable
         from imagelint.report._common import summary_line
 
-        files = ", ".join(out for _, out in plan if out)
+        files = ", ".join(written) or "none written"
         typer.echo(guard_line(printable(f"imagelint: {summary_line(run)}; report: {files}")), err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -336,6 +346,12 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         from imagelint.report.output import write_report
 
         write_report(summary_path, step_summary(run), append=True)
+    for exc in failed[1:]:
+        from imagelint.cli.failure import error_line
+
+        typer.echo(error_line(exc.message), err=True)
+    if failed:
+        raise failed[0]
 
 
 def unreadable_on_stderr(plan: list[tuple[str, str | None]]) -> bool:

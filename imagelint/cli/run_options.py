@@ -142,8 +142,8 @@ def format_for_output(path: str) -> str:
     return FORMAT_BY_EXTENSION.get(os.path.splitext(name)[1], "text")
 
 
-def config_target_options(target: dict) -> TargetOptions:
-    return TargetOptions.from_config(target)
+def config_target_options(target: dict, origin: str | None = None) -> TargetOptions:
+    return TargetOptions.from_config(target, origin)
 
 
 def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target_options: TargetOptions | None = None):
@@ -235,7 +235,7 @@ def prepare_run(
         artifacts = sarif_artifacts_from(cfg, dockerfiles or [], sarif_artifact, images)
     elif dockerfiles or sarif_artifact:
         raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif, github or junit")
-    options = target_options.with_fallback(config_target_options(dict(cfg.target)))
+    options = target_options.with_fallback(config_target_options(dict(cfg.target), cfg.path))
     the_matrix = load_matrix_selected(cfg.matrix, cfg.matrix_overlays, options)
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
@@ -322,7 +322,8 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         # the others: each is written, then the first failure is raised (its exit code).
         try:
             text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                                  errors_on_stderr=on_stderr and out is None, quiet=quiet))
+                                                  errors_on_stderr=on_stderr and out is None and _terminal(sys.stdout),
+                                                  quiet=quiet))
             if out is None:
                 typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
             else:
@@ -352,6 +353,13 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         typer.echo(error_line(exc.message), err=True)
     if failed:
         raise failed[0]
+
+
+def _terminal(stream: Any) -> bool:
+    """A report on stdout leaves an unreadable image's reason to stderr only when both are the
+    same terminal: ``> report.txt`` keeps the reason in the file."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def unreadable_on_stderr(plan: list[tuple[str, str | None]]) -> bool:

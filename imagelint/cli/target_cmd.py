@@ -63,7 +63,8 @@ def _with_config(options: TargetOptions) -> TargetOptions:
     from imagelint.core.config import load_config
 
     try:
-        return options.with_fallback(TargetOptions.from_config(dict(load_config().target)))
+        config = load_config()
+        return options.with_fallback(TargetOptions.from_config(dict(config.target), config.path))
     except ImagelintError as exc:
         raise fail(exc) from None
 

@@ -63,14 +63,18 @@ def _parse(args: list[str]) -> None:
 
     command: click.Command = typer.main.get_command(cli.app)
     ctx = command.make_context("imagelint", list(args), resilient_parsing=False)
+    words = list(args)
     while isinstance(command, click.Group):
-        if not ctx.protected_args and not ctx.args:
+        # The group's parser leaves its command and that command's words (not ctx.protected_args:
+        # deprecated in Click 8.2, gone in Click 9).
+        _, rest, _ = command.make_parser(ctx).parse_args(list(words))
+        if not rest:
             return
-        name, *rest = [*ctx.protected_args, *ctx.args]
+        name, *words = rest
         sub = command.get_command(ctx, name)
         if sub is None:
             raise click.UsageError(f"no such command {name!r}")
-        command, ctx = sub, sub.make_context(name, rest, parent=ctx, resilient_parsing=False)
+        command, ctx = sub, sub.make_context(name, list(words), parent=ctx, resilient_parsing=False)
 
 
 @pytest.mark.parametrize("where,args", _imagelint_commands(), ids=lambda v: v if isinstance(v, str) else " ".join(v)[:60])

@@ -85,6 +85,8 @@ class TransportFailure(Exception):
         self.kind = kind
         self.detail = detail
         self.attempts = attempts
+        self.elapsed = 0.0  # seconds from the first attempt to giving up, waits included
+        self.read_timeout = 0.0  # the read timeout each attempt had (seconds between bytes)
 
 
 class ConnectionLost(OSError):
@@ -231,12 +233,15 @@ class HttpTransport:
         """
         retry_on = frozenset(retry_statuses)
         attempt = 0
+        started = time.monotonic()
         while True:
             try:
                 response = self._follow_redirects(method, url, dict(headers or {}), data)
             except TransportFailure as failure:
                 if failure.kind in NOT_RETRYABLE or attempt >= self.retries or not self.may_wait(attempt):
                     failure.attempts = attempt + 1
+                    # What the message says is what happened: the time spent and each attempt's bound.
+                    failure.elapsed, failure.read_timeout = time.monotonic() - started, self.timeout[1]
                     raise
                 self.pause(attempt)
                 attempt += 1

@@ -217,7 +217,8 @@ class RegistryClient:
             hint = "; pass --ca-cert with the registry's CA, or --insecure-registry to skip verification"
             detail = f"TLS error: {failure.detail}{hint if 'certificate' in failure.detail.lower() else ''}"
         elif failure.kind == "timeout":
-            detail = f"timed out after {failure.attempts} attempt(s) (timeout {self.options.timeout:g}s): {failure.detail}"
+            detail = (f"no answer: {failure.attempts} attempt(s) over {failure.elapsed:.0f} s timed out (each waited "
+                      f"{failure.read_timeout:g} s for data; --timeout sets it): {failure.detail}")
         elif failure.kind == "connection":
             detail = f"connection failed after {failure.attempts} attempt(s): {failure.detail}"
         elif failure.kind == "deadline":

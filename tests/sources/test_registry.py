@@ -585,3 +585,40 @@ def test_every_error_is_one_line_exit_3(plain_registry):
 def _fresh_tokens():
     clear_token_cache()
     yield
+
+
+def test_a_registry_that_never_answers_says_the_numbers_it_used():
+    """Issue 38: 'timed out after 5 attempt(s) (timeout 30s) … (read timeout=10.0)' named a bound
+    no attempt had. The message now gives the attempts, the time they took and each one's bound."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_hold() -> None:  # accepts every connection, never sends a byte
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_hold, daemon=True)
+    thread.start()
+    host = f"127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        with pytest.raises(RegistryError) as err:
+            open_name(f"{host}/x/y:1", opts(timeout=0.3, retries=2, insecure_registries=(host,)))
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    msg = str(err.value)
+    assert "no answer: 3 attempt(s) over" in msg and "each waited 0.3 s for data; --timeout sets it" in msg, msg
+    assert "(timeout 30s)" not in msg

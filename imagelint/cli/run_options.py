@@ -13,6 +13,7 @@ import click
 import typer
 from typer.core import TyperCommand
 
+from imagelint.cli import completion
 from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
 from dataclasses import dataclass
@@ -36,12 +37,12 @@ MatrixOverlayOpt = Annotated[Optional[List[str]], typer.Option(
 ConfigOpt = Annotated[Optional[str], typer.Option(
     "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml, found upwards).")]
 SelectOpt = Annotated[Optional[List[str]], typer.Option(
-    "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
+    "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).", autocompletion=completion.rule_ids)]
 IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
-    "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
+    "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).", autocompletion=completion.rule_ids)]
 FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error; any case).")]
 FormatOpt = Annotated[Optional[List[str]], typer.Option(
-    "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
+    "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).", autocompletion=completion.formats)]
 OutputOpt = Annotated[Optional[List[str]], typer.Option(
     "--output", "-o",
     help="File for the --format given just before (default: stdout); alone, the format follows the extension "
@@ -53,7 +54,8 @@ QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="Text report: findings only (no clean images, notes or summary line).")]
 DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
     "--dockerfile", metavar="[REF=]PATH",
-    help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
+    help="The Dockerfile an image was built from: SARIF, GitHub annotations and JUnit show the image's findings there "
+         "(repeatable; REF= for one image).")]
 SarifArtifactOpt = Annotated[Optional[str], typer.Option(
     "--sarif-artifact", metavar="PATH",
     help="Repository file SARIF points image findings at when their Dockerfile is not known (default: the config file).")]
@@ -68,6 +70,19 @@ def split_codes(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
 
 
+# check's and lint's --help sections (title, the flags in it), in the order a user needs them.
+HELP_SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("Target (the node pools to judge against)", frozenset({
+        "--driver", "--gpu", "--pool", "--target-file", "--cluster", "--context", "--kubeconfig", "--compute-capability",
+        "--brand", "--arch", "--toolkit", "--device-plugin", "--runtime-mode", "--matrix", "--matrix-overlay"})),
+    ("Rules and config", frozenset({"--config", "--select", "--ignore", "--fail-on", "--no-inline-ignores", "--pre-commit"})),
+    ("Reports", frozenset({"--format", "--output", "--color", "--quiet", "--dockerfile", "--sarif-artifact"})),
+    ("Reading images (check, lint --image: registries, the daemon, limits)", frozenset({
+        "--image", "--platform", "--all-platforms", "--ca-cert", "--insecure-registry", "--docker-config", "--timeout",
+        "--retries", "--cache-dir", "--no-cache", "--max-image-size", "--max-layer-size", "--no-layers"})),
+)
+
+
 class ReportsInOrder(TyperCommand):
     """A command with ``--format``/``--output``: each ``--output`` belongs to the ``--format`` given
     just before it (``--format text --format sarif --output f.sarif`` writes the SARIF to the file).
@@ -76,6 +91,30 @@ class ReportsInOrder(TyperCommand):
     asks click's own parser for the order of the options on the command line and hands the command
     each such pair in the one-flag spelling ``FORMAT=FILE``, which ``plan_outputs`` reads.
     """
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options in sections, as ruff's and trivy's help groups theirs: what to judge against,
+        which rules, which reports, then how images are reached (registries, limits); a flag no
+        section names lands in "Other options", so none is ever left out of the help."""
+        sections: dict[str, list[tuple[str, str]]] = {title: [] for title, _ in HELP_SECTIONS}
+        sections["Other options"] = []
+        arguments = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append(record)
+                continue
+            title = next((t for t, flags in HELP_SECTIONS if set(param.opts) & flags), "Other options")
+            sections[title].append(record)
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         pairs = self._report_pairs(ctx, args)

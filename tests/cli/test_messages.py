@@ -43,3 +43,33 @@ def test_a_redirected_text_report_keeps_why_an_image_was_unreadable(tmp_path):
     assert "the error is on stderr" not in report and "missing-layout" in report
     [reason] = [ln for ln in report.splitlines() if "unreadable:" in ln]
     assert len(reason.split("unreadable:", 1)[1].strip()) > 10, reason
+
+
+def test_check_and_lint_help_group_their_options():
+    """~45 flags in one list (registry TLS and size limits beside the rules) are grouped as ruff's
+    and trivy's help groups theirs; no flag is left out of the help."""
+    for command in ("lint", "check"):
+        text = imagelint(command, "--help").stdout
+        sections = re.findall(r"^(\S[^\n]*):$", text, re.M)
+        assert sections[:5] == ["Arguments", "Target (the node pools to judge against)", "Rules and config", "Reports",
+                                "Reading images (check, lint --image: registries, the daemon, limits)"], sections
+        reading = text.split("Reading images", 1)[1].split("Other options:", 1)[0]
+        assert "--insecure-registry" in reading and "--max-layer-size" in reading and "--driver" not in reading
+        assert "Options:" not in text
+
+
+def test_shell_completion_offers_formats_rule_ids_and_gpu_names():
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_IMAGELINT_COMPLETE": "complete_bash", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - 1)}
+        return subprocess.run(["imagelint"], env=env, capture_output=True, text=True, timeout=60).stdout.split()
+
+    assert complete("imagelint check --format s") == ["sarif"]
+    assert complete("imagelint lint --select IL10") == [f"IL10{n}" for n in range(1, 8)]
+    assert "IL101,IL302" in complete("imagelint check --ignore IL101,IL30")
+    assert "H100" in complete("imagelint check --gpu H1")
+
+
+def test_help_texts_hold_no_rst_markup():
+    for args in (("target", "snapshot", "--help"), ("target", "show", "--help"), ("lint", "--help"), ("check", "--help")):
+        assert "``" not in imagelint(*args).stdout, args

@@ -234,28 +234,35 @@ class HttpTransport:
         retry_on = frozenset(retry_statuses)
         attempt = 0
         started = time.monotonic()
-        while True:
-            try:
-                response = self._follow_redirects(method, url, dict(headers or {}), data)
-            except TransportFailure as failure:
-                if failure.kind in NOT_RETRYABLE or attempt >= self.retries or not self.may_wait(attempt):
-                    failure.attempts = attempt + 1
-                    # What the message says is what happened: the time spent and each attempt's bound.
-                    failure.elapsed, failure.read_timeout = time.monotonic() - started, self.timeout[1]
-                    raise
-                self.pause(attempt)
-                attempt += 1
-                continue
-            if response.status_code in retry_on and attempt < self.retries:
-                retry_after = retry_after_seconds(response.headers.get("Retry-After")) if response.status_code == 429 else None
-                if not self.may_wait(attempt, retry_after):
-                    self.gave_up_waiting = retry_after
-                    return response
-                response.close()
-                self.pause(attempt, retry_after)
-                attempt += 1
-                continue
-            return response
+        from imagelint import progress
+
+        try:
+            while True:
+                # The CLI's progress line says what a silent read waits for (a registry that never answers).
+                progress.waiting(f"{urlsplit(url).netloc.rpartition('@')[2]}, attempt {attempt + 1} of {self.retries + 1}")
+                try:
+                    response = self._follow_redirects(method, url, dict(headers or {}), data)
+                except TransportFailure as failure:
+                    if failure.kind in NOT_RETRYABLE or attempt >= self.retries or not self.may_wait(attempt):
+                        failure.attempts = attempt + 1
+                        # What the message says is what happened: the time spent and each attempt's bound.
+                        failure.elapsed, failure.read_timeout = time.monotonic() - started, self.timeout[1]
+                        raise
+                    self.pause(attempt)
+                    attempt += 1
+                    continue
+                if response.status_code in retry_on and attempt < self.retries:
+                    retry_after = retry_after_seconds(response.headers.get("Retry-After")) if response.status_code == 429 else None
+                    if not self.may_wait(attempt, retry_after):
+                        self.gave_up_waiting = retry_after
+                        return response
+                    response.close()
+                    self.pause(attempt, retry_after)
+                    attempt += 1
+                    continue
+                return response
+        finally:
+            progress.waiting(None)
 
     def _follow_redirects(self, method: str, url: str, headers: dict[str, str], data: Mapping[str, str] | None) -> Response:
         origin = url

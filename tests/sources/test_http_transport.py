@@ -293,3 +293,39 @@ def test_a_name_that_does_not_resolve_is_said_once_and_not_retried(monkeypatch, 
     with pytest.raises(TransportFailure) as err:
         transport.request("GET", "https://nvcr.io/v2/")
     assert err.value.kind == "connection" and len(calls) == 5 and "cannot resolve nvcr.io" in err.value.detail
+
+
+def test_a_request_says_what_it_waits_for_while_it_waits(no_proxy_env) -> None:
+    """Issue 38: a registry that accepts and never answers showed '0 B inflated' (or nothing) for a
+    minute. While a request waits, the progress line can say for whom and which attempt."""
+    from imagelint import progress
+
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802
+            seen.append(progress.waiting_for())
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        transport = HttpTransport(lambda url: True, timeout=5.0, retries=3, backoff=0.001, sleep=lambda s: None)
+        transport.request("GET", f"http://{host}/v2/").close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == [f"{host}, attempt 1 of 4"] and progress.waiting_for() is None
+    from imagelint.cli.progress import line_for
+
+    assert line_for("registry:r/x:1", 12, 0, 200, f"{host}, attempt 2 of 4") == \
+        f"imagelint: reading registry:r/x:1 … waiting for {host}, attempt 2 of 4, 12 s"
+    assert "inflated" in line_for("registry:r/x:1", 12, 5 << 20, 200, "ignored once bytes flow")

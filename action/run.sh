@@ -30,6 +30,17 @@ fail_input() {
   exit 2
 }
 
+split_lines() {  # NAME VALUE SEPARATORS: split VALUE on newlines and SEPARATORS into the array NAME, trimmed
+  local -n _items=$1
+  _items=()
+  local item
+  while IFS= read -r item; do
+    item="${item#"${item%%[![:space:]]*}"}"
+    item="${item%"${item##*[![:space:]]}"}"
+    [ -n "$item" ] && _items+=("$item")
+  done < <(if [ -n "$3" ]; then printf '%s\n' "$2" | tr "$3" '\n'; else printf '%s\n' "$2"; fi)
+}
+
 split_words() {  # NAME VALUE: split VALUE on spaces/tabs/newlines into the array NAME
   local -n _words=$1
   _words=()
@@ -75,6 +86,9 @@ esac
 split_words images "${INPUT_IMAGE:-}"
 split_words lint_words "${INPUT_LINT:-}"
 split_words drivers "${INPUT_DRIVER:-}"
+# GPU names hold spaces ("RTX 4090"): one per line or comma. A pool spec holds commas: one per line.
+split_lines gpus "${INPUT_GPU:-}" ','
+split_lines pools "${INPUT_POOLS:-}" ''
 split_words extra "${INPUT_ARGS:-}"
 
 lint_files=()
@@ -120,6 +134,13 @@ fi
 [ "${INPUT_ALL_PLATFORMS:-false}" = true ] && options+=(--all-platforms)
 for driver in "${drivers[@]}"; do
   options+=(--driver "$driver")
+done
+for gpu in "${gpus[@]}"; do
+  options+=(--gpu "$gpu")
+done
+[ -n "${INPUT_TOOLKIT:-}" ] && options+=(--toolkit "$INPUT_TOOLKIT")
+for pool in "${pools[@]}"; do
+  options+=(--pool "$pool")
 done
 [ -n "${INPUT_DOCKERFILE:-}" ] && options+=(--dockerfile "$INPUT_DOCKERFILE")
 [ -n "${INPUT_TARGET_FILE:-}" ] && options+=(--target-file "$INPUT_TARGET_FILE")

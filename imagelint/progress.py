@@ -13,6 +13,7 @@ _lock = threading.Lock()
 _subject: str | None = None
 _started = 0.0
 _bytes = 0
+_waiting: str | None = None  # the request a read is waiting on: "registry.example, attempt 2 of 5"
 
 
 def reading(subject: str | None) -> None:
@@ -20,6 +21,16 @@ def reading(subject: str | None) -> None:
     global _subject, _started, _bytes
     with _lock:
         _subject, _started, _bytes = subject, time.monotonic(), 0
+
+
+def waiting(what: str | None) -> None:
+    """What the read waits for now (a server's answer), or None when it is not waiting."""
+    global _waiting
+    _waiting = what
+
+
+def waiting_for() -> str | None:
+    return _waiting
 
 
 def inflated(n: int) -> None:

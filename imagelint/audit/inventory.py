@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any, Iterable, Mapping, Sequence
 
 from imagelint.audit.model import AuditImage, Inventory, Workload
@@ -257,7 +258,24 @@ def read_images_file(path: str, target: Target) -> Inventory:
             inv = Inventory(inv.workloads, inv.images, inv.source, inv.warnings + (warning,))
         return inv
     refs = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    return inventory_from_references([r for r in refs if r], target, path)
+    base = os.path.dirname(os.path.abspath(path))
+    return inventory_from_references([_beside(r, base) for r in refs if r], target, path)
+
+
+_LOCAL_SCHEMES = ("oci-dir:", "oci-archive:", "docker-archive:")
+
+
+def _beside(ref: str, base: str) -> str:
+    """A local image named in a list file, resolved against the file's directory (as docker
+    compose resolves a compose file's paths), not the working directory: ``oci-dir:build/app``
+    in ``ci/images.txt`` is ``ci/build/app``. Registry and daemon references pass unchanged."""
+    scheme = next((s for s in _LOCAL_SCHEMES if ref.startswith(s)), None)
+    if scheme is None:
+        return ref
+    rest = ref[len(scheme):]
+    if not rest or os.path.isabs(rest):
+        return ref
+    return scheme + os.path.relpath(os.path.join(base, rest))
 
 
 __all__ = [

@@ -22,9 +22,15 @@ def safe(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
 
 
+UNKNOWN = "-"  # a workload field an image list does not know (namespace, container)
+
+
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Aligned columns; a column no row knows (every cell ``-``: an image list) is left out."""
     if not rows:
         return []
+    known = [i for i in range(len(rows[0])) if len(rows) == 1 or any(r[i] != UNKNOWN for r in rows[1:])]
+    rows = [tuple(r[i] for i in known) for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -98,10 +104,12 @@ def render_plan_text(plan: PlanReport) -> str:
         for c in changes:
             by_namespace.setdefault(c.workload.namespace, []).append(c)
         for namespace in sorted(by_namespace):
-            lines.append(f"  namespace {safe(namespace)}")
+            if namespace != UNKNOWN:  # an image list knows no namespace or container: none is printed
+                lines.append(f"  namespace {safe(namespace)}")
             for c in sorted(by_namespace[namespace], key=lambda c: (c.workload.sort_key, c.pool)):
                 w = c.workload
-                lines.append(f"    {safe(w.owner)} container {safe(w.container)} on {safe(c.pool)}: {c.before} → {c.after} "
+                container = f" container {safe(w.container)}" if w.container != UNKNOWN else ""
+                lines.append(f"    {safe(w.owner)}{container} on {safe(c.pool)}: {c.before} → {c.after} "
                              f"({safe(w.image)})")
                 for reason in c.reasons[:MAX_DETAIL_FINDINGS]:
                     lines.append(f"      {'was' if kind == FIXED else 'because'}: {safe(reason)}")

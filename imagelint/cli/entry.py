@@ -29,7 +29,7 @@ from imagelint.cli import (
     target_cmd,
 )
 from imagelint.cli.failure import error_line
-from imagelint.cli.help import EXIT_CODES
+from imagelint.cli.help import ALL_EXIT_CODES
 from imagelint.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -61,12 +61,33 @@ class _Commands(TyperGroup):
                 raise _ReaderGone from None
             raise
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """An unknown command gets one suggestion sentence: typer's and click's each add one
+        (``Did you mean 'check', 'cache'? (Did you mean one of: 'cache', 'check'?)``); click's
+        alone is kept for the groups under this one."""
+        import click
+
+        try:
+            name, command, rest = super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            if args and args[0] not in self.commands and not args[0].startswith("-"):
+                from difflib import get_close_matches
+
+                close = get_close_matches(args[0], sorted(self.commands), n=2)
+                exc.message = f"No such command {args[0]!r}." + (
+                    f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else "")
+                exc.possibilities = None  # click's own suggestion, said above
+            raise
+        if isinstance(command, TyperGroup):
+            command.suggest_commands = False
+        return name, command, rest
+
 
 app = typer.Typer(
     name="imagelint",
     cls=_Commands,
     help="Lint built GPU container images against the NVIDIA driver, toolkit and device plugin they will meet.",
-    epilog=EXIT_CODES,
+    epilog=ALL_EXIT_CODES,
     no_args_is_help=True,
     # --install-completion / --show-completion (bash, zsh, fish, PowerShell), as typer offers them.
     add_completion=True,

@@ -28,6 +28,13 @@ Exit codes:
   130  interrupted (Ctrl-C); a reader that went away (imagelint ... | head) ends quietly with 1"""
 
 
+# The top-level help: every code any command ends with (imagelint.errors), doctor's 5 included.
+ALL_EXIT_CODES = EXIT_CODES.replace(
+    "\n  130 ",
+    "\n  5    doctor only: no problem seen, but a stage that decides health could not be read"
+    "\n  70   an internal error (a bug), said in one line\n  130 ", 1)
+
+
 def exit_codes(*rows: tuple[int, str]) -> str:
     """An ``Exit codes:`` block for a command whose codes are not check's; 130 (Ctrl-C) is added."""
     rows = (*rows, (130, "interrupted (Ctrl-C)"))
@@ -48,4 +55,4 @@ def epilog(*blocks: str) -> str:
     return "\n\n".join(blocks)
 
 
-__all__ = ["EXIT_CODES", "INFO_EXIT_CODES", "REFERENCES", "epilog", "examples", "exit_codes"]
+__all__ = ["ALL_EXIT_CODES", "EXIT_CODES", "INFO_EXIT_CODES", "REFERENCES", "epilog", "examples", "exit_codes"]

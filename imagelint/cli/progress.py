@@ -31,10 +31,12 @@ def wanted(stream: IO[str], environ: Mapping[str, str], quiet: bool = False) -> 
     return not quiet and bool(isatty and isatty()) and not in_ci
 
 
-def line_for(subject: str, elapsed: float, inflated: int, width: int) -> str:
+def line_for(subject: str, elapsed: float, inflated: int, width: int, waiting: str | None = None) -> str:
     from imagelint.sizes import human_size
 
-    text = f"imagelint: reading {_CONTROL.sub('?', subject)} … {human_size(inflated)} inflated, {int(elapsed)} s"
+    # Before the first layer byte, what is happening is the wait for a server: say that.
+    doing = f"waiting for {_CONTROL.sub('?', waiting)}" if waiting and not inflated else f"{human_size(inflated)} inflated"
+    text = f"imagelint: reading {_CONTROL.sub('?', subject)} … {doing}, {int(elapsed)} s"
     return text if len(text) <= width else text[: max(width - 1, 10)] + "…"
 
 
@@ -68,7 +70,7 @@ def progress_line(stream: IO[str] | None = None, environ: Mapping[str, str] | No
                 clear()
                 continue
             width = _terminal_width()
-            stream.write("\r\033[K" + line_for(subject, elapsed, inflated, width))
+            stream.write("\r\033[K" + line_for(subject, elapsed, inflated, width, progress.waiting_for()))
             stream.flush()
             shown.set()
 

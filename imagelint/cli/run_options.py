@@ -13,6 +13,7 @@ import click
 import typer
 from typer.core import TyperCommand
 
+from imagelint.cli import completion
 from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
 from dataclasses import dataclass
@@ -36,12 +37,12 @@ MatrixOverlayOpt = Annotated[Optional[List[str]], typer.Option(
 ConfigOpt = Annotated[Optional[str], typer.Option(
     "--config", help="Config file (default: .imagelint.toml, or the tool.imagelint table of pyproject.toml, found upwards).")]
 SelectOpt = Annotated[Optional[List[str]], typer.Option(
-    "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).")]
+    "--select", help="Rule IDs or prefixes to run (comma-separated, repeatable).", autocompletion=completion.rule_ids)]
 IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
-    "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).")]
+    "--ignore", help="Rule IDs or prefixes not to run (comma-separated, repeatable).", autocompletion=completion.rule_ids)]
 FailOnOpt = Annotated[Optional[str], typer.Option("--fail-on", help="error, warning, info or never (default error; any case).")]
 FormatOpt = Annotated[Optional[List[str]], typer.Option(
-    "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).")]
+    "--format", help="text, json, sarif, github or junit (repeatable; FORMAT=FILE allowed).", autocompletion=completion.formats)]
 OutputOpt = Annotated[Optional[List[str]], typer.Option(
     "--output", "-o",
     help="File for the --format given just before (default: stdout); alone, the format follows the extension "
@@ -53,7 +54,8 @@ QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="Text report: findings only (no clean images, notes or summary line).")]
 DockerfileOpt = Annotated[Optional[List[str]], typer.Option(
     "--dockerfile", metavar="[REF=]PATH",
-    help="The Dockerfile an image was built from: SARIF points the image's findings there (repeatable; REF= for one image).")]
+    help="The Dockerfile an image was built from: SARIF, GitHub annotations and JUnit show the image's findings there "
+         "(repeatable; REF= for one image).")]
 SarifArtifactOpt = Annotated[Optional[str], typer.Option(
     "--sarif-artifact", metavar="PATH",
     help="Repository file SARIF points image findings at when their Dockerfile is not known (default: the config file).")]
@@ -68,6 +70,19 @@ def split_codes(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
 
 
+# check's and lint's --help sections (title, the flags in it), in the order a user needs them.
+HELP_SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("Target (the node pools to judge against)", frozenset({
+        "--driver", "--gpu", "--pool", "--target-file", "--cluster", "--context", "--kubeconfig", "--compute-capability",
+        "--brand", "--arch", "--toolkit", "--device-plugin", "--runtime-mode", "--matrix", "--matrix-overlay"})),
+    ("Rules and config", frozenset({"--config", "--select", "--ignore", "--fail-on", "--no-inline-ignores", "--pre-commit"})),
+    ("Reports", frozenset({"--format", "--output", "--color", "--quiet", "--dockerfile", "--sarif-artifact"})),
+    ("Reading images (check, lint --image: registries, the daemon, limits)", frozenset({
+        "--image", "--platform", "--all-platforms", "--ca-cert", "--insecure-registry", "--docker-config", "--timeout",
+        "--retries", "--cache-dir", "--no-cache", "--max-image-size", "--max-layer-size", "--no-layers"})),
+)
+
+
 class ReportsInOrder(TyperCommand):
     """A command with ``--format``/``--output``: each ``--output`` belongs to the ``--format`` given
     just before it (``--format text --format sarif --output f.sarif`` writes the SARIF to the file).
@@ -76,6 +91,30 @@ class ReportsInOrder(TyperCommand):
     asks click's own parser for the order of the options on the command line and hands the command
     each such pair in the one-flag spelling ``FORMAT=FILE``, which ``plan_outputs`` reads.
     """
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options in sections, as ruff's and trivy's help groups theirs: what to judge against,
+        which rules, which reports, then how images are reached (registries, limits); a flag no
+        section names lands in "Other options", so none is ever left out of the help."""
+        sections: dict[str, list[tuple[str, str]]] = {title: [] for title, _ in HELP_SECTIONS}
+        sections["Other options"] = []
+        arguments = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append(record)
+                continue
+            title = next((t for t, flags in HELP_SECTIONS if set(param.opts) & flags), "Other options")
+            sections[title].append(record)
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         pairs = self._report_pairs(ctx, args)
@@ -142,8 +181,8 @@ def format_for_output(path: str) -> str:
     return FORMAT_BY_EXTENSION.get(os.path.splitext(name)[1], "text")
 
 
-def config_target_options(target: dict) -> TargetOptions:
-    return TargetOptions.from_config(target)
+def config_target_options(target: dict, origin: str | None = None) -> TargetOptions:
+    return TargetOptions.from_config(target, origin)
 
 
 def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target_options: TargetOptions | None = None):
@@ -231,16 +270,20 @@ def prepare_run(
         if out is not None:
             check_report_path(out)
     artifacts = None
-    if any(fmt == "sarif" for fmt, _ in plan):
+    if any(fmt in ANCHORED_FORMATS for fmt, _ in plan):
         artifacts = sarif_artifacts_from(cfg, dockerfiles or [], sarif_artifact, images)
     elif dockerfiles or sarif_artifact:
-        raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif")
-    options = target_options.with_fallback(config_target_options(dict(cfg.target)))
+        raise UsageError("--dockerfile and --sarif-artifact only apply to --format sarif, github or junit")
+    options = target_options.with_fallback(config_target_options(dict(cfg.target), cfg.path))
     the_matrix = load_matrix_selected(cfg.matrix, cfg.matrix_overlays, options)
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     from_cluster = is_cluster_matrix_selector(cfg.matrix)
     return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster), artifacts)
+
+
+# The formats that point image findings at a repository file (the Dockerfile that built the image).
+ANCHORED_FORMATS = ("sarif", "github", "junit")
 
 
 def workflow_file(root: str, environ: Any) -> str | None:
@@ -260,10 +303,10 @@ def workflow_file(root: str, environ: Any) -> str | None:
 def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str | None, images: list[str] | None) -> Any:
     """--dockerfile/--sarif-artifact + config → where SARIF points image findings.
 
-    ``images``: the references to be read (None: the config's ``images``). Every file must
-    exist inside the repository; every image must have its Dockerfile or an anchor
-    (``--sarif-artifact``, else the config file, else under GitHub Actions the workflow file),
-    checked before any image is read.
+    ``images``: the references to be read (None: the config's ``images``). Every file named must
+    exist inside the repository, checked before any image is read. The anchor for images without
+    a Dockerfile: ``--sarif-artifact``, else the config file, else under GitHub Actions the
+    workflow file, else none (SARIF then names the image itself).
     """
     from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
 
@@ -293,12 +336,8 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
         anchor = os.path.abspath(cfg.path)
     if anchor is None:
         anchor = workflow_file(root, os.environ)
-    if anchor is None and every is None:
-        missing = [ref for ref in (cfg.images if images is None else images) if ref not in per_image]
-        if missing:
-            raise UsageError(
-                f"--format sarif: code scanning needs a repository file for every finding, and {missing[0]} has none: "
-                "give --dockerfile PATH (the Dockerfile it was built from) or --sarif-artifact PATH, or add .imagelint.toml")
+    # With none of these, SARIF points an image's findings at its name as a pseudo-path (as trivy
+    # does) and says so in the run; the other formats need no file at all.
     return SarifArtifacts(root=root, anchor=anchor, dockerfiles=per_image, dockerfile=every)
 
 
@@ -313,20 +352,31 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
 
     colored = use_color(sys.stdout, os.environ, color)
     on_stderr = unreadable_on_stderr(plan)
-    json_report = next((out for fmt, out in plan if fmt == "json" and out), None)
+    from imagelint.errors import ImagelintError
+
+    failed: list[ImagelintError] = []
+    written: list[str] = []
     for fmt, out in plan:
-        text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                              errors_on_stderr=on_stderr and out is None, quiet=quiet,
-                                              json_report=json_report))
-        if out is None:
-            typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
-        else:
-            write_output(out, text)
-    if not quiet and all(out is not None for _, out in plan):
+        # One format's limit (SARIF's 20 runs or 10 MB, a file that cannot be written) never stops
+        # the others: each is written, then the first failure is raised (its exit code).
+        try:
+            text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
+                                                  errors_on_stderr=on_stderr and out is None and _terminal(sys.stdout),
+                                                  quiet=quiet))
+            if out is None:
+                typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
+            else:
+                write_output(out, text)
+                written.append(out)
+        except ImagelintError as exc:
+            if len(plan) > 1:
+                exc.message = f"--format {fmt}: {exc.message} (the other reports are written)"
+            failed.append(exc)
+    if not quiet and all(out is not None for _, out in plan) and written:
         from imagelint.escape import guard_line, printable
         from imagelint.report._common import summary_line
 
-        files = ", ".join(out for _, out in plan if out)
+        files = ", ".join(written) or "none written"
         typer.echo(guard_line(printable(f"imagelint: {summary_line(run)}; report: {files}")), err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -336,6 +386,19 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         from imagelint.report.output import write_report
 
         write_report(summary_path, step_summary(run), append=True)
+    for exc in failed[1:]:
+        from imagelint.cli.failure import error_line
+
+        typer.echo(error_line(exc.message), err=True)
+    if failed:
+        raise failed[0]
+
+
+def _terminal(stream: Any) -> bool:
+    """A report on stdout leaves an unreadable image's reason to stderr only when both are the
+    same terminal: ``> report.txt`` keeps the reason in the file."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def unreadable_on_stderr(plan: list[tuple[str, str | None]]) -> bool:

@@ -63,7 +63,8 @@ def _with_config(options: TargetOptions) -> TargetOptions:
     from imagelint.core.config import load_config
 
     try:
-        return options.with_fallback(TargetOptions.from_config(dict(load_config().target)))
+        config = load_config()
+        return options.with_fallback(TargetOptions.from_config(dict(config.target), config.path))
     except ImagelintError as exc:
         raise fail(exc) from None
 
@@ -71,8 +72,8 @@ def _with_config(options: TargetOptions) -> TargetOptions:
 @app.command("snapshot", epilog=EPILOG)
 @with_target_options
 def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
-    """Print the target as a target file (TOML), e.g. ``--cluster`` once with credentials,
-    then ``--target-file`` in CI without them."""
+    """Print the target as a target file (TOML), e.g. '--cluster' once with credentials,
+    then '--target-file' in CI without them."""
     try:
         if not target_options.given:
             raise UsageError("nothing to snapshot: give --cluster (or --target-file / --driver)")

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
+from imagelint.cli import completion
 from imagelint.cli.common import signature_without
 from imagelint.errors import ImagelintError
 from imagelint.target import Target
@@ -43,7 +44,8 @@ DriverOpt = Annotated[
 GpuOpt = Annotated[
     Optional[List[str]],
     typer.Option("--gpu", help="GPU model in the pool, e.g. H100 or Tesla-T4 (repeatable; with several --driver, "
-                 "every pool has every GPU: use --pool for T4 on one driver and H100 on another)."),
+                 "every pool has every GPU: use --pool for T4 on one driver and H100 on another).",
+                 autocompletion=completion.gpu_names),
 ]
 PoolOpt = Annotated[
     Optional[List[str]],

@@ -74,6 +74,47 @@ class IgnoreEntry:
     source: str = ""  # "file:line" for notices
 
 
+def ignore_root(config_path: str | None) -> str:
+    """The directory ``[[ignores]]`` path globs are relative to: the config file's directory (as a
+    ``.gitignore``'s patterns are relative to its own), else the repository root (the nearest
+    directory holding ``.git``), else the working directory."""
+    if config_path:
+        return os.path.dirname(os.path.abspath(config_path))
+    here = d = os.getcwd()
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return here
+        d = parent
+
+
+def path_glob_matches(glob: str, path: str, root: str) -> bool:
+    """Whether an ``[[ignores]]`` ``image`` glob matches the linted file ``path``, with gitignore's
+    rules on the normalised path relative to ``root``: ``lint train.py``, ``lint .`` (``./train.py``)
+    and ``lint $PWD`` all give ``train.py``. A glob without ``/`` matches the name at any depth
+    (``train.py``), ``**/`` any directories (``**/train.py``, ``k8s/**``), a leading ``/`` or one
+    in the middle anchors it to ``root`` (``src/train.py``), and a directory's glob (``k8s/``,
+    ``vendor``) matches every file under it."""
+    from imagelint.static.gitignore import parse_patterns
+
+    if path in ("", "-"):
+        return False
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../"):
+        rel = os.path.normpath(path).replace(os.sep, "/").lstrip("/")
+    patterns = parse_patterns(glob.strip())
+    if len(patterns) != 1 or patterns[0].negated:
+        return False
+    pattern = patterns[0]
+    parts = rel.split("/")
+    if pattern.matches(rel, False):
+        return True
+    # a directory matched by the glob holds the file (gitignore: nothing under it comes back)
+    return any(pattern.matches("/".join(parts[:n]), True) for n in range(1, len(parts)))
+
+
 @dataclass(frozen=True)
 class Config:
     images: tuple[str, ...] = ()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
-from imagelint.core.config import Config, IgnoreEntry
+from imagelint.core.config import Config, IgnoreEntry, ignore_root, path_glob_matches
 from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
 from imagelint.facts.model import ImageFacts
 from imagelint.redact import redact_data, redact_text, secret_values
@@ -104,10 +104,14 @@ def redact_finding(f: Finding, secrets: Sequence[str]) -> Finding:
     )
 
 
-def _matching_ignore(f: Finding, subject: str, entries: Sequence[IgnoreEntry]) -> IgnoreEntry | None:
+def _matching_ignore(f: Finding, subject: str, entries: Sequence[IgnoreEntry], path: str | None = None,
+                     root: str = "") -> IgnoreEntry | None:
+    """The config ignore for ``f`` (the longest rule prefix wins): its glob matches the subject,
+    or, for a linted file, the file's path with gitignore's rules (``path_glob_matches``)."""
     best = None
     for e in entries:
-        if f.rule.startswith(e.rule) and fnmatch.fnmatchcase(subject, e.image):
+        if f.rule.startswith(e.rule) and (fnmatch.fnmatchcase(subject, e.image)
+                                          or (path is not None and path_glob_matches(e.image, path, root))):
             if best is None or len(e.rule) > len(best.rule):
                 best = e
     return best
@@ -119,8 +123,10 @@ def run_rules(
     matrix: Any,
     config: Config,
     today: _dt.date | None = None,
+    path: str | None = None,
 ) -> ImageResult:
-    """Every selected rule over one image's facts, with severities, suppressions and redaction."""
+    """Every selected rule over one image's facts, with severities, suppressions and redaction.
+    ``path``: the linted file the facts were read from (config ignores match it too)."""
     today = today or _dt.date.today()
     rules = selected_rules(config)
     ctx = RuleContext(facts, target, matrix, today)
@@ -152,8 +158,9 @@ def run_rules(
     kept: list[Finding] = []
     suppressed: list[SuppressedFinding] = []
     used_expired: set[IgnoreEntry] = set()
+    root = ignore_root(config.path) if path is not None and config.ignores else ""
     for f in findings:
-        entry = _matching_ignore(f, facts.subject, active)
+        entry = _matching_ignore(f, facts.subject, active, path, root)
         if entry is not None:
             suppressed.append(SuppressedFinding(f, entry.reason, f"config {entry.source}"))
             continue
@@ -161,7 +168,7 @@ def run_rules(
         if reason:
             suppressed.append(SuppressedFinding(f, reason, f"label {INLINE_IGNORE_LABEL}"))
             continue
-        stale = _matching_ignore(f, facts.subject, expired)
+        stale = _matching_ignore(f, facts.subject, expired, path, root)
         if stale is not None:
             used_expired.add(stale)
         kept.append(f)

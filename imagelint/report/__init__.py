@@ -25,8 +25,6 @@ class ReportOptions:
     # image as unreadable without repeating the message (printed once, in the same terminal).
     errors_on_stderr: bool = False
     quiet: bool = False  # text: findings only
-    # A JSON report file written in the same run (github: where the details an annotation leaves out are).
-    json_report: str | None = None
 
 
 Renderer = Callable[[CheckRun, ReportOptions], str]

@@ -20,7 +20,11 @@ def image_label(result: ImageResult) -> str:
 
 
 HEADLINE_WIDTH = 140
-ANNOTATION_WIDTH = 400  # a GitHub annotation: the headline, then as many detail lines as fit
+# A GitHub annotation or a JUnit failure: the headline, the fix, and the detail lines that fit.
+# CI is often the only place a finding is read (the JSON report stays on the runner), so the fix
+# is never left out and the bound is generous; GitHub shows an annotation's whole message.
+ANNOTATION_WIDTH = 2000
+ANNOTATION_DETAIL_LINES = 12
 
 
 def finding_lines(finding: Any) -> tuple[str, tuple[str, ...]]:
@@ -58,26 +62,30 @@ def headline_and_details(message: str, width: int = HEADLINE_WIDTH) -> tuple[str
     return first, tuple(rest)
 
 
-def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH, json_report: str | None = None) -> str:
-    """Headline and the detail lines that fit in ``width`` characters; the rest is counted, not cut
-    mid-word, and the count says where every line is: ``json_report`` (a JSON report written in the
-    same run), else the formats that show them."""
+def annotation_text(finding_or_message: Any, width: int = ANNOTATION_WIDTH) -> str:
+    """Headline, the detail lines that fit in ``width`` characters (at most
+    ``ANNOTATION_DETAIL_LINES``), then ``Fix: …``. The fix always stays; details left out are
+    counted, never cut mid-word, and the count says which formats show them."""
     if isinstance(finding_or_message, str):
-        head, details = headline_and_details(finding_or_message)
+        (head, details), fix = headline_and_details(finding_or_message), ""
     else:
-        head, details = finding_lines(finding_or_message)
+        (head, details), fix = finding_lines(finding_or_message), getattr(finding_or_message, "remediation", "") or ""
     # Each line printable: only the line breaks between them are the report's own.
     head, details = printable(head), tuple(printable(d) for d in details)
+    fix_line = f"Fix: {printable(fix)}" if fix else ""
     lines = [head]
-    used = len(head)
-    where = f"in the JSON report {json_report}" if json_report else "(--format text or json shows every line)"
-    room_for_count = 1 + len(printable(f"… {len(details)} more detail line(s) {where}"))
+    used = len(head) + (1 + len(fix_line) if fix_line else 0)
+    more = "… {} more detail line(s): imagelint --format text or json shows every line"
+    room_for_count = 1 + len(more.format(len(details)))
     for n, detail in enumerate(details):
-        if used + 1 + len(detail) + (0 if n == len(details) - 1 else room_for_count) > width:
-            lines.append(printable(f"… {len(details) - n} more detail line(s) {where}"))
+        last = n == len(details) - 1
+        if n >= ANNOTATION_DETAIL_LINES or used + 1 + len(detail) + (0 if last else room_for_count) > width:
+            lines.append(more.format(len(details) - n))
             break
         lines.append(detail)
         used += 1 + len(detail)
+    if fix_line:
+        lines.append(fix_line)
     return "\n".join(lines)
 
 

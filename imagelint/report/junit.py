@@ -1,7 +1,8 @@
 """JUnit XML: one test suite per image, one test case per selected rule.
 
-A rule fails its case when it has findings at or above ``fail_on``; findings
-below it go to ``system-out``; a rule that needs a target and had none is
+A rule fails its case when it has findings at or above ``fail_on`` (each with its detail lines,
+bounded, and its fix; the case's ``file``/``line`` is where the first one is shown, an image's
+findings on the Dockerfile that built it when known); findings below it go to ``system-out``; a rule that needs a target and had none is
 ``skipped``; an unreadable image has one errored case.
 """
 
@@ -13,13 +14,17 @@ from imagelint.core.check import CheckRun
 from imagelint.core.engine import at_or_above
 from imagelint.escape import xml_text
 from imagelint.report import ReportOptions
-from imagelint.report._common import finding_lines
+from imagelint.report._common import ANNOTATION_DETAIL_LINES, finding_lines
+from imagelint.report.github import image_file
+from imagelint.report.sarif import REPOSITORY_KINDS
 from imagelint.rules import RULES
+from imagelint.rules.base import Finding
 
 
 def render(run: CheckRun, options: ReportOptions) -> str:
     root = ET.Element("testsuites", name="imagelint")
     total = failures = errors = skipped_total = 0
+    cache: dict[str, list[str] | None] = {}
     for r in run.results:
         suite = ET.SubElement(root, "testsuite", name=r.subject + (f" [{r.platform}]" if r.platform else ""))
         tests = fails = errs = skips = 0
@@ -39,11 +44,22 @@ def render(run: CheckRun, options: ReportOptions) -> str:
                     blocks = []
                     for f in failing:
                         head, details = finding_lines(f)
+                        anchored = image_file(r, f, options.sarif_artifacts, cache)
                         blocks.append("\n".join([
                             f"[{f.severity}]{' [pool ' + f.pool + ']' if f.pool else ''} {head}",
-                            *(f"  {d}" for d in details),
+                            *_bounded(details),
                             *([f"  at {f.location.describe()}"] if f.location else []),
+                            *([f"  shown at {anchored[0]}:{anchored[1]} (the Dockerfile that built the image)"] if anchored else []),
+                            *([f"  fix: {f.remediation}"] if f.remediation else []),
                         ]))
+                        if anchored and "file" not in case.attrib:
+                            case.set("file", anchored[0])
+                            case.set("line", str(anchored[1]))
+                        elif f.location is not None and f.location.kind in REPOSITORY_KINDS and f.location.source \
+                                and "file" not in case.attrib:
+                            case.set("file", f.location.source)
+                            if f.location.line:
+                                case.set("line", str(int(f.location.line)))
                     # The message attribute is what CI summaries show in one line: the headline.
                     ET.SubElement(case, "failure", message=finding_lines(failing[0])[0],
                                   type=failing[0].severity).text = "\n".join(blocks)
@@ -70,9 +86,18 @@ def render(run: CheckRun, options: ReportOptions) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _lines(prefix: str, f) -> list[str]:  # type: ignore[no-untyped-def]
+def _lines(prefix: str, f: Finding) -> list[str]:
     head, details = finding_lines(f)
-    return [prefix + head, *(f"  {d}" for d in details)]
+    return [prefix + head, *_bounded(details), *([f"  fix: {f.remediation}"] if f.remediation else [])]
+
+
+def _bounded(details: tuple[str, ...]) -> list[str]:
+    """The detail lines, at most ``ANNOTATION_DETAIL_LINES``; the rest counted (CI keeps the fix)."""
+    shown = [f"  {d}" for d in details[:ANNOTATION_DETAIL_LINES]]
+    if len(details) > ANNOTATION_DETAIL_LINES:
+        shown.append(f"  … {len(details) - ANNOTATION_DETAIL_LINES} more detail line(s): "
+                     "imagelint --format text or json shows every line")
+    return shown
 
 
 def _only_xml_characters(root: ET.Element) -> None:

@@ -10,7 +10,10 @@ code scanning" and "SARIF results exceed limits" pages):
   ``images = [{ ref, dockerfile }]`` entry of the config, or an
   ``org.opencontainers.image.source`` label whose URL names a file
   (``https://github.com/ORG/REPO/blob/REV/docker/Dockerfile``); else at the
-  anchor file (``--sarif-artifact PATH``, else the config file). The in-image
+  anchor file (``--sarif-artifact PATH``, else the config file, else under GitHub Actions the
+  workflow file); with none of those, at the image's name as a pseudo-path
+  (``ghcr.io/org/app``, result property ``pseudoPath``), as trivy's image SARIF does: code
+  scanning takes it and lists the alerts under that name. The in-image
   location (path, layer, env var) stays in the message, the location's
   ``logicalLocations`` and the result's ``properties``: image paths are not
   repository files, so they never become artifact URIs.
@@ -148,6 +151,44 @@ def _dockerfile_line(path: str, loc: Provenance | None, cache: dict[str, list[st
     return found
 
 
+_FROM = lazy_pattern(r"^\s*FROM\s", re.I)
+
+
+def dockerfile_line(path: str, loc: Provenance | None, cache: dict[str, list[str] | None]) -> int:
+    """Where an image finding goes in the Dockerfile that built the image: the instruction that set
+    what it is about (``_dockerfile_line``), else the last ``FROM`` (the stage the image is), else 1."""
+    line = _dockerfile_line(path, loc, cache)
+    if line is not None:
+        return line
+    _line_text(path, 1, cache)
+    froms = [n for n, text in enumerate(cache.get(path) or [], 1) if _FROM.match(text)]
+    return froms[-1] if froms else 1
+
+
+def image_dockerfile(result: ImageResult, artifacts: SarifArtifacts) -> tuple[str | None, str]:
+    """The repository file an image's findings belong to, and how it was chosen: its Dockerfile
+    (``--dockerfile``, the config's ``images`` entry, the ``org.opencontainers.image.source``
+    label), else the anchor file; ``(None, "image")`` when there is none."""
+    explicit = artifacts.dockerfiles.get(result.subject) or artifacts.dockerfile
+    if explicit:
+        return explicit, "dockerfile"
+    labelled = _source_label_path(result.source_labels, artifacts.root)
+    if labelled:
+        return labelled, "dockerfile (from the org.opencontainers.image.source label)"
+    if artifacts.anchor:
+        return artifacts.anchor, "anchor"
+    return None, "image"
+
+
+def pseudo_path(subject: str) -> str:
+    """Where SARIF points an image's findings when no repository file stands for the image: the
+    image's name as a path (``ghcr.io/org/app``), as trivy's image SARIF does. Code scanning takes
+    the upload and lists the alerts under that name, with no source view."""
+    name = image_name(subject)
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return "/".join(parts) or "image"
+
+
 def _rule_descriptor(rule: RuleInfo) -> dict[str, Any]:
     tags = list(dict.fromkeys(rule.tags))[:MAX_TAGS_PER_RULE]
     props: dict[str, Any] = {
@@ -207,20 +248,16 @@ class _Writer:
 
     def image_artifact(self, result: ImageResult) -> tuple[str | None, str]:
         """The repository file for an image's findings, and how it was chosen."""
-        a = self.artifacts
-        explicit = a.dockerfiles.get(result.subject) or a.dockerfile
-        if explicit:
-            return explicit, "dockerfile"
-        labelled = _source_label_path(result.source_labels, a.root)
-        if labelled:
-            return labelled, "dockerfile (from the org.opencontainers.image.source label)"
-        return a.anchor, "anchor"
+        return image_dockerfile(result, self.artifacts)
 
-    def physical(self, path: str | None, line: int | None) -> dict[str, Any]:
+    def physical(self, path: str | None, line: int | None, image: str | None = None) -> dict[str, Any]:
         rel = repository_path(path, self.artifacts.root) if path else None
+        if rel is None and image is not None and path is None:
+            # No repository file stands for this image: its name is the pseudo-path (trivy's way).
+            return {"artifactLocation": {"uri": _uri(pseudo_path(image))}, "region": _region(None, 1, self.lines)}
         if rel is None:
             raise SarifLimitError(
-                "SARIF needs a repository file for image findings: give --dockerfile PATH or --sarif-artifact PATH"
+                "SARIF needs a repository file for every finding"
                 + (f" ({path} is outside the repository {self.artifacts.root})" if path else "")
             )
         return {
@@ -237,8 +274,8 @@ class _Writer:
             line = loc.line if loc is not None and loc.source in (None, path) else None
         else:
             path, how = self.image_artifact(result)
-            line = _dockerfile_line(path, loc, self.lines) if path and how.startswith("dockerfile") else None
-        out: dict[str, Any] = {"physicalLocation": self.physical(path, line)}
+            line = dockerfile_line(path, loc, self.lines) if path and how.startswith("dockerfile") else None
+        out: dict[str, Any] = {"physicalLocation": self.physical(path, line, result.subject if result.kind == "image" else None)}
         if loc is not None and (result.kind == "image" or loc.kind not in REPOSITORY_KINDS):
             where = loc.describe()
             out["logicalLocations"] = [{"name": where[:500], "kind": "resource" if loc.kind == "file" else "variable" if loc.kind == "env" else "object"}]
@@ -289,6 +326,8 @@ class _Writer:
         for label, key in ((_SOURCE_LABEL, "imageSource"), (_REVISION_LABEL, "imageRevision")):
             if label in result.source_labels:
                 props[key] = _public_url(result.source_labels[label])
+        if "uriBaseId" not in location["physicalLocation"]["artifactLocation"]:
+            props["pseudoPath"] = True  # the image's name, not a file of the repository
         out: dict[str, Any] = {
             "ruleId": f.rule,
             "level": _LEVEL[f.severity],
@@ -339,6 +378,11 @@ class _Writer:
                 continue
             sarif_results.extend(self.result(f, r) for f in r.findings)
             sarif_results.extend(self.result(s.finding, r, s) for s in r.suppressed)
+            if r.kind == "image" and (r.findings or r.suppressed) and self.image_artifact(r)[0] is None:
+                notifications.append({"level": "note", "message": {"text": (
+                    f"{r.subject}: no repository file stands for this image, so its findings point at "
+                    f"{pseudo_path(r.subject)!r}, the image's name (as trivy's image SARIF does); give "
+                    "--dockerfile PATH to show them on the Dockerfile")}})
             notifications.extend({"level": "note", "message": {"text": n}} for n in r.notices)
         if len(sarif_results) > MAX_RESULTS_PER_RUN:
             ranked = sorted(range(len(sarif_results)), key=lambda i: (-SEVERITY_RANK[sarif_results[i]["properties"]["severity"]], i))

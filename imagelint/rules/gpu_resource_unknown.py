@@ -74,7 +74,7 @@ def naming_known(pool: NodePool) -> bool:
     """Whether the pool says how its device plugin names resources (a cluster, a target file with
     resources / MIG strategy / sharing), as opposed to a pool made from --driver/--gpu flags."""
     return bool(pool.resources) or pool.mig_strategy is not None or bool(pool.shared_resources) or \
-        not pool.source.startswith("flags")
+        not pool.source.startswith(("flags", "config:"))
 
 
 def advertised(pool: NodePool, naming: DevicePluginNaming | None = None) -> tuple[set[str], bool]:

@@ -36,6 +36,11 @@ NEEDS = (NEEDS_CONFIG, NEEDS_FILES)
 REFERENCES = ("https://docs.nvidia.com/metropolis/deepstream/dev-guide/text/DS_ref_app_deepstream.html",)
 REMEDIATION = "Use GPU 0 inside the container (the runtime renumbers), or read the index from the environment."
 
+# Index 0 already is the first GPU the pod gets: the advice is about using more than one.
+REMEDIATION_INDEX_ZERO = ("Nothing to change for a single-GPU pod; to use every GPU the pod requests, leave the "
+                          "device unset or read the index from the environment (e.g. LOCAL_RANK), and silence this "
+                          "line with '# imagelint ignore=IL302 single-GPU job'.")
+
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 _INDEX_KINDS = frozenset({"gpu-id", "cli-flag", "code"})
@@ -68,6 +73,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 f"GPU index 0 hard-coded{reached}: {_clip(s.text.strip())!r} works, but only ever uses the first GPU "
                 "the pod gets",
                 s.provenance, details=_whole(s.text.strip()), severity=INFO, index=0, kind=s.kind,
+                remediation=REMEDIATION_INDEX_ZERO,
             )
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import http.client
 import re
+import socket
 import ssl
 import threading
 import time
@@ -49,7 +50,9 @@ MAX_REDIRECTS = 5
 RETRY_AFTER_CAP = 30.0  # seconds; a registry asking for longer is treated as this
 BACKOFF_CAP = 30.0
 SENSITIVE_HEADERS = ("authorization", "cookie", "proxy-authorization")
-NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid", "deadline", "proxy"})  # retrying cannot change the outcome
+# Retrying cannot change the outcome. ``resolve``: the resolver said the name does not exist
+# (EAI_NONAME, EAI_NODATA, EAI_FAIL); a temporary failure (EAI_AGAIN) is a ``connection`` one.
+NOT_RETRYABLE = frozenset({"tls", "redirect", "invalid", "deadline", "proxy", "resolve"})
 USER_AGENT = f"imagelint/{imagelint.__version__}"
 # Only the encodings read_capped decodes itself, within its bound (not brotli or zstd).
 DEFAULT_HEADERS = {"User-Agent": USER_AGENT, "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
@@ -82,6 +85,8 @@ class TransportFailure(Exception):
         self.kind = kind
         self.detail = detail
         self.attempts = attempts
+        self.elapsed = 0.0  # seconds from the first attempt to giving up, waits included
+        self.read_timeout = 0.0  # the read timeout each attempt had (seconds between bytes)
 
 
 class ConnectionLost(OSError):
@@ -228,26 +233,36 @@ class HttpTransport:
         """
         retry_on = frozenset(retry_statuses)
         attempt = 0
-        while True:
-            try:
-                response = self._follow_redirects(method, url, dict(headers or {}), data)
-            except TransportFailure as failure:
-                if failure.kind in NOT_RETRYABLE or attempt >= self.retries or not self.may_wait(attempt):
-                    failure.attempts = attempt + 1
-                    raise
-                self.pause(attempt)
-                attempt += 1
-                continue
-            if response.status_code in retry_on and attempt < self.retries:
-                retry_after = retry_after_seconds(response.headers.get("Retry-After")) if response.status_code == 429 else None
-                if not self.may_wait(attempt, retry_after):
-                    self.gave_up_waiting = retry_after
-                    return response
-                response.close()
-                self.pause(attempt, retry_after)
-                attempt += 1
-                continue
-            return response
+        started = time.monotonic()
+        from imagelint import progress
+
+        try:
+            while True:
+                # The CLI's progress line says what a silent read waits for (a registry that never answers).
+                progress.waiting(f"{urlsplit(url).netloc.rpartition('@')[2]}, attempt {attempt + 1} of {self.retries + 1}")
+                try:
+                    response = self._follow_redirects(method, url, dict(headers or {}), data)
+                except TransportFailure as failure:
+                    if failure.kind in NOT_RETRYABLE or attempt >= self.retries or not self.may_wait(attempt):
+                        failure.attempts = attempt + 1
+                        # What the message says is what happened: the time spent and each attempt's bound.
+                        failure.elapsed, failure.read_timeout = time.monotonic() - started, self.timeout[1]
+                        raise
+                    self.pause(attempt)
+                    attempt += 1
+                    continue
+                if response.status_code in retry_on and attempt < self.retries:
+                    retry_after = retry_after_seconds(response.headers.get("Retry-After")) if response.status_code == 429 else None
+                    if not self.may_wait(attempt, retry_after):
+                        self.gave_up_waiting = retry_after
+                        return response
+                    response.close()
+                    self.pause(attempt, retry_after)
+                    attempt += 1
+                    continue
+                return response
+        finally:
+            progress.waiting(None)
 
     def _follow_redirects(self, method: str, url: str, headers: dict[str, str], data: Mapping[str, str] | None) -> Response:
         origin = url
@@ -296,7 +311,7 @@ class HttpTransport:
             raise TransportFailure("invalid", _reason(exc), 1) from None
         except (u3.HTTPError, OSError, http.client.HTTPException) as exc:
             self._record(method, url, None, authorized)
-            raise _failure(exc, proxy) from None
+            raise _failure(exc, proxy, urlsplit(url).hostname) from None
         self._record(method, url, raw.status, authorized)
         if raw.status == 407 and proxy is not None and scheme == "http":
             Response(url, raw).close()
@@ -383,9 +398,31 @@ def _proxy_refusal(proxy: Proxy, status: int, reason: str) -> str:
     return f"the proxy {proxy.name} {why} (HTTP {status} {reason})"
 
 
-def _failure(exc: BaseException, proxy: Proxy | None) -> TransportFailure:
+def _unresolved(exc: BaseException) -> socket.gaierror | None:
+    """The name-resolution failure in an exception chain, if there is one."""
+    inner: BaseException | None = exc
+    for _ in range(8):
+        if inner is None:
+            return None
+        if isinstance(inner, socket.gaierror):
+            return inner
+        inner = next((a for a in (getattr(inner, "reason", None), getattr(inner, "original_error", None),
+                                  inner.__cause__, inner.__context__, *inner.args) if isinstance(a, BaseException)), None)
+    return None
+
+
+_PERMANENT_EAI = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA", "EAI_FAIL") if hasattr(socket, name))
+
+
+def _failure(exc: BaseException, proxy: Proxy | None, host: str | None = None) -> TransportFailure:
     from imagelint import deadline
 
+    unresolved = _unresolved(exc)
+    if unresolved is not None:
+        name = proxy.name if proxy is not None else (host or "the host")
+        why = unresolved.strerror or str(unresolved)
+        kind = "resolve" if unresolved.errno in _PERMANENT_EAI else "connection"
+        return TransportFailure(kind, f"cannot resolve {name} ({why}): offline, no DNS, or a misspelt name?", 1)
     detail = _reason(exc)
     if proxy is not None and proxy.password and len(proxy.password) >= 3:
         detail = detail.replace(proxy.password, "***")

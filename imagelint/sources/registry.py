@@ -77,6 +77,19 @@ def open_registry(ref: ImageReference, options: SourceOptions) -> list[Image]:
     return read_images(RegistryClient(name, options), options)
 
 
+def is_loopback(host: str) -> bool:
+    """``localhost``, 127.0.0.0/8 or ``::1``: Docker's insecure-by-default registries."""
+    import ipaddress
+
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class FetchedDocument:
     data: bytes
@@ -141,8 +154,11 @@ class RegistryClient:
         if self._base:
             return [self._base]
         https = f"https://{self.host}"
-        # Plain HTTP only for registries the user named as insecure; loopback gets no exception.
-        return [https, f"http://{self.host}"] if self.is_insecure(https) else [https]
+        # Plain HTTP only for registries the user named as insecure, and for loopback ones
+        # (localhost, 127.0.0.0/8, ::1), which Docker treats as insecure by default. Unlike
+        # Docker, a loopback registry that speaks TLS is still verified (see ``_once``).
+        loopback = is_loopback(urlsplit(https).hostname or "")
+        return [https, f"http://{self.host}"] if self.is_insecure(https) or loopback else [https]
 
     # --- requests ------------------------------------------------------------------------------
 
@@ -183,8 +199,12 @@ class RegistryClient:
             try:
                 response = self.transport.request(method, base + path, {**headers, **self.auth.headers()})
             except TransportFailure as failure:
-                if i + 1 < len(bases) and failure.kind in ("tls", "connection"):
-                    continue  # an insecure registry that does not speak TLS: try plain HTTP
+                # An insecure registry that does not speak TLS: try plain HTTP. A loopback one only
+                # when TLS itself failed (a certificate that does not verify is said, not bypassed).
+                certificate = "certificate" in failure.detail.lower()
+                if i + 1 < len(bases) and failure.kind in ("tls", "connection") and (
+                        self.is_insecure(base) or not certificate):
+                    continue
                 raise self._transport_error(failure, step) from None
             self._base = base
             return response
@@ -197,7 +217,8 @@ class RegistryClient:
             hint = "; pass --ca-cert with the registry's CA, or --insecure-registry to skip verification"
             detail = f"TLS error: {failure.detail}{hint if 'certificate' in failure.detail.lower() else ''}"
         elif failure.kind == "timeout":
-            detail = f"timed out after {failure.attempts} attempt(s) (timeout {self.options.timeout:g}s): {failure.detail}"
+            detail = (f"no answer: {failure.attempts} attempt(s) over {failure.elapsed:.0f} s timed out (each waited "
+                      f"{failure.read_timeout:g} s for data; --timeout sets it): {failure.detail}")
         elif failure.kind == "connection":
             detail = f"connection failed after {failure.attempts} attempt(s): {failure.detail}"
         elif failure.kind == "deadline":

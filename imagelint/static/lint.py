@@ -6,8 +6,9 @@ and run through ``imagelint.core.engine.run_rules`` with the same config, target
 and matrix as ``check``; the result is a ``CheckRun`` so every report format
 and the exit-code policy are shared.
 
-Inline suppressions: ``# imagelint ignore=IL302 reason`` before a Dockerfile
-instruction (a reason is required, like the image label), and the annotation
+Inline suppressions: ``# imagelint ignore=IL302 reason`` in every file kind that has comments
+(``imagelint.static.inline_ignores``: the line before, or the end of the line; a reason is
+required, like the image label), and the annotation
 ``imagelint.io/ignore: "IL602: reason"`` on a Kubernetes object or its pod
 template (mapped to the engine's ``io.imagelint.ignore`` label). Both are
 refused with ``inline_ignores = false``.
@@ -34,6 +35,7 @@ from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
+from imagelint.static.inline_ignores import apply_ignores, dockerfile_ignores, ignores_in_text
 from imagelint.target import Target
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -47,7 +49,7 @@ class StaticInput:
     path: str
     kind: str
     facts: tuple[ImageFacts, ...]
-    line_ignores: dict[int, Any]  # Dockerfile: physical line → {rule: reason}
+    line_ignores: tuple[Any, ...]  # inline_ignores.InlineIgnore: '# imagelint ignore=' comments
     notes: tuple[str, ...] = ()
     dra_objects: tuple[Any, ...] = ()  # ResourceClaims, templates, DeviceClasses, ComputeDomains
     unrelated: bool = False  # skipped because it is no kind lint reads (not a template, not unreadable)
@@ -103,7 +105,7 @@ def _kustomization(text: str) -> bool:
 
 
 def _skip(path: str, why: str, unrelated: bool = False) -> StaticInput:
-    return StaticInput(path, "skipped", (), {}, (f"{path}: {why}; skipped",), unrelated=unrelated)
+    return StaticInput(path, "skipped", (), (), (f"{path}: {why}; skipped",), unrelated=unrelated)
 
 
 def read_static(path: str, matrix: Any = None, kind: str | None = None) -> StaticInput:
@@ -120,9 +122,12 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
                 return _skip(path, f"looks like {why}", unrelated=True)
         return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
     text = _text(data, path)
+    # JSON has no comments: its findings are silenced by [[ignores]] in the config only.
+    comments, malformed = ((), ()) if path.lower().endswith(".json") or kind == detect.DOCKERFILE \
+        else ignores_in_text(text, path)
     if kind == detect.DOCKERFILE:
         from imagelint.static.dockerfile import parse_dockerfile
-        from imagelint.static.dockerfile_facts import dockerfile_facts, suppressed_lines
+        from imagelint.static.dockerfile_facts import dockerfile_facts
 
         try:
             df = parse_dockerfile(text, path)
@@ -132,7 +137,8 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
                 return _skip(path, f"looks like {why}")
             raise
         facts = dockerfile_facts(df, matrix, scan_command)
-        return StaticInput(path, kind, (facts,), suppressed_lines(df), facts.warnings)
+        _, malformed = ignores_in_text(text, path, dockerfile=True)
+        return StaticInput(path, kind, (facts,), dockerfile_ignores(df.instructions), facts.warnings + malformed)
     if kind == detect.MANIFEST:
         from imagelint.static.kubernetes import read_manifest
 
@@ -151,14 +157,14 @@ def read_static(path: str, matrix: Any = None, kind: str | None = None) -> Stati
         if _HELM_VALUE.search(text):
             notes += (f"{path}: values written as Helm placeholders ({{{{ .Values... }}}}) were read as text; "
                       "lint the rendered chart for their values (helm template ... | imagelint lint -)",)
-        return StaticInput(path, kind, read.facts, {}, notes, read.dra_objects)
+        return StaticInput(path, kind, read.facts, comments, notes + malformed, read.dra_objects)
     if kind == detect.COMPOSE:
         from imagelint.static.compose import read_compose
 
-        return StaticInput(path, kind, read_compose(text, path, scan_command), {})
+        return StaticInput(path, kind, read_compose(text, path, scan_command), comments, malformed)
     gpu = scan_file(text, path, language_for(path, kind, data[:128]))
     facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
-    return StaticInput(path, kind, (facts,), {})
+    return StaticInput(path, kind, (facts,), comments, malformed)
 
 
 def _stdin_kind(head: bytes) -> str:
@@ -211,28 +217,6 @@ def _read_stdin() -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(f"standard input is larger than {MAX_FILE_BYTES} bytes; not linted", "-")
     return data
-
-
-def _apply_line_ignores(result: ImageResult, static: StaticInput, config: Config) -> ImageResult:
-    """Move findings on a Dockerfile instruction with ``# imagelint ignore=`` to suppressed."""
-    if not static.line_ignores:
-        return result
-    if not config.inline_ignores:
-        return replace(result, notices=result.notices + (
-            f"{static.path}: '# imagelint ignore=' comments not honoured (inline ignores are disabled)",))
-    kept, suppressed, notices = [], list(result.suppressed), list(result.notices)
-    for f in result.findings:
-        loc = f.location
-        ignores = static.line_ignores.get(loc.line) if loc is not None and loc.source == static.path and loc.line else None
-        reason = ignores.get(f.rule) if ignores else None
-        if reason:
-            suppressed.append(SuppressedFinding(f, reason, f"comment {static.path}:{loc.line}"))
-            continue
-        if ignores is not None and f.rule in ignores:
-            notices.append(f"{static.path}:{loc.line}: ignore of {f.rule} has no reason and is not honoured "
-                           f"(write '# imagelint ignore={f.rule} why')")
-        kept.append(f)
-    return replace(result, findings=tuple(kept), suppressed=tuple(suppressed), notices=tuple(notices))
 
 
 def run_lint(
@@ -293,10 +277,15 @@ def run_lint(
 
     for static in statics:
         notices.extend(static.notes)
-        for facts in static.facts:
-            # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
-            result = replace(run_rules(facts, pod_target(facts, target), matrix, config), path=static.path)
-            results.append(_apply_line_ignores(result, static, config))
+        # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
+        file_results = [replace(run_rules(facts, pod_target(facts, target), matrix, config, path=static.path), path=static.path)
+                        for facts in static.facts]
+        file_results, ignore_notes = apply_ignores(file_results, static.path, static.line_ignores, config)
+        if file_results and ignore_notes:  # said under the file they are about
+            file_results[0] = replace(file_results[0], notices=file_results[0].notices + tuple(ignore_notes))
+        else:
+            notices.extend(ignore_notes)
+        results.extend(file_results)
     results = _target_findings_once(results, notices)
     results, clean = _drop_clean_walked(results, walked)
     if images:

@@ -11,7 +11,9 @@ def describe_target(target: Target) -> str:
         return "no target: give --driver/--gpu, --target-file or --cluster"
     lines = [f"target from {target.source}: {len(target.pools)} pool(s)"]
     for pool in target.pools:
-        lines.append(f"pool {pool.name} ({pool.node_count} node{'s' if pool.node_count != 1 else ''}, {pool.source})")
+        # A node count is shown only where one was said: flags and most target files give none.
+        count = f"{pool.node_count} node{'s' if pool.node_count != 1 else ''}, " if pool.node_count else ""
+        lines.append(f"pool {pool.name} ({count}{pool.source})")
         driver = pool.driver or "unknown"
         if pool.driver and "." not in pool.driver:
             driver += " (bare branch: some " + pool.driver + ".x, judged as the oldest)"

@@ -198,8 +198,8 @@ class _TargetFileReader:
             if value is not None and not isinstance(value, bool):
                 raise self.error(f"pool {index + 1}: {key} must be true or false, not {_type_name(value)}", key, index)
             flags[key] = value
-        node_count = raw.get("node-count", 1)
-        if isinstance(node_count, bool) or not isinstance(node_count, int) or node_count < 1:
+        node_count = raw.get("node-count")
+        if node_count is not None and (isinstance(node_count, bool) or not isinstance(node_count, int) or node_count < 1):
             raise self.error(f"pool {index + 1}: node-count must be a whole number >= 1, not {node_count!r}", "node-count", index)
         pool = NodePool(
             name=name,

@@ -72,7 +72,7 @@ class NodePool:
     # ``failRequestsGreaterThanOne`` (a request > 1 of a shared resource fails admission).
     shared_resources: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     fail_requests_greater_than_one: bool | None = None
-    node_count: int = 1
+    node_count: int | None = None  # None: not said (flags, a target file without node-count)
     source: str = "flags"  # flags | file:PATH | cluster:CONTEXT
 
     def __post_init__(self) -> None:

@@ -128,6 +128,8 @@ class TargetOptions:
     cluster: bool = False
     context: str | None = None
     kubeconfig: str | None = None
+    # The config file the pools come from (``[target]`` of .imagelint.toml), for ``source``.
+    origin: str | None = None
 
     @property
     def wants_cluster(self) -> bool:
@@ -161,13 +163,16 @@ class TargetOptions:
         for f in dataclasses.fields(self):
             mine = getattr(self, f.name)
             values[f.name] = mine if mine else getattr(fallback, f.name)
+        # The config's pools, adjusted by flags (--gpu over the config's driver): both are named.
+        values["origin"] = (fallback.origin + (" with flags" if self.given else "")) if fallback.origin and fallback.names_pools else None
         return TargetOptions(**values)
 
     @classmethod
-    def from_config(cls, table: Mapping[str, Any]) -> TargetOptions:
+    def from_config(cls, table: Mapping[str, Any], origin: str | None = None) -> TargetOptions:
         """A config file's ``[target]`` table (keys as the flags: ``driver``, ``gpus``, ``pool``,
-        ``file``...)."""
+        ``file``...); ``origin``: the config file's path (the target's ``source`` names it)."""
         return cls(
+            origin=origin if table else None,
             drivers=tuple(table.get("driver", ())),
             gpus=tuple(table.get("gpus", ())),
             pools=tuple(table.get("pool", ())),
@@ -185,6 +190,24 @@ ClusterReader = Callable[..., Target]
 
 
 def build_target(
+    options: TargetOptions,
+    matrix: TargetMatrix | None,
+    cluster_reader: ClusterReader | None = None,
+    *,
+    cluster_matrix: bool = False,
+) -> Target:
+    """Flags + target file + live cluster → one Target (``_build_target``). Pools the config
+    file's ``[target]`` describes with flag keys (``driver``, ``gpus``, ``pool``) say so: their
+    ``source`` and the target's are ``config:PATH``, not ``flags``."""
+    target = _build_target(options, matrix, cluster_reader, cluster_matrix=cluster_matrix)
+    if not options.origin or not target.known:
+        return target
+    origin = f"config:{options.origin}"
+    pools = tuple(dataclasses.replace(p, source=origin) if p.source == "flags" else p for p in target.pools)
+    return dataclasses.replace(target, pools=pools, source=origin if target.source == "flags" else target.source)
+
+
+def _build_target(
     options: TargetOptions,
     matrix: TargetMatrix | None,
     cluster_reader: ClusterReader | None = None,

@@ -68,14 +68,17 @@ def _parse(args: list[str]) -> None:
     """Parse ``imagelint ARGS`` with the real click command tree, running nothing."""
     command: click.Command = ROOT_COMMAND
     ctx = command.make_context("imagelint", list(args))
+    words = list(args)
     while isinstance(command, click.Group):
-        rest = [*ctx.protected_args, *ctx.args] if hasattr(ctx, "protected_args") else list(ctx.args)
+        # The group's parser leaves its command and that command's words (ctx.protected_args, which
+        # held the command, is deprecated in Click 8.2 and goes in Click 9).
+        _, rest, _ = command.make_parser(ctx).parse_args(list(words))
         if not rest:
             return
-        name, *rest = rest
+        name, *words = rest
         command = command.get_command(ctx, name)
         assert command is not None, name
-        ctx = command.make_context(name, rest, parent=ctx)
+        ctx = command.make_context(name, list(words), parent=ctx)
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=" ".join)

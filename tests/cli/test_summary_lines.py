@@ -52,7 +52,28 @@ def test_unreadable_images_are_counted_and_printed_once(tmp_path):
     assert r.returncode == 3
     assert last_line(r.stdout).startswith("2 image(s) (1 unreadable): "), r.stdout
     assert r.stderr.strip() == "imagelint: error: ./missing.tar: no such file or directory"
-    assert "no such file" not in r.stdout, "the message is on stderr; the report names the image as unreadable"
+    # stdout redirected (`> report.txt`, here a pipe): the report keeps the reason (issue 38)
+    assert "unreadable: ./missing.tar: no such file or directory" in r.stdout, r.stdout
+    # stdout and stderr the same terminal: printed once, on stderr
+    import pty
+
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update({"IMAGELINT_NO_CACHE": "1", "NO_COLOR": "1"})
+    proc = subprocess.run(["imagelint", "check", "./missing.tar", "--driver", "550.54.15"], cwd=tmp_path, env=env,
+                          stdout=secondary, stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(primary)
+    assert proc.returncode == 3 and b"the error is on stderr" in shown and b"no such file" not in shown, shown
     # the same error in a report file keeps its message
     out = tmp_path / "report.txt"
     r = cli("check", "./missing.tar", "--format", "text", "--output", str(out), cwd=tmp_path)
@@ -101,12 +122,12 @@ def test_interleaved_format_and_output_pair_as_given(tmp_path):
     assert (tmp_path / "r.xml").read_text().lstrip().startswith("<")
 
 
-def test_github_annotations_outside_actions_point_at_no_report_not_asked_for(tmp_path):
+def test_github_annotations_carry_the_details_and_the_fix_not_a_pointer_to_a_report(tmp_path):
+    """The JSON report of a CI run stays on the runner (the documented workflow never uploads it):
+    annotations hold the detail lines and the fix themselves (issue 38)."""
     (tmp_path / "Dockerfile").write_text(FAILING_DOCKERFILE)
-    alone = cli("lint", "Dockerfile", "--driver", "470.57.02", "--gpu", "RTX 3090", "--format", "github", cwd=tmp_path)
-    assert alone.returncode == 1 and "more detail line(s)" in alone.stdout, alone.stdout
-    assert "JSON report" not in alone.stdout
-    assert "more detail line(s) (--format text or json shows every line)" in alone.stdout
-    with_json = cli("lint", "Dockerfile", "--driver", "470.57.02", "--gpu", "RTX 3090", "--format", "github", "--format", "json",
-                    "--output", "out/imagelint.json", cwd=tmp_path)
-    assert with_json.returncode == 1 and "more detail line(s) in the JSON report out/imagelint.json" in with_json.stdout
+    for extra in ((), ("--format", "json", "--output", "out/imagelint.json")):
+        r = cli("lint", "Dockerfile", "--driver", "470.57.02", "--gpu", "RTX 3090", "--format", "github", *extra, cwd=tmp_path)
+        [il101] = [ln for ln in r.stdout.splitlines() if "title=IL101" in ln]
+        assert r.returncode == 1 and "%0AFix: One of: (1)" in il101, il101
+        assert "JSON report" not in r.stdout and "more detail line(s)" not in il101

@@ -244,3 +244,25 @@ def test_install_step_builds_a_private_venv_from_the_action_checkout(tmp_path) -
     run = subprocess.run([str(venv / "bin" / "imagelint"), "check", f"oci-dir:{layout}", "--driver", "550.54.15", "--no-cache"],
                          capture_output=True, text=True)
     assert run.returncode == 1 and "IL302" in run.stdout, run.stderr
+
+
+def test_gpu_toolkit_and_pools_inputs_describe_the_target(tmp_path: Path, layouts) -> None:
+    """Issue 38: the documented workflow gave "could not judge: needs the pool's GPU model" because
+    the action had no gpu input; gpu, toolkit and pools now reach imagelint as flags, never as code."""
+    proc, outputs, _ = run_action(tmp_path, image=f"oci-dir:{layouts['cuda124']}:v1", driver="535.104.05",
+                                  gpu="RTX 4090\nT4", toolkit="1.17.8", format="json", args="--select IL101")
+    assert outputs["exit-code"] in ("0", "1"), proc.stdout[-800:] + proc.stderr[-800:]
+    report = json.loads(Path(outputs["json-file"]).read_text())
+    [pool] = report["results"][0]["target"]["pools"]
+    assert [g["product"] for g in pool["gpus"]] == ["RTX 4090", "T4"] and pool["toolkit"] == "1.17.8"
+    said = " ".join(" ".join([f["message"], *f.get("details", [])]) for r in report["results"] for f in r["findings"])
+    assert "missing: the pool's GPU model" not in said
+    proc, outputs, _ = run_action(tmp_path, image=f"oci-dir:{layouts['cuda124']}:v1", format="json", args="--select IL101",
+                                  pools="driver=535.104.05,gpu=T4,toolkit=1.17.8\nname=next,driver=580.95.05,gpu=L4")
+    report = json.loads(Path(outputs["json-file"]).read_text())
+    pools = {p["name"]: p for p in report["results"][0]["target"]["pools"]}
+    assert set(pools) == {"535.104.05/T4", "next"} and pools["next"]["driver"] == "580.95.05", pools
+    ws = tmp_path / "workspace"
+    proc, _, _ = run_action(tmp_path, image=f"oci-dir:{layouts['cuda124']}:v1", gpu="T4 $(touch pwned1)",
+                            pools="driver=535.104.05;touch pwned2", toolkit="`touch pwned3`")
+    assert not list(ws.glob("pwned*")) and "Traceback" not in proc.stderr

@@ -6,10 +6,10 @@
   name only sections and fields the matrix schema has;
 * the workflow: its imagelint step runs ``action/run.sh`` under a simulated runner against the
   image built into a real dockerd, and the SARIF it uploads meets GitHub's requirements;
-* pre-commit: the config as pasted (only the repository URL replaced by this repository)
-  makes the real ``pre-commit`` clone the pinned commit and fail the documented Dockerfile;
-* pins: the commit SHA the docs pin is in this repository's history and has every Action
-  input and hook the snippets use.
+* pre-commit: what the docs say the hook does to the documented Dockerfile is what ``lint`` does
+  with the config as pasted; and (network) the real ``pre-commit`` clones the pinned release (this
+  commit, tagged in a clone) and fails it;
+* pins: the docs pin ``v`` + pyproject's version, and use only inputs and hooks this checkout has.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from tests.integrations.snippets import ROOT, Snippet, shell_commands, snippets,
 from tests.report.sarif_github import assert_github_accepts
 
 ALL = snippets()
-SHA_RE = re.compile(r"\b[0-9a-f]{40}\b")
 
 
 def of_kind(kind: str) -> list[Snippet]:
@@ -63,14 +62,18 @@ def _parse(args: list[str]) -> None:
 
     command: click.Command = typer.main.get_command(cli.app)
     ctx = command.make_context("imagelint", list(args), resilient_parsing=False)
+    words = list(args)
     while isinstance(command, click.Group):
-        if not ctx.protected_args and not ctx.args:
+        # The group's parser leaves its command and that command's words (not ctx.protected_args:
+        # deprecated in Click 8.2, gone in Click 9).
+        _, rest, _ = command.make_parser(ctx).parse_args(list(words))
+        if not rest:
             return
-        name, *rest = [*ctx.protected_args, *ctx.args]
+        name, *words = rest
         sub = command.get_command(ctx, name)
         if sub is None:
             raise click.UsageError(f"no such command {name!r}")
-        command, ctx = sub, sub.make_context(name, rest, parent=ctx, resilient_parsing=False)
+        command, ctx = sub, sub.make_context(name, list(words), parent=ctx, resilient_parsing=False)
 
 
 @pytest.mark.parametrize("where,args", _imagelint_commands(), ids=lambda v: v if isinstance(v, str) else " ".join(v)[:60])
@@ -269,39 +272,76 @@ def _git(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
-def _pinned() -> set[str]:
-    return {sha for s in of_kind("workflow") + of_kind("pre-commit") for sha in SHA_RE.findall(s.body)}
+def _version() -> str:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
-def _show(sha: str, path: str) -> str:
-    proc = _git("show", f"{sha}:{path}")
-    assert proc.returncode == 0, f"{path} at {sha}: {proc.stderr}"
-    return proc.stdout
-
-
-def test_docs_pin_a_commit_of_this_repository_with_what_they_use():
-    if _git("rev-parse", "--git-dir").returncode != 0:
-        pytest.skip("not a git checkout")
-    shas = _pinned()
-    assert shas, "the workflow and pre-commit snippets must pin a commit SHA (tags can move)"
-    for s in of_kind("workflow") + of_kind("pre-commit"):
-        assert not re.search(r"imagelint@v\d|rev:\s*v\d", s.body), f"{s.where}: a tag that may not exist; pin the SHA"
-    for sha in shas:
-        assert _git("merge-base", "--is-ancestor", sha, "HEAD").returncode == 0, (
-            f"docs pin {sha}, which is not in this branch's history (rebased or squashed?): pin a commit of main")
+def _pins() -> list[tuple[str, str]]:
+    """(where, ref) for every ``uses: imagelint/imagelint@REF`` and pre-commit ``rev: REF``."""
+    out = []
     for s in of_kind("workflow"):
-        doc = yaml.safe_load(s.body)
-        for step in (st for job in doc["jobs"].values() for st in job["steps"]):
-            uses = step.get("uses", "")
-            if uses.startswith("imagelint/imagelint@"):
-                sha = uses.split("@", 1)[1]
-                inputs = yaml.safe_load(_show(sha, "action.yml"))["inputs"]
-                assert set(step.get("with", {})) <= set(inputs), f"{s.where}: inputs the pinned action lacks"
-                assert set(step.get("with", {})) <= set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
+        for job in yaml.safe_load(s.body)["jobs"].values():
+            out += [(s.where, st["uses"].split("@", 1)[1]) for st in job["steps"]
+                    if st.get("uses", "").startswith("imagelint/imagelint@")]
+    for s in of_kind("pre-commit"):
+        out += [(s.where, repo["rev"]) for repo in yaml.safe_load(s.body)["repos"]]
+    return out
+
+
+def test_docs_pin_the_release_of_this_version_with_what_they_use():
+    """Issue 38: the docs pinned a commit hundreds of commits old, whose hook failed on what main
+    reports as info. They pin ``v`` + pyproject's version, so the release that ships this code is
+    the one the docs show; the snippets run against this checkout (tests below)."""
+    import imagelint
+
+    pins = _pins()
+    assert pins, "the workflow and pre-commit snippets pin a release"
+    assert _version() == imagelint.__version__
+    for where, ref in pins:
+        assert ref == f"v{_version()}", f"{where}: pins {ref}, not this version's release v{_version()}"
+    inputs = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
+    for s in of_kind("workflow"):
+        for step in (st for job in yaml.safe_load(s.body)["jobs"].values() for st in job["steps"]):
+            if step.get("uses", "").startswith("imagelint/imagelint@"):
+                assert set(step.get("with", {})) <= inputs, f"{s.where}: inputs action.yml lacks"
+    hooks = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     for s in of_kind("pre-commit"):
         for repo in yaml.safe_load(s.body)["repos"]:
-            hooks = {h["id"] for h in yaml.safe_load(_show(repo["rev"], ".pre-commit-hooks.yaml"))}
             assert {h["id"] for h in repo["hooks"]} <= hooks, s.where
+
+
+def _pre_commit_claim() -> tuple[Snippet, Snippet, str, str]:
+    """The pre-commit section's config snippet, and the Dockerfile and rule it says fail."""
+    [snippet] = of_kind("pre-commit")
+    config_toml = next(s for s in of_kind("config") if s.path == snippet.path)
+    m = re.search(r"Dockerfile `FROM ([^`]+)` fails with\s+`(IL\d+)", snippet.path.read_text().replace("\n", " "))
+    assert m, "the docs say which Dockerfile fails with which rule"
+    return snippet, config_toml, m.group(1), m.group(2)
+
+
+def test_the_pre_commit_claim_holds_as_written(tmp_path):
+    """The hook runs ``imagelint lint`` on the staged Dockerfile with the config as pasted: it fails
+    (exit 1) with the rule the docs name, an error at Dockerfile:1 (issue 38: the docs said IL101
+    fails where the tool gave a warning and exit 0)."""
+    _, config_toml, base, rule = _pre_commit_claim()
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".imagelint.toml").write_text(config_toml.body)
+    (tmp_path / "Dockerfile").write_text(f"FROM {base}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update({"IMAGELINT_NO_CACHE": "1", "NO_COLOR": "1"})
+    proc = subprocess.run(["imagelint", "lint", "Dockerfile", "--format", "json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    found = [(f["rule"], f["severity"], (f.get("location") or {}).get("line")) for r in json.loads(proc.stdout)["results"]
+             for f in r["findings"]]
+    assert proc.returncode == 1 and (rule, "error", 1) in found, found
+    # and the aside: on a data-centre GPU it is a warning, exit 0
+    (tmp_path / ".imagelint.toml").write_text(config_toml.body.replace('"RTX 4090"', '"T4"'))
+    proc = subprocess.run(["imagelint", "lint", "Dockerfile", "--format", "json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    found = [(f["rule"], f["severity"]) for r in json.loads(proc.stdout)["results"] for f in r["findings"]]
+    assert proc.returncode == 0 and (rule, "warning") in found, found
 
 
 def _expand(value: str, sha: str) -> str:
@@ -367,28 +407,29 @@ def test_workflow_snippet_under_a_simulated_runner(tmp_path, dockerd, workspace)
 @pytest.mark.network
 @pytest.mark.slow
 def test_pre_commit_snippet_as_pasted(tmp_path):
-    """pre-commit clones this repository at the pinned commit and fails the Dockerfile the docs name."""
+    """pre-commit clones the pinned release (this commit, tagged as the release of this version in a
+    clone) and fails the Dockerfile the docs name."""
     from tests.integrations.conftest import git
 
     if _git("rev-parse", "--git-dir").returncode != 0:
         pytest.skip("not a git checkout")
-    [snippet] = of_kind("pre-commit")
-    config_toml = next(s for s in of_kind("config") if s.path == snippet.path)
-    text = snippet.body.replace("https://github.com/imagelint/imagelint", str(ROOT))
+    snippet, config_toml, base, rule = _pre_commit_claim()
+    release = tmp_path / "release"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(release)], check=True, capture_output=True, timeout=120)
+    git(release, "tag", f"v{_version()}")
+    text = snippet.body.replace("https://github.com/imagelint/imagelint", str(release))
     project = tmp_path / "project"
     project.mkdir()
     (project / ".pre-commit-config.yaml").write_text(text)
     (project / ".imagelint.toml").write_text(config_toml.body)
-    m = re.search(r"Dockerfile `FROM ([^`]+)` fails with\s+`(IL\d+)", snippet.path.read_text().replace("\n", " "))
-    assert m, "the docs say which Dockerfile fails with which rule"
-    (project / "Dockerfile").write_text(f"FROM {m.group(1)}\n")
+    (project / "Dockerfile").write_text(f"FROM {base}\n")
     git(project, "init", "-q")
     git(project, "add", "-A")
     home = Path(os.environ.get("PRE_COMMIT_HOME") or tmp_path / "pre-commit-home")
     exe = shutil.which("pre-commit") or "pre-commit"
     proc = subprocess.run([exe, "run", "--all-files"], cwd=project, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"})
-    assert proc.returncode == 1 and m.group(2) in proc.stdout and "Dockerfile:1" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-1000:]
+    assert proc.returncode == 1 and rule in proc.stdout and "Dockerfile:1" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-1000:]
 
 
 # --- output ---------------------------------------------------------------------------------------

@@ -141,7 +141,12 @@ def github_problems(doc: dict[str, Any], repo_root: Path | str, text: str | None
             if base is not None and base != "%SRCROOT%" and base not in base_ids:
                 bad(f"{rw}...artifactLocation.uriBaseId", f"{base!r} is not the repository root")
             path = root / urllib.parse.unquote(parts.path)
-            if not path.is_file() or not str(path.resolve()).startswith(str(root) + os.sep):
+            # An image's name as a pseudo-path (trivy's image SARIF; no uriBaseId): code scanning takes
+            # it and lists the alert under that name. It must never pass for a repository file.
+            if res.get("properties", {}).get("pseudoPath") is True and base is None:
+                if path.is_file():
+                    bad(f"{rw}...artifactLocation.uri", f"{uri!r}: a pseudo-path that is a repository file")
+            elif not path.is_file() or not str(path.resolve()).startswith(str(root) + os.sep):
                 bad(f"{rw}...artifactLocation.uri", f"{uri!r} is not a file of the repository {root}")
             region = phys.get("region")
             if not region:

@@ -148,8 +148,50 @@ def test_findings_are_a_headline_and_detail_lines():
     assert details[0] == "in legacy mode with toolkit >= 1.17.4" and details[-1] == "x" * 600
     assert headline_and_details("short; detail") == ("short", ("detail",))
     note = annotation_text(long, 300)
-    assert len(note) <= 300 and note.startswith(head) and note.endswith("more detail line(s) (--format text or json shows every line)")
-    assert annotation_text(long, 300, json_report="out/imagelint.json").endswith("more detail line(s) in the JSON report out/imagelint.json")
+    assert len(note) <= 300 and note.startswith(head) and note.endswith("more detail line(s): imagelint --format text or json shows every line")
+    assert "imagelint.json" not in note, "the JSON report stays on the runner: never point a CI reader at it"
+
+
+def test_ci_formats_keep_the_fix_and_the_details():
+    """GitHub annotations and JUnit failures carry the fix and the detail lines (bounded), not a
+    pointer to a JSON file the documented workflow never uploads (issue 38)."""
+    details = tuple(f"detail {i}" for i in range(3))
+    f = Finding("IL101", "cuda-driver-too-old", "error", "CUDA 13.0 needs driver >= 580", None,
+                remediation="upgrade the pool's driver to >= 580.65.06, or build FROM a CUDA 12.x base", details=details)
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL101",))])
+    [note] = [ln for ln in render("github", r).splitlines() if ln.startswith("::error title=IL101")]
+    assert "%0Adetail 2%0AFix: upgrade the pool's driver to >= 580.65.06, or build FROM a CUDA 12.x base" in note
+    assert "JSON report" not in note
+    failure = ET.fromstring(render("junit", r)).find(".//testcase[@name='IL101 cuda-driver-too-old']/failure")
+    assert failure.text.splitlines()[1:] == ["  detail 0", "  detail 1", "  detail 2",
+                                             "  fix: upgrade the pool's driver to >= 580.65.06, or build FROM a CUDA 12.x base"]
+    many = Finding("IL101", "cuda-driver-too-old", "error", "head", None, remediation="the fix",
+                   details=tuple(f"line {i}" for i in range(40)))
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(many,), rules_run=("IL101",))])
+    [note] = [ln for ln in render("github", r).splitlines() if ln.startswith("::error title=IL101")]
+    assert "line 11%0A… 28 more detail line(s)" in note and note.endswith("%0AFix: the fix")
+    failure = ET.fromstring(render("junit", r)).find(".//failure")
+    assert "line 12" not in failure.text and "… 28 more detail line(s)" in failure.text and failure.text.endswith("fix: the fix")
+
+
+def test_ci_formats_show_image_findings_on_the_dockerfile(tmp_path):
+    """With --dockerfile, an image's findings are annotated on that Dockerfile (the line that set
+    what they are about, else its last FROM), in GitHub annotations and JUnit alike."""
+    from tests.rules.helpers import env_prov
+
+    (tmp_path / "Dockerfile").write_text("# syntax=docker/dockerfile:1\nFROM nvidia/cuda:13.0.2-base AS base\n"
+                                         "FROM base\nENV NVIDIA_VISIBLE_DEVICES=all\n")
+    on_env = Finding("IL301", "visible-devices-all", "warning", "all GPUs", env_prov("NVIDIA_VISIBLE_DEVICES"))
+    on_image = Finding("IL101", "cuda-driver-too-old", "error", "CUDA 13.0 needs driver >= 580", None)
+    r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(on_env, on_image), rules_run=("IL101", "IL301"))])
+    options = ReportOptions(sarif_artifacts=SarifArtifacts(root=str(tmp_path), dockerfile=str(tmp_path / "Dockerfile")))
+    out = render("github", r, options).splitlines()
+    assert any(ln.startswith("::error file=Dockerfile,line=3,title=IL101") for ln in out), out
+    assert any(ln.startswith("::warning file=Dockerfile,line=4,title=IL301") for ln in out), out
+    case = ET.fromstring(render("junit", r, options)).find(".//testcase[@name='IL101 cuda-driver-too-old']")
+    assert case.get("file") == "Dockerfile" and case.get("line") == "3"
+    # without a Dockerfile: no file= (an annotation on a file that is not the image's would mislead)
+    assert not any("file=" in ln for ln in render("github", r).splitlines())
 
 
 def test_github_annotations_stay_short_and_json_keeps_the_whole_message():
@@ -157,7 +199,7 @@ def test_github_annotations_stay_short_and_json_keeps_the_whole_message():
     f = Finding("IL101", "cuda-driver-too-old", "error", msg, None)
     r = make_run([ImageResult("registry:ghcr.io/org/app:1", findings=(f,), rules_run=("IL101",))])
     [line] = [ln for ln in render("github", r).splitlines() if ln.startswith("::error title=IL101")]
-    assert len(line) < 500 and "headline of it%0Adetail 0" in line
+    assert len(line) < 2500 and "headline of it%0Adetail 0" in line and "detail 19" not in line
     assert json.loads(render("json", r))["results"][0]["findings"][0]["message"] == msg
     text = render("text", r)
     assert "IL101 cuda-driver-too-old: headline of it\n      detail 0 " in text and "detail 19" in text
@@ -186,7 +228,8 @@ def test_a_finding_with_details_is_shown_as_written_in_every_format(report_schem
     assert "depends on the container toolkit%0Alegacy <1.17.4; cdi >=1.17.5: runs" in note
     assert escape_data(details[1]) in note
     case = ET.fromstring(render("junit", r)).find(".//testcase[@name='IL101 cuda-driver-too-old']")
-    assert case.find("system-out").text.splitlines() == [f"[warning] {f.message}", *(f"  {d}" for d in details)]
+    assert case.find("system-out").text.splitlines() == [f"[warning] {f.message}", *(f"  {d}" for d in details),
+                                                         "  fix: One of: (1) upgrade; (2) rebuild."]
 
 
 def test_a_long_message_without_details_still_falls_back_to_the_splitter():

@@ -210,9 +210,16 @@ def test_rule_metadata_for_code_scanning(busy_run, repo):
     assert all(r["properties"]["precision"] and r["properties"]["tags"] for r in rules.values())
 
 
-def test_no_anchor_and_no_dockerfile_is_an_error_not_a_wrong_path(busy_run, repo):
-    with pytest.raises(SarifLimitError, match="--dockerfile"):
-        render("sarif", busy_run, ReportOptions(sarif_artifacts=SarifArtifacts(root=str(repo))))
+def test_no_anchor_and_no_dockerfile_points_at_the_image_name_as_trivy_does(busy_run, repo):
+    """No repository file for the image: its name is the pseudo-path (trivy's image SARIF), marked
+    ``pseudoPath`` and said in the run, never a file of the repository that is not the image's."""
+    doc = json.loads(render("sarif", busy_run, ReportOptions(sarif_artifacts=SarifArtifacts(root=str(repo)))))
+    assert_github_accepts(doc, repo)
+    [sarif_run] = doc["runs"]
+    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif_run["results"]}
+    assert locations == {"app"} and all(r["properties"]["pseudoPath"] is True for r in sarif_run["results"])
+    notes = [n["message"]["text"] for n in sarif_run["invocations"][0]["toolExecutionNotifications"]]
+    assert any("--dockerfile" in n and "as trivy's image SARIF does" in n for n in notes)
 
 
 # --- as users run it -----------------------------------------------------------------------------
@@ -245,9 +252,28 @@ def _written(checkout: Path, name: str = "out.sarif") -> tuple[dict, str]:
     return json.loads(text), text
 
 
-def test_check_without_anywhere_to_point_fails_before_reading(checkout):
-    r = cli("check", "oci-dir:image", "--driver", "535.104.05", "--format", "sarif", "--output", "out.sarif", cwd=checkout)
-    assert r.returncode == 2 and "--dockerfile" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+def test_sarif_without_a_dockerfile_never_stops_the_other_formats(checkout):
+    """Issue 38: ``--format sarif … --format junit … --format json`` with no Dockerfile wrote
+    nothing (exit 2). Every report is written; SARIF names the image."""
+    r = cli("check", "oci-dir:image", "--driver", "535.104.05", "--format", "sarif", "--output", "out.sarif",
+            "--format", "junit", "--output", "out.xml", "--format", "json", "--output", "out.json", cwd=checkout)
+    assert r.returncode == 1, r.stderr
+    assert all((checkout / name).stat().st_size for name in ("out.sarif", "out.xml", "out.json"))
+    doc, text = _written(checkout)
+    assert_github_accepts(doc, checkout, text)
+    assert {x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in doc["runs"][0]["results"]} == {"image"}
+
+
+def test_one_formats_limit_does_not_stop_the_others(checkout):
+    """SARIF's 20-runs limit refuses that report (exit 2, said once); JSON is still written."""
+    images = []
+    for n in range(21):
+        shutil.copytree(checkout / "image", checkout / f"img{n}")
+        images.append(f"oci-dir:img{n}")
+    r = cli("check", *images, "--driver", "535.104.05", "--format", "sarif", "--output", "out.sarif",
+            "--format", "json", "--output", "out.json", cwd=checkout)
+    assert r.returncode == 2 and "at most 20 runs" in r.stderr and "the other reports are written" in r.stderr, r.stderr
+    assert len(json.loads((checkout / "out.json").read_text())["results"]) == 21
     assert not (checkout / "out.sarif").exists()
 
 
@@ -300,7 +326,7 @@ def test_dockerfile_outside_the_repository_is_refused(checkout, tmp_path_factory
     r = cli("check", "oci-dir:image", "--dockerfile", "Nope", "--format", "sarif", "--output", "o.sarif", cwd=checkout)
     assert r.returncode == 2 and "no such file" in r.stderr
     r = cli("check", "oci-dir:image", "--dockerfile", "Dockerfile", "--format", "json", cwd=checkout)
-    assert r.returncode == 2 and "only apply to --format sarif" in r.stderr
+    assert r.returncode == 2 and "only apply to --format sarif, github or junit" in r.stderr
 
 
 def test_the_sarif_sdk_validator_with_githubs_ingestion_rules(checkout, busy_run, tmp_path_factory):

@@ -262,3 +262,70 @@ def test_retry_after_as_seconds_or_an_http_date() -> None:
     assert 25 <= retry_after_seconds(formatdate(time.time() + 30, usegmt=True)) <= 30
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0  # a date past: no wait
     assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None and retry_after_seconds("-5") is None
+
+
+def test_a_name_that_does_not_resolve_is_said_once_and_not_retried(monkeypatch, no_proxy_env) -> None:
+    """Issue 38: offline, a DNS failure was retried 5 times and said ``[Errno -2] Name or service
+    not known``. The resolver's "no such name" cannot change by retrying (as docker pull gives up
+    at once); a temporary failure (EAI_AGAIN) is still retried."""
+    import urllib3.util.connection
+
+    calls: list[str] = []
+
+    def no_name(host, *args, **kwargs):
+        calls.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(urllib3.util.connection.socket, "getaddrinfo", no_name)
+    transport = HttpTransport(lambda url: True, timeout=5.0, retries=4, backoff=0.001, sleep=lambda s: None)
+    with pytest.raises(TransportFailure) as err:
+        transport.request("GET", "https://nvcr.io/v2/")
+    assert err.value.kind == "resolve" and err.value.attempts == 1 and len(calls) == 1
+    assert err.value.detail.startswith("cannot resolve nvcr.io (Name or service not known)")
+
+    calls.clear()
+
+    def not_now(host, *args, **kwargs):
+        calls.append(host)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(urllib3.util.connection.socket, "getaddrinfo", not_now)
+    with pytest.raises(TransportFailure) as err:
+        transport.request("GET", "https://nvcr.io/v2/")
+    assert err.value.kind == "connection" and len(calls) == 5 and "cannot resolve nvcr.io" in err.value.detail
+
+
+def test_a_request_says_what_it_waits_for_while_it_waits(no_proxy_env) -> None:
+    """Issue 38: a registry that accepts and never answers showed '0 B inflated' (or nothing) for a
+    minute. While a request waits, the progress line can say for whom and which attempt."""
+    from imagelint import progress
+
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802
+            seen.append(progress.waiting_for())
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        transport = HttpTransport(lambda url: True, timeout=5.0, retries=3, backoff=0.001, sleep=lambda s: None)
+        transport.request("GET", f"http://{host}/v2/").close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == [f"{host}, attempt 1 of 4"] and progress.waiting_for() is None
+    from imagelint.cli.progress import line_for
+
+    assert line_for("registry:r/x:1", 12, 0, 200, f"{host}, attempt 2 of 4") == \
+        f"imagelint: reading registry:r/x:1 … waiting for {host}, attempt 2 of 4, 12 s"
+    assert "inflated" in line_for("registry:r/x:1", 12, 5 << 20, 200, "ignored once bytes flow")

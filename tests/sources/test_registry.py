@@ -107,13 +107,22 @@ def test_oci_image_by_tag_and_by_digest(plain_registry):
     assert by_digest.digest == built.digest and by_digest.config == image.config
 
 
-def test_plain_http_needs_an_explicit_insecure_entry(plain_registry):
+def test_a_loopback_registry_is_insecure_by_default_as_dockers(plain_registry):
+    """Issue 38: ``check localhost:5000/...`` on a plain-HTTP registry said ``TLS error:
+    WRONG_VERSION_NUMBER``. Docker treats 127.0.0.0/8 (and localhost) as insecure registries by
+    default: HTTPS first, then plain HTTP. Other hosts still need --insecure-registry, and a loopback
+    registry that speaks TLS is still verified (test_tls_without_the_ca_is_a_certificate_error)."""
+    from imagelint.sources.registry import is_loopback
+
     r = repo()
-    plain_registry.push(r, "1", unique_image().build())
-    with pytest.raises(RegistryError) as err:
-        open_name(f"{plain_registry.host}/{r}:1", opts())
-    assert "TLS" in str(err.value) and plain_registry.host.split(":")[0] in str(err.value)
-    assert err.value.exit_code == EXIT_UNREADABLE
+    built = unique_image().build()
+    plain_registry.push(r, "1", built)
+    port = plain_registry.host.rpartition(":")[2]
+    for host in (plain_registry.host, f"localhost:{port}"):
+        [image], _ = open_name(f"{host}/{r}:1", opts())
+        assert image.digest == built.digest
+    assert [is_loopback(h) for h in ("localhost", "127.0.0.1", "127.3.2.1", "::1", "[::1]")] == [True] * 5
+    assert not any(is_loopback(h) for h in ("registry.example", "10.0.0.1", "localhost.example", "0.0.0.0"))
 
 
 def test_missing_tag_says_so(plain_registry):
@@ -576,3 +585,40 @@ def test_every_error_is_one_line_exit_3(plain_registry):
 def _fresh_tokens():
     clear_token_cache()
     yield
+
+
+def test_a_registry_that_never_answers_says_the_numbers_it_used():
+    """Issue 38: 'timed out after 5 attempt(s) (timeout 30s) … (read timeout=10.0)' named a bound
+    no attempt had. The message now gives the attempts, the time they took and each one's bound."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_hold() -> None:  # accepts every connection, never sends a byte
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_hold, daemon=True)
+    thread.start()
+    host = f"127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        with pytest.raises(RegistryError) as err:
+            open_name(f"{host}/x/y:1", opts(timeout=0.3, retries=2, insecure_registries=(host,)))
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    msg = str(err.value)
+    assert "no answer: 3 attempt(s) over" in msg and "each waited 0.3 s for data; --timeout sets it" in msg, msg
+    assert "(timeout 30s)" not in msg

@@ -62,7 +62,11 @@ class Refused(Exception):
 ANY_STATUS: tuple[int, ...] = tuple(range(400, 600))  # ``refusable=ANY_STATUS``: every HTTP error status
 
 def status_text(status: int) -> str:
-    """``403`` → ``403 Forbidden``."""
+    """``403`` → ``403 Forbidden``; a dump's ``NOT_IN_DUMP`` → ``not in the dump``."""
+    from imagelint.cluster.source import NOT_IN_DUMP
+
+    if status == NOT_IN_DUMP:
+        return "not in the dump"
     return f"{status} {_STATUS_TEXT.get(status, '')}".strip()
 
 
@@ -177,6 +181,12 @@ class Connection:
         if not isinstance(body, Mapping):
             raise self.error(step, "the answer is not an object")
         return Fetched(object=body)
+
+    def log_tail(self, namespace: str, pod: str, container: str, *, previous: bool = False) -> Any:
+        """A bounded tail of one container's log (``pods/log``; :mod:`imagelint.cluster.pod_logs`)."""
+        from imagelint.cluster.pod_logs import read_log_tail
+
+        return read_log_tail(self, namespace, pod, container, previous=previous)
 
     # --- one request -------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from imagelint.cluster.connection import Connection
+from imagelint.cluster.source import ObjectSource
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
 from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, Finding, ImageSide, StageResult
@@ -85,7 +85,7 @@ def _named_by_workload(ctx: Context, f: Finding) -> Finding:
     return replace(f, workload=f"{kind} {name}") if kind != "ReplicaSet" else f
 
 
-def run_doctor(conn: Connection, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:
+def run_doctor(conn: ObjectSource, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:
     snap = read_snapshot(conn, options)
     if options.pod and "pods" not in snap.refused and not any(
         p.name == options.pod and p.namespace == options.namespace for p in snap.pods

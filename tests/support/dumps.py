@@ -48,7 +48,13 @@ def _untyped(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ns(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "")
+    namespace = (obj.get("metadata") or {}).get("namespace") if isinstance(obj.get("metadata"), dict) else None
+    return namespace if isinstance(namespace, str) else ""
+
+
+def _well_formed(pod: dict[str, Any]) -> bool:
+    """A pod kubectl could have written logs for (the suite also serves malformed ones on purpose)."""
+    return isinstance(pod.get("spec"), dict) and isinstance(pod["metadata"].get("name"), str) and bool(_ns(pod))
 
 
 def _configmaps(state: ClusterState) -> list[dict[str, Any]]:
@@ -127,7 +133,7 @@ def write_cluster_info_dump(kube: FakeKube, root: Path) -> Path:
         for name, body in _lists(kube, namespace):
             (root / namespace / f"{name}.json").write_text(json.dumps(body, indent=4))
         for pod in state.pods:
-            if _ns(pod) == namespace:
+            if _ns(pod) == namespace and _well_formed(pod):
                 (root / namespace / pod["metadata"]["name"]).mkdir(exist_ok=True)
                 (root / namespace / pod["metadata"]["name"] / "logs.txt").write_text(_log_sections(kube, pod))
     return root
@@ -138,7 +144,7 @@ def cluster_info_stdout(kube: FakeKube) -> str:
     out = [json.dumps({"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": [_untyped(n) for n in state.nodes]}, indent=4) + "\n"]
     for namespace in _namespaces(state):
         out += [json.dumps(body, indent=4) + "\n" for _, body in _lists(kube, namespace)]
-        out += [_log_sections(kube, p) for p in state.pods if _ns(p) == namespace]
+        out += [_log_sections(kube, p) for p in state.pods if _ns(p) == namespace and _well_formed(p)]
     return "".join(out)
 
 
@@ -200,7 +206,7 @@ def write_must_gather(kube: FakeKube, root: Path, namespace: str = "gpu-operator
         n["metadata"]["name"] + "\n" + "".join(f"- {k}={v}\n" for k, v in n["metadata"]["labels"].items()) + "\n" for n in gpu))
     (root / "gpu_nodes.descr").write_text(describe_nodes(gpu))
     (root / "gpu_nodes.status").write_text("NAME   STATUS   ROLES   AGE   VERSION\n")
-    for pod in pods:
+    for pod in filter(_well_formed, pods):
         name = pod["metadata"]["name"]
         (root / f"gpu_operand_pod_{name}.log").write_text(_prefixed(kube, pod, False))
         (root / f"gpu_operand_pod_{name}.previous.log").write_text(_prefixed(kube, pod, True))
@@ -212,7 +218,7 @@ def write_doctor_dump(kube: FakeKube, root: Path) -> Path:
     """A cluster-info dump, the previous-instance logs beside it, and the kinds it lacks in extra.yaml."""
     state = kube.state
     write_cluster_info_dump(kube, root)
-    for pod in state.pods:
+    for pod in filter(_well_formed, state.pods):
         text = _prefixed(kube, pod, True)
         if text:
             (root / f"gpu_operand_pod_{pod['metadata']['name']}.previous.log").write_text(text)

@@ -156,3 +156,38 @@ def test_bad_dumps_are_one_line_errors(tmp_path):
         run = _doctor("--from", str(path))
         assert run.exit_code == 2, run.stdout + run.stderr
         assert words in run.stderr and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+def test_target_snapshot_from_a_dump_writes_the_pools_a_live_snapshot_writes(tmp_path):
+    from imagelint.cli import app
+
+    def pools(text: str) -> str:
+        return text[text.index("[[pool]]"):]
+
+    state = clone(healthy_state())
+    kube = FakeKube(state, tmp_path, TOKEN).start()
+    try:
+        config = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        live = CliRunner().invoke(app, ["target", "snapshot", "--cluster", "--kubeconfig", str(config)])
+        assert live.exit_code == 0, live.stderr
+        root = write_cluster_info_dump(kube, tmp_path / "cluster-info")
+        # what cluster-info dump lacks, added beside it as kubectl get -o yaml writes it
+        (root / "runtimeclasses.yaml").write_text(yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "List", "items": [i for i in kubectl_list(state)["items"] if i["kind"] == "RuntimeClass"]}))
+        (tmp_path / "all.yaml").write_text(yaml.safe_dump(kubectl_list(state)))
+        for path in (root, tmp_path / "all.yaml"):
+            run = CliRunner().invoke(app, ["target", "snapshot", "--from", str(path)])
+            assert run.exit_code == 0, run.stderr
+            assert pools(run.stdout) == pools(live.stdout), run.stdout
+        # a dump without RuntimeClasses: said, not silently "none"
+        (root / "runtimeclasses.yaml").unlink()
+        run = CliRunner().invoke(app, ["target", "snapshot", "--from", str(root)])
+        assert "RuntimeClasses not in the dump" in run.stderr
+        # the snapshot is a target file check/lint/audit read
+        (tmp_path / "pools.toml").write_text(run.stdout)
+        shown = CliRunner().invoke(app, ["target", "show", "--target-file", str(tmp_path / "pools.toml")])
+        assert shown.exit_code == 0 and "t4-pool" in shown.stdout
+        nodes_missing = CliRunner().invoke(app, ["target", "snapshot", "--from", str(tmp_path / "pools.toml")])
+        assert nodes_missing.exit_code == 2 and "no nodes in the dump" in nodes_missing.stderr
+    finally:
+        kube.stop()

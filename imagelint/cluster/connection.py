@@ -60,11 +60,12 @@ class Refused(Exception):
 
 
 ANY_STATUS: tuple[int, ...] = tuple(range(400, 600))  # ``refusable=ANY_STATUS``: every HTTP error status
+# ``refused`` of a dump that does not hold the kind (or the log), :mod:`imagelint.cluster.source`:
+# not an HTTP status, so no reader mistakes it for 403 (RBAC) or 404 (not served).
+NOT_IN_DUMP = -1
 
 def status_text(status: int) -> str:
     """``403`` → ``403 Forbidden``; a dump's ``NOT_IN_DUMP`` → ``not in the dump``."""
-    from imagelint.cluster.source import NOT_IN_DUMP
-
     if status == NOT_IN_DUMP:
         return "not in the dump"
     return f"{status} {_STATUS_TEXT.get(status, '')}".strip()
@@ -181,12 +182,6 @@ class Connection:
         if not isinstance(body, Mapping):
             raise self.error(step, "the answer is not an object")
         return Fetched(object=body)
-
-    def log_tail(self, namespace: str, pod: str, container: str, *, previous: bool = False) -> Any:
-        """A bounded tail of one container's log (``pods/log``; :mod:`imagelint.cluster.pod_logs`)."""
-        from imagelint.cluster.pod_logs import read_log_tail
-
-        return read_log_tail(self, namespace, pod, container, previous=previous)
 
     # --- one request -------------------------------------------------------------------
 
@@ -410,6 +405,7 @@ __all__ = [
     "MAX_LOG_BYTES",
     "MAX_LIST_PAGES",
     "MAX_RESPONSE_BYTES",
+    "NOT_IN_DUMP",
     "Connection",
     "Fetched",
     "Listing",

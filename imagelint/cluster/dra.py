@@ -15,11 +15,17 @@ the dump does not hold it (``refused``: kind → status). Kept as frozen rows:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.cluster.objects import items, mapping, number, text
-from imagelint.cluster.resources import DEVICE_CLASSES, RESOURCE_CLAIM_TEMPLATES, RESOURCE_CLAIMS, RESOURCE_SLICES
+from imagelint.cluster.resources import (
+    DEVICE_CLASSES,
+    RESOURCE_CLAIM_TEMPLATES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+)
 from imagelint.cluster.source import ObjectSource
 
 MAX_DEVICES = 100_000  # devices kept across all slices (a 5,000-node cluster of 8-GPU nodes is 40,000)

@@ -16,8 +16,9 @@ The shapes are read by :mod:`imagelint.cluster.dump_formats`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.cluster.connection import Fetched, Listing
 from imagelint.cluster.objects import clean
@@ -139,7 +140,7 @@ class DumpSource:
     def __enter__(self) -> DumpSource:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -220,4 +221,4 @@ def _core_event(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     }
 
 
-__all__ = ["DumpSource", "KIND_GROUPS", "group_of", "plural_of"]
+__all__ = ["KIND_GROUPS", "DumpSource", "group_of", "plural_of"]

@@ -9,12 +9,13 @@ reports as it would for a live node — so only sections really printed are fill
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_FIELD = re.compile(r"^([A-Z][A-Za-z ]*):\s*(.*)$")
-_TAINT = re.compile(r"^([^=:\s]+)(?:=([^:\s]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$")
-_COLUMNS = re.compile(r"\s{2,}")
+from imagelint.lazyre import lazy_pattern
+
+_FIELD = lazy_pattern(r"^([A-Z][A-Za-z ]*):\s*(.*)$")
+_TAINT = lazy_pattern(r"^([^=:\s]+)(?:=([^:\s]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$")
+_COLUMNS = lazy_pattern(r"\s{2,}")
 
 
 def nodes_from_describe(text: str) -> list[dict[str, Any]]:

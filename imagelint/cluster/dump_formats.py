@@ -31,24 +31,26 @@ nothing recognisable is a one-line error (exit 2).
 from __future__ import annotations
 
 import json
-import re
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from imagelint.cluster.dump import DumpSource
 from imagelint.errors import UsageError
+from imagelint.lazyre import lazy_pattern
 
 MAX_DUMP_FILE = 2 * 2**30  # one file of a dump: larger is not read (untrusted input)
 MAX_FILES = 100_000
-_LOG_START = re.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
+_LOG_START = lazy_pattern(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
 _LOG_END = "==== END logs for container "
 # cluster-info dump's per-namespace files: name → kind of their items (the list carries its kind too)
 CLUSTER_INFO_FILES = {
     "nodes": "Node", "events": "Event", "pods": "Pod", "daemonsets": "DaemonSet", "deployments": "Deployment",
     "replicasets": "ReplicaSet", "replication-controllers": "ReplicationController", "services": "Service",
 }
-_PREFIXED = re.compile(r"^\[pod/([^/\]]+)/([^\]]+)\] (?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(.*)$")
+_OPERAND_LOG = lazy_pattern(r"^gpu_operand_pod_(.+?)(\.previous)?\.log$")
+_PREFIXED = lazy_pattern(r"^\[pod/([^/\]]+)/([^\]]+)\] (?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(.*)$")
 
 
 def read_dump(path: str) -> DumpSource:
@@ -98,26 +100,103 @@ def _read_text(source: DumpSource, text: str, name: str, strict: bool = False, f
     """Objects from YAML / JSON text (a list, an object, several documents, or cluster-info dump's
     concatenated stdout). Returns whether anything was recognised; ``strict``: unparseable is an error."""
     stripped = text.lstrip()
+    found = False
     try:
-        if stripped.startswith("{"):
-            docs = list(_json_stream(source, stripped, name))
-        else:
-            import yaml
-
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            docs = list(yaml.load_all(text, Loader=loader))
-    except (ValueError, RecursionError) as exc:
+        docs = _json_stream(source, stripped, name) if stripped.startswith("{") else _yaml_documents(text)
+        for doc in docs:  # generators: one document's objects in memory at a time
+            found = _add_document(source, doc, file_kind) or found
+    except (ValueError, RecursionError, StopIteration) as exc:
         return _unreadable(source, name, str(exc).splitlines()[0][:200] if str(exc) else "not JSON", strict)
     except Exception as exc:  # yaml.YAMLError and its kin: a malformed file is said, never a traceback
         if exc.__class__.__module__.startswith("yaml"):
             return _unreadable(source, name, str(exc).splitlines()[0][:200], strict)
         raise
-    found = False
-    for doc in docs:
-        found = _add_document(source, doc, file_kind) or found
     if found and "kubectl output" not in source.shapes and not file_kind:
         source.shapes.append("kubectl output")
     return found
+
+
+def _yaml_documents(text: str) -> Iterator[Any]:
+    """YAML documents built straight from the parser's events (PyYAML's C parser where it has one).
+
+    ``yaml.load_all`` composes a node graph of the whole document before constructing it: for
+    ``kubectl get pods -A -o yaml`` of 5,000 pods that graph is the peak of the run. Built from
+    events, only the objects themselves are ever held. Scalars are typed as YAML 1.1 safe loading
+    types them (the resolver's implicit tags: int, float, bool, null, else str); anchors are kept.
+    """
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    resolver = yaml.resolver.Resolver()
+    events = yaml.parse(text, Loader=loader)
+    anchors: dict[str, Any] = {}
+
+    def scalar(event: Any) -> Any:
+        value = event.value
+        tag = event.tag if event.tag not in (None, "!") else (
+            resolver.resolve(yaml.ScalarNode, value, event.implicit) if event.implicit[0] else "tag:yaml.org,2002:str")
+        if tag == "tag:yaml.org,2002:null":
+            return None
+        if tag == "tag:yaml.org,2002:bool":
+            return value.lower() in ("yes", "true", "on")
+        if tag == "tag:yaml.org,2002:int":
+            try:
+                digits = value.replace("_", "")
+                bare = digits.lstrip("+-")
+                if bare[:2].lower() in ("0x", "0o", "0b"):
+                    return int(digits, 0)
+                return int(digits, 8) if bare.startswith("0") and bare != "0" else int(digits)
+            except ValueError:
+                return value
+        if tag == "tag:yaml.org,2002:float":
+            try:
+                special = {".inf": "inf", "+.inf": "inf", "-.inf": "-inf", ".nan": "nan"}.get(value.lower())
+                return float(special or value.replace("_", ""))
+            except ValueError:
+                return value
+        return value
+
+    def build(event: Any, depth: int = 0) -> Any:
+        if depth > 200:
+            raise ValueError("nested more than 200 levels")
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor not in anchors:
+                raise ValueError(f"unknown anchor {event.anchor}")
+            return anchors[event.anchor]
+        if isinstance(event, yaml.ScalarEvent):
+            value = scalar(event)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            value = []
+            for inner in events:
+                if isinstance(inner, yaml.SequenceEndEvent):
+                    break
+                value.append(build(inner, depth + 1))
+        elif isinstance(event, yaml.MappingStartEvent):
+            value = {}
+            for inner in events:
+                if isinstance(inner, yaml.MappingEndEvent):
+                    break
+                key = build(inner, depth + 1)
+                item = build(next(events), depth + 1)
+                if key == "<<" and isinstance(item, dict):  # a merge key
+                    value.update({k: v for k, v in item.items() if k not in value})
+                elif isinstance(key, (str, int, float, bool)) or key is None:
+                    value[key] = item
+        else:
+            raise ValueError(f"unexpected {event.__class__.__name__}")
+        anchor = getattr(event, "anchor", None)
+        if anchor:
+            anchors[anchor] = value
+        return value
+
+    for event in events:
+        if isinstance(event, yaml.DocumentStartEvent):
+            anchors.clear()
+            inner = next(events)
+            if isinstance(inner, yaml.DocumentEndEvent):
+                continue
+            yield build(inner)
+        # StreamStart / DocumentEnd / StreamEnd carry nothing
 
 
 def _unreadable(source: DumpSource, name: str, why: str, strict: bool) -> bool:
@@ -208,7 +287,7 @@ def _read_directory(source: DumpSource, root: Path) -> None:
             continue
         if must_gather and _must_gather_file(source, root, rel):
             continue
-        operand_log = re.match(r"^gpu_operand_pod_(.+?)(\.previous)?\.log$", name)
+        operand_log = _OPERAND_LOG.match(name)
         if operand_log:  # the must-gather's log files, copied beside another dump
             _prefixed_log(source, path, operand_log.group(1), bool(operand_log.group(2)))
             continue
@@ -266,7 +345,7 @@ def _must_gather_file(source: DumpSource, root: Path, rel: Path) -> bool:
     if name == "cluster_policy.yaml":
         source.hold("nvidia.com", "ClusterPolicy")
         return False  # read as objects below
-    match = re.match(r"^gpu_operand_pod_(.+?)(\.previous)?\.log$", name)
+    match = _OPERAND_LOG.match(name)
     if match:
         _prefixed_log(source, root / rel, match.group(1), bool(match.group(2)))
         return True

@@ -47,7 +47,12 @@ def target_from_dump(path: str, matrix: TargetMatrix | None) -> Target:
     """``target snapshot --from PATH``: the pools of a dump (imagelint.cluster.dump_formats), and
     a warning for each kind a pool is built from that the dump does not hold."""
     from imagelint.cluster.dump_formats import read_dump
-    from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, NODES, RUNTIME_CLASSES
+    from imagelint.cluster.resources import (
+        CLUSTER_POLICIES,
+        DAEMON_SETS,
+        NODES,
+        RUNTIME_CLASSES,
+    )
 
     dump = read_dump(path)
     if not dump.holds(NODES):

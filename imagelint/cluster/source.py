@@ -1,7 +1,8 @@
 """Where doctor's objects come from: one small interface, two implementations.
 
-An :class:`ObjectSource` lists and gets objects by :class:`~imagelint.cluster.resources.Resource`
-and tails a container's log. :class:`~imagelint.cluster.connection.Connection` is the live one
+An :class:`ObjectSource` lists and gets objects by :class:`~imagelint.cluster.resources.Resource`;
+a container's log comes through ``pod_logs.log_tail_of`` (a dump answers from the logs it holds,
+its ``log_tail``; the live server through ``pods/log``). :class:`~imagelint.cluster.connection.Connection` is the live one
 (the API server); :class:`~imagelint.cluster.dump.DumpSource` answers from a dump someone sent
 (``kubectl get -o yaml``, ``kubectl cluster-info dump``, the GPU Operator's must-gather). Every
 reader (nodes, pods, events, DaemonSets, DRA, logs) takes either, so the live and the dump run
@@ -14,15 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from imagelint.cluster.connection import (
+    NOT_IN_DUMP,  # a kind (or log) a dump does not hold
+)
+
 if TYPE_CHECKING:
     from imagelint.cluster.connection import Fetched, Listing
-    from imagelint.cluster.pod_logs import LogTail
     from imagelint.cluster.resources import Resource
     from imagelint.errors import ClusterError
-
-# ``Listing.refused`` / ``Fetched.refused`` / ``LogTail.refused`` of a dump that does not hold the
-# kind (or the log): not an HTTP status, so no reader mistakes it for 403 (RBAC) or 404 (not served).
-NOT_IN_DUMP = -1
 
 
 class ObjectSource(Protocol):
@@ -35,8 +35,6 @@ class ObjectSource(Protocol):
 
     def get_object(self, resource: Resource, name: str, namespace: str | None = None, *, optional: bool = False,
                    step: str | None = None) -> Fetched: ...
-
-    def log_tail(self, namespace: str, pod: str, container: str, *, previous: bool = False) -> LogTail: ...
 
     def error(self, step: str, reason: str) -> ClusterError: ...
 

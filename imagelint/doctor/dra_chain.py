@@ -22,8 +22,6 @@ note; a selector the CEL subset cannot decide is never a finding (unknown is not
 
 from __future__ import annotations
 
-import re
-
 from imagelint.cluster.dra import ClaimInfo, RequestInfo, SliceDevice
 from imagelint.cluster.objects import items, text
 from imagelint.cluster.pods import PodInfo
@@ -32,10 +30,12 @@ from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
+from imagelint.lazyre import lazy_pattern
 from imagelint.target import GpuSpec
 
-_DRIVER = re.compile(r"""^device\.driver\s*==\s*['"]([\w.-]+)['"]$""")
-_ATTR = re.compile(r"""^device\.attributes\[\s*['"]([\w./-]+)['"]\s*\]\.(\w+)\s*(==|!=)\s*['"]([^'"]*)['"]$""")
+_NEGATION = lazy_pattern(r"(?<![=!])!(?!=)")
+_DRIVER = lazy_pattern(r"""^device\.driver\s*==\s*['"]([\w.-]+)['"]$""")
+_ATTR = lazy_pattern(r"""^device\.attributes\[\s*['"]([\w./-]+)['"]\s*\]\.(\w+)\s*(==|!=)\s*['"]([^'"]*)['"]$""")
 
 
 def uses_claims(pod: PodInfo) -> bool:
@@ -49,7 +49,7 @@ def device_selected(expression: str, device: SliceDevice) -> bool | None:
     from imagelint.rules._cel import selects
 
     flat = " ".join(expression.split())
-    if "||" in flat or re.search(r"(?<![=!])!(?!=)", flat):
+    if "||" in flat or _NEGATION.search(flat):
         return None
     attrs = device.attributes
     gpu = GpuSpec(product=attrs.get("productName") or None, compute_capability=attrs.get("cudaComputeCapability") or None,

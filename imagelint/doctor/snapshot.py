@@ -19,7 +19,7 @@ from imagelint.cluster.dra import DraInventory, read_dra
 from imagelint.cluster.events import EventInfo, read_warning_events
 from imagelint.cluster.node_status import NodeInfo, read_node_status
 from imagelint.cluster.operator import OperatorComponent, workloads_from_clusterpolicy
-from imagelint.cluster.pod_logs import LogTail
+from imagelint.cluster.pod_logs import LogTail, log_tail_of
 from imagelint.cluster.pods import PodInfo, read_pods
 from imagelint.cluster.resources import CLUSTER_POLICIES, REPLICA_SETS, RUNTIME_CLASSES
 from imagelint.cluster.objects import items, mapping, text
@@ -74,7 +74,7 @@ class Snapshot:
                 return LogTail()
             if pod.node and pod.node in self._kubelet_down:
                 return LogTail(refused=self._kubelet_down[pod.node])  # said once, for the first log asked
-            tail = self.conn.log_tail(pod.namespace, pod.name, container, previous=previous)
+            tail = log_tail_of(self.conn, pod.namespace, pod.name, container, previous=previous)
             which = f"log of pod {pod.where} container {container}" + (" (previous instance)" if previous else "")
             if tail.refused == 403:
                 self.refused["pods/log"] = _why(403, "reading", "pods/log")

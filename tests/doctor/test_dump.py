@@ -11,7 +11,12 @@ from typer.testing import CliRunner
 
 from tests.doctor.clusters import clone, container_status, find, healthy_state, pod
 from tests.doctor.conftest import TOKEN, finding_lines
-from tests.support.dumps import cluster_info_stdout, kubectl_list, write_cluster_info_dump, write_must_gather
+from tests.support.dumps import (
+    cluster_info_stdout,
+    kubectl_list,
+    write_cluster_info_dump,
+    write_must_gather,
+)
 from tests.support.fakekube import FakeKube
 
 NVML = "E1201 08:00:01 factory.go:68] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.\n"
@@ -70,7 +75,7 @@ def test_kubectl_get_all_namespaces_as_one_list_yaml_json_and_documents(tmp_path
 
 def test_cluster_info_dump_directory_and_stdout(tmp_path):
     state = crashing_plugin_state()
-    kube, live = _live(tmp_path, state)
+    kube, _ = _live(tmp_path, state)
     try:
         root = write_cluster_info_dump(kube, tmp_path / "cluster-info")
         assert (root / "nodes.json").is_file() and (root / "gpu-operator" / "pods.json").is_file()

@@ -55,7 +55,7 @@ _PREFIXED = lazy_pattern(r"^\[pod/([^/\]]+)/([^\]]+)\] (?:\d{4}-\d\d-\d\dT[\d:.]
 
 def read_dump(path: str) -> DumpSource:
     if path == "-":
-        data = sys.stdin.buffer.read(MAX_DUMP_FILE + 1)
+        data = _read_bounded(sys.stdin.buffer, "<stdin>")
         source = DumpSource(server="dump <stdin>")
         _read_text(source, _decode(data, "<stdin>"), "<stdin>", strict=True)
         return _finished(source, "<stdin>")
@@ -82,11 +82,21 @@ def _finished(source: DumpSource, path: str) -> DumpSource:
 
 
 def _bounded(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        data = handle.read(MAX_DUMP_FILE + 1)
-    if len(data) > MAX_DUMP_FILE:
+    # the size first: read(MAX + 1) would reserve MAX bytes up front, whatever the file's size
+    if path.stat().st_size > MAX_DUMP_FILE:
         raise UsageError(f"--from {path}: larger than {MAX_DUMP_FILE // 2**30} GiB; not read")
-    return data
+    with path.open("rb") as handle:
+        return _read_bounded(handle, str(path))
+
+
+def _read_bounded(handle: Any, name: str) -> bytes:
+    parts, total = [], 0
+    while chunk := handle.read(1 << 20):
+        parts.append(chunk)
+        total += len(chunk)
+        if total > MAX_DUMP_FILE:
+            raise UsageError(f"--from {name}: larger than {MAX_DUMP_FILE // 2**30} GiB; not read")
+    return b"".join(parts)
 
 
 def _decode(data: bytes, name: str) -> str:

@@ -107,14 +107,16 @@ def _lists(kube: FakeKube, namespace: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _log_sections(kube: FakeKube, pod: dict[str, Any]) -> str:
+def _log_sections(kube: FakeKube, pod: dict[str, Any], logs: bool = True) -> str:
+    """Each (init) container's section of logs.txt; ``logs=False``: empty sections (a big dump's
+    layout without asking fakekube, whose log lookup scans every pod)."""
     meta, spec = pod["metadata"], pod.get("spec") or {}
     out = []
     for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
         name = c["name"]
         where = f"container {name} of pod {meta['namespace']}/{meta['name']}"
         out.append(f"==== START logs for {where} ====\n")
-        answer = kube._log(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/log", {"container": [name]})
+        answer = kube._log(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/log", {"container": [name]}) if logs else b""
         if isinstance(answer, tuple):
             out.append(f"Request log error: {answer[1].get('message', '')}\n")
         else:
@@ -123,7 +125,7 @@ def _log_sections(kube: FakeKube, pod: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def write_cluster_info_dump(kube: FakeKube, root: Path) -> Path:
+def write_cluster_info_dump(kube: FakeKube, root: Path, logs: bool = True) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     state = kube.state
     nodes = {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": [_untyped(n) for n in state.nodes]}
@@ -135,7 +137,7 @@ def write_cluster_info_dump(kube: FakeKube, root: Path) -> Path:
         for pod in state.pods:
             if _ns(pod) == namespace and _well_formed(pod):
                 (root / namespace / pod["metadata"]["name"]).mkdir(exist_ok=True)
-                (root / namespace / pod["metadata"]["name"] / "logs.txt").write_text(_log_sections(kube, pod))
+                (root / namespace / pod["metadata"]["name"] / "logs.txt").write_text(_log_sections(kube, pod, logs))
     return root
 
 

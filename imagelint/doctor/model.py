@@ -120,7 +120,7 @@ class DoctorReport:
         if not findings and unchecked:
             seen = [f"{self.gpu_nodes} GPU node(s)"] if self.nodes_read else []
             seen += [f"{self.gpu_pods} GPU pod(s)"] if self.pods_read else []
-            why = "; ".join(dict.fromkeys(n for s in unchecked for n in s.notes))
+            why = "; ".join(dict.fromkeys(n for s in unchecked for n in s.notes if "not checked" in n))
             return f"not all checked: no problem seen in {' and '.join(seen) or 'what could be read'}; {why}"
         if not findings:
             return f"healthy: {self.gpu_nodes} GPU node(s), {self.gpu_pods} GPU pod(s), every stage ok"

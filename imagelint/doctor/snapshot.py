@@ -172,6 +172,11 @@ def read_snapshot(conn: ObjectSource, options: DoctorOptions) -> Snapshot:
         snap.refused["clusterpolicies"] = _why(policies.refused, "listing", "clusterpolicies")
 
     snap.dra = read_dra(conn)
+    holds = getattr(conn, "holds", None)
+    if callable(holds) and snap.dra.refused and not any(isinstance(p.spec.get("resourceClaims"), list) and p.spec["resourceClaims"] for p in snap.pods):
+        # a dump without DRA objects, and no pod that asks for a claim: DRA is not what it is about
+        snap.dra = DraInventory(served=False)
+        snap.warnings.append("DRA objects (DeviceClasses, ResourceSlices, ResourceClaims) are not in the dump; no pod in it asks for a ResourceClaim")
     for kind, status in (snap.dra.refused or {}).items():
         snap.refused[kind] = _why(status, "listing", kind)
     # a dump that holds a kind for some namespaces only: what it lacks is not "none"

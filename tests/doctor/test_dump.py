@@ -196,3 +196,25 @@ def test_target_snapshot_from_a_dump_writes_the_pools_a_live_snapshot_writes(tmp
         assert nodes_missing.exit_code == 2 and "no nodes in the dump" in nodes_missing.stderr
     finally:
         kube.stop()
+
+
+def test_a_healthy_dump_that_lacks_events_is_not_all_checked_never_ok(tmp_path):
+    """kubectl get without any Event and without the ClusterPolicy: those stages would be 'ok' live; from
+    the dump they are 'not checked in full' and the exit is 5 — until the dump carries them."""
+    state = clone(healthy_state())
+    listing = kubectl_list(state)
+    (tmp_path / "healthy.yaml").write_text(yaml.safe_dump(listing))
+    run = _doctor("--from", str(tmp_path / "healthy.yaml"))
+    assert run.exit_code == 5, run.stdout
+    assert run.stdout.startswith("imagelint doctor: not all checked: no problem seen in 2 GPU node(s) and 1 GPU pod(s); "
+                                 "stage 1 not checked in full: events not in the dump")
+    assert "stage 6 not checked in full: clusterpolicies not in the dump" in run.stdout
+    assert ": ok" not in "\n".join(line for line in run.stdout.splitlines() if line.startswith(("stage 1 ", "stage 2 ", "stage 6 ")))
+    # the same cluster dumped with an Event and the (absent) ClusterPolicy kind: healthy, exit 0
+    listing["items"].append({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "n.1", "namespace": "default"}, "type": "Normal",
+                             "reason": "RegisteredNode", "message": "Node gpu-a-1 event: Registered Node gpu-a-1 in Controller",
+                             "involvedObject": {"kind": "Node", "name": "gpu-a-1"}})
+    (tmp_path / "healthy.yaml").write_text(yaml.safe_dump_all([listing, {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicyList", "items": []}]))
+    run = _doctor("--from", str(tmp_path / "healthy.yaml"))
+    assert run.exit_code == 0, run.stdout
+    assert run.stdout.startswith("imagelint doctor: healthy")

@@ -22,8 +22,14 @@ and simple ``fieldSelector`` terms (``type=Warning``, ``spec.nodeName!=x``, comm
 Also served, for ``imagelint doctor``: pods (``/api/v1/pods``, per namespace, one by name),
 ``pods/log`` (plain text from ``ClusterState.pod_logs``, honouring ``tailLines``,
 ``limitBytes`` and ``previous``), events, ConfigMap lists, DaemonSet status (part of each
-DaemonSet object), and DRA's ``resource.k8s.io/v1`` DeviceClasses, ResourceSlices and
-ResourceClaims (``None`` = the API is not served: 404). ``methods`` records each request's
+DaemonSet object), and DRA's ``resource.k8s.io/v1`` DeviceClasses, ResourceSlices,
+ResourceClaims and ResourceClaimTemplates (``deviceclasses=None`` = the API is not served: 404)
+as a v1.34+ API server serves them: group and version discovery (``APIGroup``,
+``APIResourceList`` with each kind's ``namespaced`` and ``resourceclaims/status``), typed lists
+(``DeviceClassList``... whose items carry ``apiVersion``/``kind``), cluster-wide and per-namespace
+lists and one object by name; ``device_class``, ``resource_slice``/``gpu_device`` (the NVIDIA DRA
+kubelet plugin's attributes), ``resource_claim`` (``status.allocation`` with device results and a
+``metadata.name`` node selector, ``status.reservedFor``) and ``resource_claim_template`` build them. ``methods`` records each request's
 (method, path), so a test can compare what was called with what a ClusterRole grants.
 
 Any kind not served above is served generically from ``ClusterState.objects``

@@ -112,16 +112,27 @@ def write_dumps(state: ClusterState, kube: FakeKube, work: Path) -> dict[str, Pa
             "cluster-info dump directory": write_cluster_info_dump(kube, work / "cluster-info", logs=False)}
 
 
+# A child's ru_maxrss starts at its parent's RSS when it is forked (Linux carries the high-water
+# mark across exec): measured straight from this process, which holds the generated cluster, every
+# row would read this process's size. A small launcher forks the measured command instead and
+# reports the grandchild's own peak.
+LAUNCHER = r"""
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, int, int, bytes]:
     """Wall seconds, peak RSS (KiB), exit code, output of one child."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    # read then reap with wait4 to get the child's own rusage
-    out = proc.stdout.read() if proc.stdout else b""
-    err = proc.stderr.read() if proc.stderr else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - start, usage.ru_maxrss, proc.returncode, out + err
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", LAUNCHER, rss.name, *argv], capture_output=True, env=env, check=False)
+        wall = time.perf_counter() - start
+        peak = int(rss.read() or 0)
+    return wall, peak, proc.returncode, proc.stdout + proc.stderr
 
 
 def main() -> None:

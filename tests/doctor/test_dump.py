@@ -59,8 +59,8 @@ def test_kubectl_get_all_namespaces_as_one_list_yaml_json_and_documents(tmp_path
             run = _doctor("--from", str(tmp_path / name), "--format", "json")
             assert run.exit_code == 1, run.stdout + run.stderr
             data = json.loads(run.stdout)
-            stage4 = [f for f in data["stages"][3]["findings"]]
-            assert stage4 and stage4[0]["signature"] == "selector-label-typo" or stage4[0]["subject"]["name"] == "ml/sweep-0"
+            stage4 = data["stages"][3]["findings"]
+            assert [(f["signature"], f["subject"]["name"]) for f in stage4] == [("selector-matches-no-node", "ml/sweep-0")]
             # kubectl get has no logs: the crash is seen, its log evidence is "not in the dump"
             stage2 = data["stages"][1]
             assert stage2["findings"][0]["subject"]["nodes"] == ["gpu-a-1"]

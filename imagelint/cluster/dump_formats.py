@@ -115,7 +115,7 @@ def _read_text(source: DumpSource, text: str, name: str, strict: bool = False, f
         docs = _json_stream(source, stripped, name) if stripped.startswith("{") else _yaml_documents(text)
         for doc in docs:  # generators: one document's objects in memory at a time
             found = _add_document(source, doc, file_kind) or found
-    except (ValueError, RecursionError, StopIteration) as exc:
+    except (ValueError, RecursionError, RuntimeError) as exc:  # RuntimeError: a document cut short (PEP 479)
         return _unreadable(source, name, str(exc).splitlines()[0][:200] if str(exc) else "not JSON", strict)
     except Exception as exc:  # yaml.YAMLError and its kin: a malformed file is said, never a traceback
         if exc.__class__.__module__.startswith("yaml"):

@@ -116,7 +116,7 @@ class DoctorReport:
         unchecked = [s for s in self.stages if s.status == NOT_CHECKED]
         tail = f"; {len(unchecked)} stage(s) not checked" if unchecked else ""
         if not findings and self.nothing_checked:
-            return "nothing could be checked: " + "; ".join(dict.fromkeys(n for s in self.stages for n in s.notes))
+            return "nothing could be checked: " + "; ".join(dict.fromkeys(n for s in self.stages for n in s.notes if "not checked" in n))
         if not findings and unchecked:
             seen = [f"{self.gpu_nodes} GPU node(s)"] if self.nodes_read else []
             seen += [f"{self.gpu_pods} GPU pod(s)"] if self.pods_read else []

@@ -218,3 +218,21 @@ def test_a_healthy_dump_that_lacks_events_is_not_all_checked_never_ok(tmp_path):
     run = _doctor("--from", str(tmp_path / "healthy.yaml"))
     assert run.exit_code == 0, run.stdout
     assert run.stdout.startswith("imagelint doctor: healthy")
+
+
+def test_events_dumped_through_events_k8s_io_are_read_as_core_events(tmp_path):
+    """``kubectl get events.events.k8s.io -A -o yaml`` writes ``regarding``/``note``: the scheduler's words all the same."""
+    state = clone(healthy_state())
+    message = ("0/3 nodes are available: 3 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+               "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+    state.pods.append(pod("ml", "big-0", node=None, phase="Pending", gpus=16))
+    listing = kubectl_list(state)
+    listing["items"].append({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "big-0.1", "namespace": "ml"},
+        "regarding": {"apiVersion": "v1", "kind": "Pod", "name": "big-0", "namespace": "ml"}, "reason": "FailedScheduling",
+        "note": message, "type": "Warning", "eventTime": "2026-12-02T06:00:00.123456Z", "action": "Scheduling",
+        "reportingController": "default-scheduler", "reportingInstance": "default-scheduler-cp"})
+    (tmp_path / "dump.yaml").write_text(yaml.safe_dump(listing))
+    run = _doctor("--from", str(tmp_path / "dump.yaml"))
+    assert run.exit_code == 1, run.stdout
+    assert f"Pod ml/big-0 event FailedScheduling: {message}" in run.stdout

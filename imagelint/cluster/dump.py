@@ -176,11 +176,10 @@ def _slim(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
             meta["annotations"] = {k: v for k, v in notes.items() if k != _LAST_APPLIED}
         out["metadata"] = meta
     if kind == "ConfigMap":
-        for part in ("data", "binaryData"):
-            data = out.get(part)
-            if isinstance(data, Mapping):
-                out[part] = {k: (REDACTED if isinstance(k, str) and looks_secret(k) else v) for k, v in data.items()
-                             if part == "data"}
+        out.pop("binaryData", None)  # never an app config doctor reads
+        data = out.get("data")
+        if isinstance(data, Mapping):
+            out["data"] = {k: (REDACTED if isinstance(k, str) and looks_secret(k) else v) for k, v in data.items()}
     spec = out.get("spec")
     if kind in ("Pod",) and isinstance(spec, Mapping):
         out["spec"] = _redact_pod_spec(spec)

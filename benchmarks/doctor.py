@@ -10,7 +10,10 @@ untolerated taint, CPU pods, Warning events), then runs, as child processes meas
 
 * the floor: the same lists (nodes, pods, events, DaemonSets, RuntimeClasses) fetched with the
   official ``kubernetes`` client, paginated as doctor does, bodies parsed and dropped;
-* ``imagelint doctor --cluster --format json`` on the same server.
+* ``imagelint doctor --cluster --format json`` on the same server;
+* ``imagelint doctor --from`` on a dump of the same objects: ``kubectl get ... -A -o yaml``
+  (one List) and a ``kubectl cluster-info dump`` directory (its logs.txt sections left empty:
+  the generator's log lookup is per pod), both written by ``tests/support/dumps.py``.
 
 The ratio doctor / floor says what doctor adds to reading the cluster. Not a test: it asserts
 only that doctor found the planted problems (a benchmark of a run that failed is no figure).
@@ -97,16 +100,39 @@ def build(nodes: int, pods: int) -> ClusterState:
                         pods=state_pods, events=events, pod_logs=logs)
 
 
+def write_dumps(state: ClusterState, kube: FakeKube, work: Path) -> dict[str, Path]:
+    """The same objects as a kubectl List (YAML) and a cluster-info dump directory."""
+    import yaml
+
+    from tests.support.dumps import kubectl_list, write_cluster_info_dump
+
+    listing = work / "cluster.yaml"
+    listing.write_text(yaml.dump(kubectl_list(state), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
+    return {"kubectl get -A -o yaml": listing,
+            "cluster-info dump directory": write_cluster_info_dump(kube, work / "cluster-info", logs=False)}
+
+
+# A child's ru_maxrss starts at its parent's RSS when it is forked (Linux carries the high-water
+# mark across exec): measured straight from this process, which holds the generated cluster, every
+# row would read this process's size. A small launcher forks the measured command instead and
+# reports the grandchild's own peak.
+LAUNCHER = r"""
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, int, int, bytes]:
     """Wall seconds, peak RSS (KiB), exit code, output of one child."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    # read then reap with wait4 to get the child's own rusage
-    out = proc.stdout.read() if proc.stdout else b""
-    err = proc.stderr.read() if proc.stderr else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - start, usage.ru_maxrss, proc.returncode, out + err
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", LAUNCHER, rss.name, *argv], capture_output=True, env=env, check=False)
+        wall = time.perf_counter() - start
+        peak = int(rss.read() or 0)
+    return wall, peak, proc.returncode, proc.stdout + proc.stderr
 
 
 def main() -> None:
@@ -133,6 +159,16 @@ def main() -> None:
             found = {f["signature"] for s in report["stages"] for f in s["findings"]}
             assert {"nvml-init-failed", "selector-matches-no-node", "gpu-request-exceeds-every-node"} <= found, found
             doctor.append(wall), doctor_rss.append(rss)
+        dumps = write_dumps(state, kube, work)
+        from_dump: dict[str, tuple[list[float], list[int]]] = {}
+        for name, path in dumps.items():
+            walls, rsses = from_dump.setdefault(name, ([], []))
+            for _ in range(args.runs):
+                wall, rss, code, out = run_measured([sys.executable, "-m", "imagelint", "doctor", "--from", str(path), "--format", "json"], env)
+                assert code == 1, out.decode(errors="replace")[-2000:]
+                dumped = {f["signature"] for s in json.loads(out)["stages"] for f in s["findings"]}
+                assert {"selector-matches-no-node", "gpu-request-exceeds-every-node"} <= dumped, dumped
+                walls.append(wall), rsses.append(rss)
         f, d = statistics.median(floor), statistics.median(doctor)
         print(f"cluster: {args.nodes} nodes ({int(args.nodes * 0.8)} GPU), {len(state.pods)} pods, {len(state.events)} events; runs: {args.runs}")
         print("| row | wall (median) | peak RSS |")
@@ -140,6 +176,8 @@ def main() -> None:
         print(f"| floor: the same lists with the kubernetes client | {f:.2f} s | {max(floor_rss) / 1024:.0f} MiB |")
         print(f"| imagelint doctor --cluster --format json | {d:.2f} s | {max(doctor_rss) / 1024:.0f} MiB |")
         print(f"| ratio doctor / floor | {d / f:.2f}x | {max(doctor_rss) / max(floor_rss):.2f}x |")
+        for name, (walls, rsses) in from_dump.items():
+            print(f"| imagelint doctor --from ({name}) | {statistics.median(walls):.2f} s | {max(rsses) / 1024:.0f} MiB |")
         print(f"findings: {sum(len(s['findings']) for s in report['stages'])} (signatures: {', '.join(sorted(found))})")
     finally:
         kube.stop()

@@ -1,4 +1,5 @@
-"""``imagelint doctor --cluster``: flags → connect → ``imagelint.doctor.run_doctor`` → text/JSON → exit code.
+"""``imagelint doctor [--cluster | --from PATH]``: flags → an object source (the live cluster of the
+kubeconfig's current context, or a dump) → ``imagelint.doctor.run_doctor`` → text/JSON → exit code.
 
 Exit codes: 0 healthy (every stage was read and is ok), 1 problems found, 2 usage, 3 the
 cluster could not be read (kubeconfig, TLS, 401, a dead server), 5 no problem seen but a stage
@@ -24,7 +25,9 @@ app = typer.Typer()
 
 EPILOG = epilog(
     examples(
-        "imagelint doctor --cluster",
+        "imagelint doctor                       # the kubeconfig's current context, as kubectl",
+        "imagelint doctor --from cluster-dump/   # kubectl cluster-info dump --output-directory cluster-dump",
+        "kubectl get nodes,pods,events,daemonsets -A -o yaml | imagelint doctor --from -",
         "imagelint doctor --cluster -n ml --pod trainer-0 --verbose",
         "imagelint doctor --cluster --images --format json --output doctor.json",
     ),
@@ -37,7 +40,8 @@ EPILOG = epilog(
 @app.command("doctor", epilog=EPILOG)
 @with_source_options
 def doctor_command(
-    cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); required."),
+    cluster: bool = typer.Option(False, "--cluster", help="Diagnose the live cluster (kubeconfig or in-cluster); the default without --from."),
+    dump: Optional[str] = typer.Option(None, "--from", help="Diagnose a dump instead: kubectl get -o yaml/json output, a cluster-info dump or GPU Operator must-gather directory, or - (stdin)."),
     context: Optional[str] = typer.Option(None, "--context", help="kubeconfig context."),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="kubeconfig file."),
     namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Only pods of this namespace (NVIDIA components are read everywhere)."),
@@ -50,16 +54,15 @@ def doctor_command(
     source_options: SourceOptions,
 ) -> None:
     """Say, stage by stage, why GPU pods stay Pending, fail to start or share a GPU — and what to change."""
-    from imagelint.cluster.connection import connect
     from imagelint.doctor import DoctorOptions, run_doctor
     from imagelint.doctor.render import render_json, render_text
 
     try:
-        if not cluster:
-            raise UsageError("doctor needs --cluster (it reads the live cluster)")
+        if dump is not None and (cluster or context or kubeconfig):
+            raise UsageError("--from reads a dump: it does not go with --cluster, --context or --kubeconfig")
         format = choose(format, TEXT_OR_JSON, "--format")
         timeout = source_options.timeout  # --timeout: per API request too (connect at most 5 s)
-        with connect(context, kubeconfig, (min(5.0, timeout), timeout)) as conn:
+        with _source(dump, context, kubeconfig, timeout) as conn:
             options = DoctorOptions(namespace=namespace or (conn.namespace if pod else None), pod=pod)
             image_side = None
             if images:
@@ -78,3 +81,14 @@ def doctor_command(
     except ImagelintError as exc:
         raise fail(exc) from None
     raise typer.Exit(report.exit_code)
+
+
+def _source(dump: str | None, context: str | None, kubeconfig: str | None, timeout: float):  # -> ObjectSource
+    """The dump when ``--from`` names one, else the cluster of the kubeconfig's (current) context."""
+    if dump is not None:
+        from imagelint.cluster.dump_formats import read_dump
+
+        return read_dump(dump)
+    from imagelint.cluster.connection import connect
+
+    return connect(context, kubeconfig, (min(5.0, timeout), timeout))

@@ -17,6 +17,7 @@ EPILOG = epilog(
         "imagelint target show --driver 535.104.05 --gpu T4",
         "imagelint target show --target-file pools.toml",
         "imagelint target snapshot --cluster > pools.toml    # then --target-file pools.toml in CI",
+        "imagelint target snapshot --from cluster-dump/ > pools.toml    # from kubectl cluster-info dump",
     ),
     exit_codes((0, "done"), (2, "usage or configuration error (a bad flag or target file, named)"),
                (3, "the cluster could not be read, or the run reached --deadline")),
@@ -71,20 +72,31 @@ def _with_config(options: TargetOptions) -> TargetOptions:
 
 @app.command("snapshot", epilog=EPILOG)
 @with_target_options
-def snapshot(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
+def snapshot(
+    target_options: TargetOptions,
+    matrix: MatrixOpt = None,
+    dump: Annotated[Optional[str], typer.Option("--from", help="Build the pools from a dump instead (kubectl get -o yaml/json, a cluster-info dump or must-gather directory, - for stdin).")] = None,
+) -> None:
     """Print the target as a target file (TOML), e.g. '--cluster' once with credentials,
-    then '--target-file' in CI without them."""
+    then '--target-file' in CI without them; '--from' builds it from a dump someone sent."""
     try:
-        if not target_options.given:
-            raise UsageError("nothing to snapshot: give --cluster (or --target-file / --driver)")
+        if dump is not None and target_options.given:
+            raise UsageError("--from builds the target from a dump: it does not go with --cluster, --target-file or --driver")
+        if dump is None and not target_options.given:
+            raise UsageError("nothing to snapshot: give --cluster or --from PATH (or --target-file / --driver)")
         loaded = load_matrix_for(matrix, target_options)
+        if dump is not None:
+            from imagelint.cluster.read_target import target_from_dump
+
+            target = target_from_dump(dump, loaded)
     except ImagelintError as exc:
         raise fail(exc) from None
     from imagelint.escape import guard_line, printable
     from imagelint.matrix.loader import is_cluster_matrix_selector
     from imagelint.target.toml_writer import dump_target_toml
 
-    target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
+    if dump is None:
+        target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     for warning in target.warnings:
         typer.echo(guard_line(f"imagelint: warning: {printable(warning)}"), err=True)
     typer.echo(dump_target_toml(target), nl=False)

@@ -27,7 +27,15 @@ Layout — one connection, small readers on top of it:
   pod_logs.py          a bounded log tail of one container (``previous`` for CrashLoopBackOff)
   daemonset_status.py  DaemonSets with desired/ready counts and the NVIDIA component they run
   configmap_data.py    every key of one ConfigMap (app configs mounted into pods)
-  dra.py               DeviceClasses, ResourceSlices per node, ResourceClaims (404 = not served)
+  dra.py               DeviceClasses, ResourceSlices (devices and attributes), ResourceClaims and
+                       their templates (404 = not served)
+
+  Where doctor's objects come from (``source.py``: ``ObjectSource``, one interface, two sources):
+  connection.py        the live API server
+  dump.py              ``DumpSource``: a dump's objects by kind; a kind it lacks is NOT_IN_DUMP
+  dump_formats.py      ``read_dump(path)``: kubectl -o yaml/json, cluster-info dump (directory or
+                       stdout), the GPU Operator's must-gather, a target snapshot
+  dump_describe.py     nodes back from ``kubectl describe nodes`` text (must-gather)
 
 Adding a reader (pods, events, logs, DRA's ResourceSlices / DeviceClasses / ResourceClaims):
 

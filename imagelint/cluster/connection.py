@@ -60,9 +60,14 @@ class Refused(Exception):
 
 
 ANY_STATUS: tuple[int, ...] = tuple(range(400, 600))  # ``refusable=ANY_STATUS``: every HTTP error status
+# ``refused`` of a dump that does not hold the kind (or the log), :mod:`imagelint.cluster.source`:
+# not an HTTP status, so no reader mistakes it for 403 (RBAC) or 404 (not served).
+NOT_IN_DUMP = -1
 
 def status_text(status: int) -> str:
-    """``403`` → ``403 Forbidden``."""
+    """``403`` → ``403 Forbidden``; a dump's ``NOT_IN_DUMP`` → ``not in the dump``."""
+    if status == NOT_IN_DUMP:
+        return "not in the dump"
     return f"{status} {_STATUS_TEXT.get(status, '')}".strip()
 
 
@@ -400,6 +405,7 @@ __all__ = [
     "MAX_LOG_BYTES",
     "MAX_LIST_PAGES",
     "MAX_RESPONSE_BYTES",
+    "NOT_IN_DUMP",
     "Connection",
     "Fetched",
     "Listing",

@@ -16,6 +16,7 @@ and the tail is marked ``truncated``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from imagelint.cluster.connection import ANY_STATUS, MAX_LOG_BYTES, Connection, Refused
 from imagelint.cluster.objects import clean
@@ -72,6 +73,15 @@ def read_log_tail(
     return LogTail(lines=tuple(clean(line, MAX_LINE) for line in lines if line.strip()), truncated=truncated)
 
 
+def log_tail_of(source: Any, namespace: str, pod: str, container: str, *, previous: bool = False) -> LogTail:
+    """The log tail from whichever source doctor reads: a dump answers from the logs it holds
+    (``DumpSource.log_tail``), the live API server through ``pods/log``."""
+    own = getattr(source, "log_tail", None)
+    if callable(own):
+        return own(namespace, pod, container, previous=previous)
+    return read_log_tail(source, namespace, pod, container, previous=previous)
+
+
 def deadline_passed() -> bool:
     from imagelint import deadline
 
@@ -79,4 +89,4 @@ def deadline_passed() -> bool:
     return left is not None and left <= 0
 
 
-__all__ = ["LIMIT_BYTES", "TAIL_LINES", "LogTail", "read_log_tail"]
+__all__ = ["LIMIT_BYTES", "TAIL_LINES", "LogTail", "log_tail_of", "read_log_tail"]

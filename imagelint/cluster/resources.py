@@ -79,6 +79,8 @@ CLUSTER_POLICIES = Resource("nvidia.com", "v1", "clusterpolicies", "ClusterPolic
 DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", "DeviceClasses")
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "ResourceSlices")
 RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", "ResourceClaims", namespaced=True)
+RESOURCE_CLAIM_TEMPLATES = Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate",
+                                    "ResourceClaimTemplates", namespaced=True)
 
 # Workload controllers whose pod templates ``imagelint audit`` reads (imagelint.cluster.workloads).
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", "Deployments", namespaced=True)
@@ -124,6 +126,7 @@ __all__ = [
     "PODS",
     "POLICY_REPORTS",
     "RESOURCE_CLAIMS",
+    "RESOURCE_CLAIM_TEMPLATES",
     "RESOURCE_SLICES",
     "RUNTIME_CLASSES",
     "SECRETS",

@@ -116,11 +116,11 @@ class DoctorReport:
         unchecked = [s for s in self.stages if s.status == NOT_CHECKED]
         tail = f"; {len(unchecked)} stage(s) not checked" if unchecked else ""
         if not findings and self.nothing_checked:
-            return "nothing could be checked: " + "; ".join(dict.fromkeys(n for s in self.stages for n in s.notes))
+            return "nothing could be checked: " + "; ".join(dict.fromkeys(n for s in self.stages for n in s.notes if "not checked" in n))
         if not findings and unchecked:
             seen = [f"{self.gpu_nodes} GPU node(s)"] if self.nodes_read else []
             seen += [f"{self.gpu_pods} GPU pod(s)"] if self.pods_read else []
-            why = "; ".join(dict.fromkeys(n for s in unchecked for n in s.notes))
+            why = "; ".join(dict.fromkeys(n for s in unchecked for n in s.notes if "not checked" in n))
             return f"not all checked: no problem seen in {' and '.join(seen) or 'what could be read'}; {why}"
         if not findings:
             return f"healthy: {self.gpu_nodes} GPU node(s), {self.gpu_pods} GPU pod(s), every stage ok"

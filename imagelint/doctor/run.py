@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from imagelint.cluster.connection import Connection
+from imagelint.cluster.source import ObjectSource
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
 from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, Finding, ImageSide, StageResult
@@ -66,12 +66,24 @@ def diagnose(snap: Snapshot, signatures: Signatures | None = None, image_side: I
                     findings=tuple(by_stage[r.number]), notes=r.notes)
         for r in results
     ]
+    results = [_not_ok_without(r, snap) for r in results]
     return DoctorReport(
         server=snap.conn.server if snap.conn else "", context=snap.conn.context if snap.conn else "",
         stages=tuple(results), gpu_nodes=len(ctx.gpu_nodes) if "nodes" not in snap.refused else 0,
         gpu_pods=len(ctx.gpu_workloads) if "pods" not in snap.refused else 0, warnings=tuple(snap.warnings),
         nodes_read="nodes" not in snap.refused, pods_read="pods" not in snap.refused,
     )
+
+
+def _not_ok_without(stage: StageResult, snap: Snapshot) -> StageResult:
+    """A dump that lacks what a stage reads is no "ok": the stage is not checked in full (exit 5,
+    as for a stage RBAC keeps doctor from reading), and says which kinds the dump lacks. A live
+    run keeps its RBAC narrowing as notes (the API server had the objects; the user chose the role)."""
+    lacking = [snap.refused[k] for k in NARROWS[stage.number] if k in snap.refused and "not in the dump" in snap.refused[k]]
+    if stage.status != OK or not lacking:
+        return stage
+    return replace(stage, status=NOT_CHECKED,
+                   notes=(f"stage {stage.number} not checked in full: {'; '.join(lacking)}",) + stage.notes)
 
 
 def _named_by_workload(ctx: Context, f: Finding) -> Finding:
@@ -85,7 +97,7 @@ def _named_by_workload(ctx: Context, f: Finding) -> Finding:
     return replace(f, workload=f"{kind} {name}") if kind != "ReplicaSet" else f
 
 
-def run_doctor(conn: Connection, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:
+def run_doctor(conn: ObjectSource, options: DoctorOptions, image_side: ImageSideReader | None = None) -> DoctorReport:
     snap = read_snapshot(conn, options)
     if options.pod and "pods" not in snap.refused and not any(
         p.name == options.pod and p.namespace == options.namespace for p in snap.pods

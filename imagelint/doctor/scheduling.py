@@ -10,6 +10,7 @@ from fractions import Fraction
 from imagelint.cluster.events import latest_first
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.pods import PodInfo
+from imagelint.doctor.dra_chain import uses_claims
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
@@ -191,10 +192,14 @@ def _counted(row: Signature, message: str) -> str:
 def check_scheduling(ctx: Context) -> list[str]:
     pending = waiting_on_broken = 0
     nodes_read = "nodes" not in ctx.snap.refused
+    dra_notes: list[str] = []
     for w in ctx.gpu_workloads:
         pod = w.pod
         found = _requests_vs_limits(ctx, w)
-        if not pod.node and pod.phase == "Pending":
+        if not pod.node and pod.phase == "Pending" and uses_claims(pod):
+            pending += 1
+            found += _dra_chain(ctx, w, dra_notes)
+        elif not pod.node and pod.phase == "Pending":
             pending += 1
             wanted = _requests(w)
             own, blocked = _placement(ctx, w, wanted) if nodes_read else ([], False)
@@ -211,15 +216,10 @@ def check_scheduling(ctx: Context) -> list[str]:
     judged = {id(w) for w in ctx.gpu_workloads}
     for w in ctx.workloads:
         pod = w.pod
-        if pod.node or pod.phase != "Pending" or id(w) in judged or not isinstance(pod.spec.get("resourceClaims"), list):
+        if pod.node or pod.phase != "Pending" or id(w) in judged or not uses_claims(pod):
             continue
-        word = _scheduler_word(ctx, pod)
-        if word is None:
-            continue
-        message = _message(word)
-        for row in ctx.signatures.all_matches(message, "event", reason="FailedScheduling"):
-            if row.id.startswith("dra-") or "nvidia.com" in message:
-                ctx.add(finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {row.id.replace('-', ' ')}", [word]))
+        for f in _dra_chain(ctx, w, dra_notes):
+            ctx.add(f)
     # Controllers whose pods the API server rejects (an operator that creates pods itself gets the
     # 422 of a pod whose requests != limits and records it as FailedCreate on its own object).
     for event in ctx.snap.events:
@@ -232,13 +232,30 @@ def check_scheduling(ctx: Context) -> list[str]:
                             f"{kind} {name} cannot create its pods",
                             [Evidence(ObjectRef(event.object_kind, event.object_name, event.namespace),
                                       event_reason=event.reason, event_message=event.message)]))
-    notes = [f"{len(ctx.gpu_workloads)} GPU pod(s), {pending} Pending and unscheduled"]
+    notes = [f"{len(ctx.gpu_workloads)} GPU pod(s), {pending} Pending and unscheduled"] + list(dict.fromkeys(dra_notes))
     ctx.deferred[4] = waiting_on_broken
     if waiting_on_broken:
         notes.append(f"{waiting_on_broken} Pending pod(s) wait on GPU nodes that fail an earlier stage: not judged here")
     if not nodes_read:
         notes.append("without nodes, only the scheduler's own words were read")
     return notes
+
+
+def _dra_chain(ctx: Context, w: PodWorkload, notes: list[str]) -> list[Finding]:
+    """A Pending pod that asks through ResourceClaims: its claim chain (imagelint.doctor.dra_chain)
+    first; where every link holds (or could not be read), the scheduler's own DRA words."""
+    from imagelint.doctor.dra_chain import check_dra_pod
+
+    pod = w.pod
+    word = _scheduler_word(ctx, pod)
+    found, said = check_dra_pod(ctx, w, word)
+    notes.extend(said)
+    if found or word is None:
+        return found
+    message = _message(word)
+    return [finding(ctx, row.id, "pod", pod.where, f"the scheduler says: {_counted(row, message)}", [word])
+            for row in ctx.signatures.all_matches(message, "event", reason="FailedScheduling")
+            if row.id.startswith("dra-") or "nvidia.com" in message]
 
 
 def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Finding], own: list[Finding], word: Evidence) -> list[Finding]:

@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from imagelint.cluster.configmap_data import ConfigMapData, read_configmap_data
-from imagelint.cluster.connection import Connection, status_text
+from imagelint.cluster.connection import status_text
 from imagelint.cluster.daemonset_status import DaemonSetStatus, read_daemonset_status
 from imagelint.cluster.dra import DraInventory, read_dra
 from imagelint.cluster.events import EventInfo, read_warning_events
 from imagelint.cluster.node_status import NodeInfo, read_node_status
 from imagelint.cluster.operator import OperatorComponent, workloads_from_clusterpolicy
-from imagelint.cluster.pod_logs import LogTail, read_log_tail
+from imagelint.cluster.pod_logs import LogTail, log_tail_of
 from imagelint.cluster.pods import PodInfo, read_pods
 from imagelint.cluster.resources import CLUSTER_POLICIES, REPLICA_SETS, RUNTIME_CLASSES
 from imagelint.cluster.objects import items, mapping, text
+from imagelint.cluster.source import NOT_IN_DUMP, ObjectSource
 
 MAX_LOGS = 24  # log tails read per run (one per failing component pod is enough)
 MAX_CONFIGMAPS = 64  # ConfigMaps read per run (configs mounted into GPU-visible pods)
@@ -44,7 +45,7 @@ class RuntimeClassInfo:
 
 @dataclass
 class Snapshot:
-    conn: Connection | None
+    conn: ObjectSource | None  # the live API server, or a dump (imagelint.cluster.source)
     options: DoctorOptions
     nodes: tuple[NodeInfo, ...] = ()
     pods: tuple[PodInfo, ...] = ()
@@ -73,7 +74,7 @@ class Snapshot:
                 return LogTail()
             if pod.node and pod.node in self._kubelet_down:
                 return LogTail(refused=self._kubelet_down[pod.node])  # said once, for the first log asked
-            tail = read_log_tail(self.conn, pod.namespace, pod.name, container, previous=previous)
+            tail = log_tail_of(self.conn, pod.namespace, pod.name, container, previous=previous)
             which = f"log of pod {pod.where} container {container}" + (" (previous instance)" if previous else "")
             if tail.refused == 403:
                 self.refused["pods/log"] = _why(403, "reading", "pods/log")
@@ -93,8 +94,8 @@ class Snapshot:
             if self.conn is None or len(self._configmaps) >= MAX_CONFIGMAPS or "configmaps" in self.refused:
                 return None
             data = read_configmap_data(self.conn, namespace, name)
-            if data.refused == 403:
-                self.refused["configmaps"] = _why(403, "reading", "configmaps")
+            if data.refused in (403, NOT_IN_DUMP):
+                self.refused["configmaps"] = _why(data.refused, "reading", "configmaps")
             self._configmaps[key] = data
         return self._configmaps[key]
 
@@ -109,18 +110,20 @@ class Snapshot:
             if len(self._owners) >= MAX_OWNERS or "replicasets" in self.refused:
                 return None
             fetched = self.conn.get_object(REPLICA_SETS, name, namespace, optional=True)
-            if fetched.refused == 403:
-                self.refused["replicasets"] = _why(403, "reading", "replicasets")
+            if fetched.refused in (403, NOT_IN_DUMP):
+                self.refused["replicasets"] = _why(fetched.refused, "reading", "replicasets")
             owner = next((o for o in items(fetched.object or {}, "metadata", "ownerReferences") if o.get("controller") is True), None)
             self._owners[key] = (text(owner, "kind", limit=100), text(owner, "name", limit=253)) if owner and text(owner, "name") else None
         return self._owners[key]
 
 
 def _why(status: int | None, verb: str, what: str) -> str:
+    if status == NOT_IN_DUMP:
+        return f"{what} not in the dump"
     return f"RBAC forbids {verb} {what}" if status == 403 else f"{what}: {status_text(status or 0)}"
 
 
-def read_snapshot(conn: Connection, options: DoctorOptions) -> Snapshot:
+def read_snapshot(conn: ObjectSource, options: DoctorOptions) -> Snapshot:
     snap = Snapshot(conn=conn, options=options)
     nodes = read_node_status(conn)
     snap.nodes, snap.node_objects = nodes.nodes, nodes.objects
@@ -156,8 +159,8 @@ def read_snapshot(conn: Connection, options: DoctorOptions) -> Snapshot:
                              {k: str(v) for k, v in mapping(rc, "scheduling", "nodeSelector").items() if isinstance(v, str)})
             for rc in classes.items if text(rc, "metadata", "name")
         )
-    elif classes.refused == 403:
-        snap.refused["runtimeclasses"] = _why(403, "listing", "runtimeclasses")
+    elif classes.refused in (403, NOT_IN_DUMP):
+        snap.refused["runtimeclasses"] = _why(classes.refused, "listing", "runtimeclasses")
 
     policies = conn.list_objects(CLUSTER_POLICIES, optional=True)
     if policies.checked:
@@ -165,12 +168,21 @@ def read_snapshot(conn: Connection, options: DoctorOptions) -> Snapshot:
         cdi = [mapping(p, "spec", "cdi") for p in policies.items]
         if cdi:
             snap.cdi_enabled = any(c.get("enabled") is True for c in cdi)
-    elif policies.refused == 403:
-        snap.refused["clusterpolicies"] = _why(403, "listing", "clusterpolicies")
+    elif policies.refused in (403, NOT_IN_DUMP):
+        snap.refused["clusterpolicies"] = _why(policies.refused, "listing", "clusterpolicies")
 
     snap.dra = read_dra(conn)
-    for kind in (snap.dra.refused or {}):
-        snap.refused[kind] = _why(403, "listing", kind)
+    holds = getattr(conn, "holds", None)
+    if callable(holds) and snap.dra.refused and not any(isinstance(p.spec.get("resourceClaims"), list) and p.spec["resourceClaims"] for p in snap.pods):
+        # a dump without DRA objects, and no pod that asks for a claim: DRA is not what it is about
+        snap.dra = DraInventory(served=False)
+        snap.warnings.append("DRA objects (DeviceClasses, ResourceSlices, ResourceClaims) are not in the dump; no pod in it asks for a ResourceClaim")
+    for kind, status in (snap.dra.refused or {}).items():
+        snap.refused[kind] = _why(status, "listing", kind)
+    # a dump that holds a kind for some namespaces only: what it lacks is not "none"
+    for kind, why in getattr(conn, "unread", {}).items():
+        snap.refused.setdefault(kind, f"{kind} not in the dump ({why})")
+    snap.warnings.extend(getattr(conn, "warnings", ()))
     return snap
 
 

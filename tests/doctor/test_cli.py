@@ -35,9 +35,22 @@ def test_json_report_follows_the_schema_healthy_and_failing(run_doctor):
     assert run.json["stages"][3]["status"] == "failed"
 
 
-def test_without_cluster_flag_is_usage_error():
-    result = _invoke()
-    assert result.exit_code == 2 and "doctor needs --cluster" in result.stderr
+def test_without_cluster_flag_reads_the_kubeconfig_current_context(tmp_path):
+    """As kubectl: no --cluster and no --from is the live cluster of KUBECONFIG's current context."""
+    from imagelint.cli import app
+    from tests.support.fakekube import FakeKube
+
+    kube = FakeKube(healthy_state(), tmp_path, TOKEN).start()
+    try:
+        config = kube.write_kubeconfig(tmp_path / "kubeconfig")
+        result = CliRunner().invoke(app, ["doctor", "--format", "json"], env={"KUBECONFIG": str(config)})
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert json.loads(result.stdout)["healthy"] is True
+        assert "/api/v1/nodes" in kube.requests
+        both = _invoke("--from", str(tmp_path), "--cluster")
+        assert both.exit_code == 2 and "--from reads a dump" in both.stderr
+    finally:
+        kube.stop()
 
 
 def test_bad_format_is_usage_error(tmp_path):

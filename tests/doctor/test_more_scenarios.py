@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.doctor.clusters import clone, container_status, event, find, healthy_state, pod
 from tests.doctor.test_scenarios import _stage_block
+from tests.support.fakekube import claim_spec, resource_claim_template
 
 
 def test_driver_library_mismatch_in_the_plugin_log_is_stage_1_not_2(run_doctor):
@@ -145,6 +146,7 @@ def test_a_dra_pod_whose_device_class_does_not_exist(run_doctor):
     p["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
     state.pods.append(p)
     state.deviceclasses, state.resourceslices, state.resourceclaims = [], [], []
+    state.resourceclaimtemplates = [resource_claim_template("ml", "one-gpu", claim_spec("gpu.nvidia.com"))]
     run = run_doctor(state)
     assert run.exit_code == 1
     assert "stage 4" in run.lines[0] and "pod ml/dra-train" in run.lines[0]

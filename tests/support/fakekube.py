@@ -22,8 +22,14 @@ and simple ``fieldSelector`` terms (``type=Warning``, ``spec.nodeName!=x``, comm
 Also served, for ``imagelint doctor``: pods (``/api/v1/pods``, per namespace, one by name),
 ``pods/log`` (plain text from ``ClusterState.pod_logs``, honouring ``tailLines``,
 ``limitBytes`` and ``previous``), events, ConfigMap lists, DaemonSet status (part of each
-DaemonSet object), and DRA's ``resource.k8s.io/v1`` DeviceClasses, ResourceSlices and
-ResourceClaims (``None`` = the API is not served: 404). ``methods`` records each request's
+DaemonSet object), and DRA's ``resource.k8s.io/v1`` DeviceClasses, ResourceSlices,
+ResourceClaims and ResourceClaimTemplates (``deviceclasses=None`` = the API is not served: 404)
+as a v1.34+ API server serves them: group and version discovery (``APIGroup``,
+``APIResourceList`` with each kind's ``namespaced`` and ``resourceclaims/status``), typed lists
+(``DeviceClassList``... whose items carry ``apiVersion``/``kind``), cluster-wide and per-namespace
+lists and one object by name; ``device_class``, ``resource_slice``/``gpu_device`` (the NVIDIA DRA
+kubelet plugin's attributes), ``resource_claim`` (``status.allocation`` with device results and a
+``metadata.name`` node selector, ``status.reservedFor``) and ``resource_claim_template`` build them. ``methods`` records each request's
 (method, path), so a test can compare what was called with what a ClusterRole grants.
 
 Any kind not served above is served generically from ``ClusterState.objects``
@@ -127,6 +133,19 @@ def make_ca(hostname: str = "127.0.0.1") -> CertificateAuthority:
     )
 
 
+# GET /apis/resource.k8s.io/v1 on a v1.34+ API server (kube-apiserver's resource.k8s.io/v1 storage):
+# the four kinds and their status subresource, with the verbs RBAC and kubectl see.
+_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+DRA_RESOURCES: list[dict[str, Any]] = [
+    {"name": "deviceclasses", "singularName": "deviceclass", "namespaced": False, "kind": "DeviceClass", "verbs": _VERBS},
+    {"name": "resourceclaims", "singularName": "resourceclaim", "namespaced": True, "kind": "ResourceClaim", "verbs": _VERBS},
+    {"name": "resourceclaims/status", "singularName": "", "namespaced": True, "kind": "ResourceClaim", "verbs": ["get", "patch", "update"]},
+    {"name": "resourceclaimtemplates", "singularName": "resourceclaimtemplate", "namespaced": True, "kind": "ResourceClaimTemplate",
+     "verbs": _VERBS},
+    {"name": "resourceslices", "singularName": "resourceslice", "namespaced": False, "kind": "ResourceSlice", "verbs": _VERBS},
+]
+
+
 def _list(kind: str, api_version: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": "1"}, "items": items}
 
@@ -149,6 +168,7 @@ class ClusterState:
     deviceclasses: list[dict[str, Any]] | None = None  # None = resource.k8s.io/v1 not served (404)
     resourceslices: list[dict[str, Any]] | None = None
     resourceclaims: list[dict[str, Any]] | None = None
+    resourceclaimtemplates: list[dict[str, Any]] | None = None  # None with deviceclasses set: served, none
 
 
 class FakeKube:
@@ -547,17 +567,8 @@ class FakeKube:
         if len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods":
             found = next((p for p in state.pods if _meta(p) == (parts[3], parts[5])), None)
             return copy.deepcopy(found) if found is not None else None
-        if parts[:3] == ["apis", "resource.k8s.io", "v1"] and len(parts) in (4, 6):
-            plural = parts[-1]
-            items = {"deviceclasses": state.deviceclasses, "resourceslices": state.resourceslices,
-                     "resourceclaims": state.resourceclaims}.get(plural)
-            if items is None:
-                return None
-            if len(parts) == 6:
-                if parts[3] != "namespaces":
-                    return None
-                items = [i for i in items if _meta(i)[0] == parts[4]]
-            return _list(plural.capitalize(), "resource.k8s.io/v1", copy.deepcopy(items))
+        if parts[:2] == ["apis", "resource.k8s.io"] and state.deviceclasses is not None:
+            return self._dra(parts)
         if len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "configmaps":
             data = state.configmaps.get((parts[3], parts[5]))
             if data is None:
@@ -569,6 +580,34 @@ class FakeKube:
                 "data": dict(data),
             }
         return None
+
+    def _dra(self, parts: list[str]) -> dict[str, Any] | None:
+        """``resource.k8s.io``: group and version discovery, lists (typed ``DeviceClassList``...), one object."""
+        state = self.state
+        if len(parts) == 2:
+            version = {"groupVersion": "resource.k8s.io/v1", "version": "v1"}
+            return {"kind": "APIGroup", "apiVersion": "v1", "name": "resource.k8s.io", "versions": [version], "preferredVersion": version}
+        if parts[2] != "v1":
+            return None
+        if len(parts) == 3:
+            return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "resource.k8s.io/v1", "resources": copy.deepcopy(DRA_RESOURCES)}
+        stored = {"deviceclasses": state.deviceclasses, "resourceslices": state.resourceslices, "resourceclaims": state.resourceclaims,
+                  "resourceclaimtemplates": state.resourceclaimtemplates if state.resourceclaimtemplates is not None else []}
+        rest = parts[3:]
+        namespace = None
+        if rest[:1] == ["namespaces"] and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        plural, name = rest[0], (rest[1] if len(rest) > 1 else None)
+        kind = next((r["kind"] for r in DRA_RESOURCES if r["name"] == plural), None)
+        namespaced = next((r["namespaced"] for r in DRA_RESOURCES if r["name"] == plural), False)
+        objects = stored.get(plural)
+        if kind is None or objects is None or (namespace is not None and not namespaced) or len(rest) > 2:
+            return None
+        chosen = [o for o in objects if namespace is None or _meta(o)[0] == namespace]
+        if name is not None:
+            found = next((o for o in chosen if _meta(o)[1] == name), None)
+            return copy.deepcopy(found) if found is not None else None
+        return _list(f"{kind}List", "resource.k8s.io/v1", [{"apiVersion": "resource.k8s.io/v1", "kind": kind, **copy.deepcopy(o)} for o in chosen])
 
     @staticmethod
     def _send_text(request: BaseHTTPRequestHandler, data: bytes, filler: int = 0) -> None:
@@ -871,3 +910,67 @@ def clusterpolicy(toolkit: str, device_plugin: str, mig_strategy: str = "single"
             },
         },
     }
+
+
+# --- DRA objects as resource.k8s.io/v1 serves them (v1.34+) -----------------------------------
+
+
+def device_class(name: str, selectors: list[str], extended_resource: str | None = None) -> dict[str, Any]:
+    """A DeviceClass the way NVIDIA's DRA driver chart creates ``gpu.nvidia.com`` (CEL selectors under ``spec.selectors``)."""
+    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": e}} for e in selectors]}
+    if extended_resource:
+        spec["extendedResourceName"] = extended_resource
+    return {"metadata": {"name": name, "uid": f"uid-dc-{name}", "resourceVersion": "101", "generation": 1,
+                         "creationTimestamp": "2026-12-01T07:00:00Z"}, "spec": spec}
+
+
+GPU_CLASS_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+
+
+def gpu_device(index: int, product: str = "NVIDIA A100-SXM4-80GB", architecture: str = "Ampere", compute: str = "8.0.0",
+               driver: str = "580.95.5", cuda: str = "13.0.0", memory: str = "80Gi") -> dict[str, Any]:
+    """One GPU as the NVIDIA DRA kubelet plugin publishes it (cmd/gpu-kubelet-plugin/deviceinfo.go attributes)."""
+    return {"name": f"gpu-{index}", "attributes": {
+        "type": {"string": "gpu"}, "uuid": {"string": f"GPU-{index:08d}-aaaa-bbbb-cccc-0123456789ab"},
+        "productName": {"string": product}, "brand": {"string": "Nvidia"}, "architecture": {"string": architecture},
+        "cudaComputeCapability": {"version": compute}, "driverVersion": {"version": driver},
+        "cudaDriverVersion": {"version": cuda}, "pciBusID": {"string": f"0000:{index + 16:02x}:00.0"},
+        "addressingMode": {"string": "None"}},
+        "capacity": {"memory": {"value": memory}}}
+
+
+def resource_slice(node: str, devices: list[dict[str, Any]], driver: str = "gpu.nvidia.com") -> dict[str, Any]:
+    return {"metadata": {"name": f"{node}-{driver}-x7k2p", "uid": f"uid-rs-{node}", "resourceVersion": "120",
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": f"uid-{node}", "controller": True}],
+                         "creationTimestamp": "2026-12-01T07:05:00Z"},
+            "spec": {"driver": driver, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": devices}}
+
+
+def claim_spec(device_class_name: str = "gpu.nvidia.com", selectors: list[str] | None = None, count: int = 1) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": device_class_name, "allocationMode": "ExactCount", "count": count}
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+    return {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}
+
+
+def resource_claim(namespace: str, name: str, spec: dict[str, Any], allocated_on: str | None = None,
+                   reserved_for: list[str] = (), driver: str = "gpu.nvidia.com") -> dict[str, Any]:
+    """A ResourceClaim; ``allocated_on`` fills ``status.allocation`` as the scheduler writes it (device
+    results and a node selector on ``metadata.name``), ``reserved_for`` the consumer pods."""
+    claim: dict[str, Any] = {"metadata": {"name": name, "namespace": namespace, "uid": f"uid-rc-{name}", "resourceVersion": "130",
+                                          "creationTimestamp": "2026-12-01T08:00:00Z"}, "spec": spec, "status": {}}
+    if allocated_on:
+        claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+        claim["status"]["allocation"] = {
+            "devices": {"results": [{"request": "gpu", "driver": driver, "pool": allocated_on, "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [allocated_on]}]}]},
+        }
+    if reserved_for:
+        claim["status"]["reservedFor"] = [{"resource": "pods", "name": p, "uid": f"uid-pod-{p}"} for p in reserved_for]
+    return claim
+
+
+def resource_claim_template(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace, "uid": f"uid-rct-{name}", "resourceVersion": "110",
+                         "creationTimestamp": "2026-12-01T07:30:00Z"}, "spec": {"spec": spec}}

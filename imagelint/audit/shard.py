@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 from imagelint.audit.model import ERROR, AuditReport, Inventory, verdict_of
 from imagelint.errors import UsageError
 from imagelint.escape import printable
+from imagelint.untrusted import is_digits
 
 MAX_SHARDS = 10_000
 INDEX_ENV = "JOB_COMPLETION_INDEX"
@@ -39,7 +40,7 @@ def shard_of(key: str, count: int) -> int:
 def parse_shard(text: str) -> tuple[int, int]:
     """``I/N`` → (I, N), 0 <= I < N."""
     index, sep, count = text.partition("/")
-    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+    if not sep or not is_digits(index.strip(), 9) or not is_digits(count.strip(), 9):
         raise UsageError(f"--shard {text!r}: write INDEX/COUNT, e.g. 0/4 (the index counts from 0)")
     i, n = int(index), int(count)
     if not 1 <= n <= MAX_SHARDS or not 0 <= i < n:

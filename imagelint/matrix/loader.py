@@ -25,6 +25,7 @@ from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
+from imagelint.untrusted import loads_json
 
 
 
@@ -204,7 +205,7 @@ def _cached_document(kind: str, text: str) -> dict[str, Any] | None:
     if data[:4] != _CACHE_MAGIC or zlib.crc32(body) != int.from_bytes(data[4:8], "big"):
         return None
     try:
-        entry = json.loads(body)
+        entry = loads_json(body)
     except ValueError:
         return None
     if not isinstance(entry, dict) or (entry.get("imagelint"), entry.get("kind"), entry.get("text")) != (__version__, kind, text):

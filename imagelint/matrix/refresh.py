@@ -38,6 +38,8 @@ from imagelint.errors import ImagelintError
 from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
+from imagelint.untrusted import loads_json
+from imagelint.localfile import read_regular_file
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
 _DATE = lazy_pattern(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -70,14 +72,13 @@ class Difference:
 def read_manifest(path: Path) -> Manifest:
     """Parse one ``redistrib_X.Y.Z.json``. Raises ``ManifestError`` on anything else."""
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_MANIFEST_BYTES + 1)
+        data = read_regular_file(path, MAX_MANIFEST_BYTES + 1)  # a FIFO or device is refused, never waited on
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{path}: larger than {MAX_MANIFEST_BYTES} bytes; not a redistrib manifest")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = loads_json(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ManifestError(f"{path}: not JSON ({type(exc).__name__})") from None
     if not isinstance(doc, dict):

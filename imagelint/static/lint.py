@@ -188,10 +188,10 @@ def _json_as_yaml(text: str, path: str) -> str:
     holds no raw tab inside a string, so every tab is white space and becomes a space."""
     if "\t" not in text or not text.lstrip().startswith(("{", "[")):
         return text
-    import json
+    from imagelint.untrusted import loads_json
 
     try:
-        json.loads(text)
+        loads_json(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", path, line) from None

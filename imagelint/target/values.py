@@ -20,6 +20,7 @@ from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec
 from imagelint.target.versions import CUDA_RE, CudaVersion, DriverVersion
+from imagelint.untrusted import is_digits
 
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
@@ -84,7 +85,7 @@ _SM_RE = lazy_pattern(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
 def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:
     """``8.0``; also ``9`` (= 9.0) and nvcc's ``sm_90`` / ``sm_90a`` / ``compute_86`` (= 9.0, 9.0, 8.6)."""
     text = str(value).strip()
-    if text.isdigit() and len(text) <= 2:
+    if is_digits(text, 2):
         return f"{int(text)}.0"
     sm = _SM_RE.match(text)
     if sm:

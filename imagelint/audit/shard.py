@@ -101,10 +101,15 @@ def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditRe
     if None in counts or len(counts) != 1:
         raise UsageError("audit merge: every part must be a shard of the same count (--shard I/N)")
     count = counts.pop()
+    if not 1 <= count <= MAX_SHARDS:  # checked before use: 0 divided by, 10**12 allocated as a set of indexes
+        raise UsageError(f"audit merge: the parts claim a shard count outside 1..{MAX_SHARDS} (the limit of --shard)")
     seen: dict[int, str] = {}
     for part, name in zip(parts, names):
         assert part.shard is not None
         index = part.shard[0]
+        if not 0 <= index < count:
+            raise UsageError(f"audit merge: {name} claims shard index {index if abs(index) < 10**9 else '…'} of {count}; "
+                             f"the index counts from 0 to {count - 1}")
         if index in seen:
             raise UsageError(f"audit merge: shard {index}/{count} given twice ({seen[index]}, {name})")
         seen[index] = name

@@ -275,14 +275,17 @@ def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
     validate_document(doc, origin, text, overlay_ok=True)
     sections = {name: list(rows) for name, rows in matrix.sections.items()}
     for name in SECTIONS:
+        current = sections.setdefault(name, [])
+        # Each key's first row, indexed once: a 12,000-row overlay is one pass, not a rescan per row.
+        where: dict[Any, int] = {}
+        for i, existing in enumerate(current):
+            where.setdefault(row_key(name, existing), i)
         for row in doc.get(name, ()):
-            current = sections.setdefault(name, [])
             key = row_key(name, row)
-            for i, existing in enumerate(current):
-                if row_key(name, existing) == key:
-                    current[i] = dict(row)
-                    break
+            if key in where:
+                current[where[key]] = dict(row)
             else:
+                where[key] = len(current)
                 current.append(dict(row))
     frozen = {name: tuple(rows) for name, rows in sections.items()}
     return Matrix(matrix.version, matrix.schema_version, f"{matrix.origin}+{origin}", frozen, matrix.meta)

@@ -13,6 +13,7 @@ import functools
 from typing import TYPE_CHECKING, Mapping
 
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
+from imagelint.lazyre import lazy_pattern
 from imagelint.target import NodePool, Taint
 
 if TYPE_CHECKING:
@@ -24,6 +25,10 @@ NODE_IDENTITY_LABELS = frozenset({"kubernetes.io/hostname", "node.kubernetes.io/
 
 # Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+# A quantity's number as Kubernetes writes one, its exponent bounded (real quantities use none).
+_QUANTITY_NUMBER = lazy_pattern(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,2})?")
 
 
 @functools.cache
@@ -54,6 +59,8 @@ def parse_quantity(text: str | None) -> Fraction | None:
             break
     else:
         number, mult = s, Fraction(1)
+    if len(number) > 64 or not _QUANTITY_NUMBER.fullmatch(number):  # Fraction("1e3000000") alone takes 16 s
+        return None
     try:
         return Fraction(number) * mult
     except (ValueError, ZeroDivisionError):

@@ -23,6 +23,7 @@ import stat
 from dataclasses import dataclass
 from typing import Collection, Iterable, Sequence
 
+from imagelint.deadline import check as deadline_check
 from imagelint.localfile import read_regular_file
 
 MAX_IGNORE_FILE_BYTES = 4 << 20
@@ -378,6 +379,7 @@ def not_ignored(root: str, paths: Sequence[str]) -> tuple[str, ...]:
     kept: list[str] = []
     ignored: list[tuple[int, str]] = []  # (index in kept, path from the top)
     for index, path in enumerate(paths):
+        deadline_check("matching the linted tree against its ignore files")
         relative = os.path.relpath(os.path.abspath(path), repo.top)
         if relative.startswith(".." + os.sep) or relative == "..":
             kept.append(path)

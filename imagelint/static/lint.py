@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 from imagelint.core.check import CheckRun
 from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
+from imagelint.deadline import check as deadline_check
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
@@ -252,6 +253,7 @@ def run_lint(
     statics: list[StaticInput] = []
     walked: set[str] = set()
     for p, explicit in _expand(paths, notices):
+        deadline_check(f"reading {p}")  # --deadline bounds lint too, file by file
         if not explicit:
             walked.add(p)
         if explicit and p != "-" and os.path.isdir(p):  # an image layout named on the command line
@@ -286,6 +288,7 @@ def run_lint(
     from imagelint.static.scheduling import pod_target
 
     for static in statics:
+        deadline_check(f"judging {static.path}")
         notices.extend(static.notes)
         for facts in static.facts:
             # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).

@@ -79,7 +79,7 @@ def parse_release_version(value: str, what: str) -> str:
 
 
 # nvcc spellings of an architecture: sm_90, sm_90a, compute_86, sm_100f (major = all but the last digit).
-_SM_RE = lazy_pattern(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
+_SM_RE = lazy_pattern(r"^(?:sm|compute)_?([0-9]{1,3})([0-9])[af]?$", re.IGNORECASE)  # ASCII, bounded: for int()
 
 
 def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:

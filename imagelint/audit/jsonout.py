@@ -131,8 +131,8 @@ def read_report(path: str) -> AuditReport:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         parsed = loads_json(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise UsageError(f"{path}: not JSON") from None
+    except ValueError as exc:  # UnicodeDecodeError, or loads_json's one-line refusal
+        raise UsageError(f"{path}: not JSON ({exc})") from None
     return report_from_json(parsed, path)
 
 

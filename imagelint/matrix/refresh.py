@@ -79,8 +79,8 @@ def read_manifest(path: Path) -> Manifest:
         raise ManifestError(f"{path}: larger than {MAX_MANIFEST_BYTES} bytes; not a redistrib manifest")
     try:
         doc = loads_json(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ManifestError(f"{path}: not JSON ({type(exc).__name__})") from None
+    except ValueError as exc:  # UntrustedInputError: not UTF-8, not JSON, nested too deep, a number out of range
+        raise ManifestError(f"{path}: not JSON ({exc})") from None
     if not isinstance(doc, dict):
         raise ManifestError(f"{path}: not a redistrib manifest (a JSON object is expected)")
     product = doc.get("release_product")

@@ -133,7 +133,7 @@ def test_dockerfile_exec_form(doc: str) -> None:
         one_line(exc)
         return
     for instruction in parsed.instructions:
-        form = instruction.exec_form()  # the exec form's items, or None: the shell form, as docker reads it
+        form = instruction.exec_form  # the exec form's items, or None: the shell form, as docker reads it
         assert form is None or all(isinstance(item, str) for item in form)
 
 

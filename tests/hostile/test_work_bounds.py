@@ -123,14 +123,14 @@ def test_an_overlay_is_applied_with_one_key_per_row(monkeypatch: pytest.MonkeyPa
 def test_a_script_of_millions_of_gpu_flags_examines_a_bounded_number_of_lines() -> None:
     from imagelint.facts.textscan import MAX_HIT_LINES, TextFactsScanner
 
-    data = b"#!/bin/sh\n" + b"python train.py --gpu 1\n" * 200_000
+    data = b"#!/bin/sh\n" + b"python train.py --gpu 1\n" * (MAX_HIT_LINES + 50_000)
     scanner = TextFactsScanner()
     scanner.begin("/entrypoint.sh", len(data))
     scanner.feed(data)
     result = scanner.result()
     assert scanner.lines_matched == MAX_HIT_LINES
     assert result.get("partial") is True
-    assert any(f"{200_000 - MAX_HIT_LINES} more lines holding a GPU keyword were not examined" in n
+    assert any("50000 more lines holding a GPU keyword were not examined" in n
                for n in result["notes"]), result.get("notes")
     exact = TextFactsScanner()  # at the limit: every line examined, nothing said
     data = b"#!/bin/sh\n" + b"python train.py --gpu 1\n" * MAX_HIT_LINES

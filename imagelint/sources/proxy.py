@@ -114,6 +114,6 @@ def _split_port(entry: str) -> tuple[str, int | None]:
         return inside, int_or_none(rest[1:], 5) if rest.startswith(":") else None
     if entry.count(":") == 1:
         name, _, port = entry.partition(":")
-        if int_or_none(port, 5) is not None:
-            return name, int_or_none(port, 5)
+        if (number := int_or_none(port, 5)) is not None:
+            return name, number
     return entry, None  # no port, or a bare IPv6 address or range

@@ -319,8 +319,8 @@ def _read_json(path: str, limit: int) -> Any:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         return loads_json(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise UsageError(f"{path}: not JSON") from None
+    except ValueError as exc:  # UnicodeDecodeError, or loads_json's one-line refusal
+        raise UsageError(f"{path}: not JSON ({exc})") from None
 
 
 __all__ = ["app"]

@@ -50,7 +50,9 @@ def test_the_automaton_matches_what_the_gitignore_regex_matches(pattern: str, na
 def test_lint_of_a_tree_with_the_hostile_ignore_line_finishes(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*a*a*b\n")
-    (tmp_path / ("a" * 48)).write_text("x\n")
+    # A lint candidate (a manifest), so its name is matched against the ignore line.
+    (tmp_path / ("a" * 48 + ".yaml")).write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"
+                                                 "spec: {containers: [{name: c, image: ubuntu}]}\n")
     (tmp_path / "Dockerfile").write_text("FROM ubuntu\n")
     # Before: the regex ran for minutes holding the GIL (not even the --deadline watchdog could run).
     run = run_cli("lint", ".", "--deadline", "20", cwd=tmp_path, timeout=60)

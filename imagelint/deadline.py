@@ -22,8 +22,10 @@ import threading
 import time
 
 from imagelint.errors import EXIT_UNREADABLE, SourceError, UsageError
+from imagelint.untrusted import parse_float
 
 DEFAULT_DEADLINE = 900.0
+MAX_DEADLINE = 1e6  # 11.6 days: past any CI job, well inside what a timer thread can wait
 
 _lock = threading.Lock()
 _started: float | None = None  # monotonic time the run began (the first start())
@@ -41,11 +43,13 @@ def parse_deadline(text: str | float | None) -> float | None:
     if text is None or text == "":
         return DEFAULT_DEADLINE
     try:
-        seconds = float(text)
+        seconds = parse_float(str(text), "--deadline")
     except ValueError:
         raise UsageError(f"--deadline {text!r}: expected a number of seconds") from None
     if seconds < 0 or seconds != seconds:
         raise UsageError("--deadline must be 0 (none) or a positive number of seconds")
+    if seconds > MAX_DEADLINE:  # a timer that long cannot be armed (OverflowError in its thread: no watchdog)
+        raise UsageError(f"--deadline {text!r}: at most {MAX_DEADLINE:g} s (limit: --deadline; 0 turns it off)")
     return seconds or None
 
 

@@ -16,6 +16,13 @@ import os
 import stat
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024  # config, target and matrix files: the shipped matrix is ~200 KiB
+# (st_dev, st_ino) of every file read here in this process: a report is never written over one.
+_inputs_read: set[tuple[int, int]] = set()
+
+
+def is_input(st: os.stat_result) -> bool:
+    """Whether the file ``st`` describes was read as an input by this process."""
+    return (st.st_dev, st.st_ino) in _inputs_read
 
 
 def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_INPUT_BYTES) -> bytes:
@@ -29,6 +36,7 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_INPUT_B
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", str(path))
         if st.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes", str(path))
+        _inputs_read.add((st.st_dev, st.st_ino))
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, 1 << 20)

@@ -92,6 +92,12 @@ class RegistryName:
 _USERINFO = lazy_pattern(r"^(?:[a-z][a-z0-9+.-]*://)?[^/@]*@[^/@]*/")
 
 
+# A registry host as docker's reference grammar has it: DNS labels or a bracketed IPv6 address, then
+# an optional port of ASCII digits (a pod may name "127.0.0.1:²/app" or "[::1/app"; urllib3 then fails).
+_REGISTRY_HOST = lazy_pattern(r"(?:(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+_PORT_END = lazy_pattern(r":[0-9]{1,5}$")
+
+
 def shown_reference(text: str) -> str:
     """``text`` fit to show in a message: any ``user:password@`` replaced by ``***@``."""
     return re.sub(r"^((?:[a-z][a-z0-9+.-]*://)?)[^/@]*@(?=[^/@]*/)", r"\1***@", text)
@@ -122,6 +128,9 @@ def parse_registry_name(text: str) -> RegistryName:
         registry, repository = first, rest
     else:
         registry, repository = DOCKER_HUB, name
+    if not _REGISTRY_HOST.fullmatch(registry) or not 0 < int(registry.rpartition(":")[2] if _PORT_END.search(registry) else "1") <= 65535:
+        raise UsageError(f"invalid registry host {registry!r} in image reference {shown_reference(text)!r} "
+                         "(expected HOST, HOST:PORT or [IPv6]:PORT)")
     if registry.lower() in _HUB_ALIASES:
         registry = DOCKER_HUB
     if registry == DOCKER_HUB and "/" not in repository:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from imagelint.errors import UsageError
+from imagelint.untrusted import parse_float
 
+MAX_SIZE_BYTES = float(1 << 60)  # 1 EiB: past any image; bounds a flag such as --max-image-size 1e400
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -13,7 +15,7 @@ def parse_size(flag: str, text: str) -> int:
     unit = value[-1:] if value[-1:] in _SIZE_UNITS and value[-1:] else ""
     number = value[: len(value) - len(unit)]
     try:
-        size = int(float(number) * _SIZE_UNITS[unit])
+        size = int(parse_float(number, flag, minimum=0, maximum=MAX_SIZE_BYTES / _SIZE_UNITS[unit]) * _SIZE_UNITS[unit])
     except ValueError:
         raise UsageError(f"{flag} {text!r}: expected a size such as 64G, 512M or 4096") from None
     if size <= 0:

@@ -11,7 +11,9 @@ to parse (a warm ``imagelint lint``) never loads it.
 
 from __future__ import annotations
 
+import re
 import sys
+import warnings
 from types import ModuleType
 
 
@@ -36,6 +38,28 @@ def loads(text: str) -> dict:  # type: ignore[type-arg]
     except RecursionError:
         line, column = _deepest_point(text)
         raise parser.TOMLDecodeError(f"arrays or tables nested too deeply (at line {line}, column {column})") from None
+    except ValueError as exc:
+        if isinstance(exc, parser.TOMLDecodeError):
+            raise
+        # int() past CPython's 4,300-digit limit, raised from inside the parser as a bare ValueError.
+        line, column = _long_number_point(text)
+        with warnings.catch_warnings():  # tomli 2.1+ deprecates the one-argument form tomllib still needs
+            warnings.simplefilter("ignore", DeprecationWarning)
+            error = parser.TOMLDecodeError(f"a number of more than {MAX_TOML_DIGITS} digits (at line {line}, column {column})")
+        raise error from None
+
+
+MAX_TOML_DIGITS = 4300  # CPython's int() limit (sys.get_int_max_str_digits), which tomllib and tomli call
+_LONG_NUMBER = re.compile(r"[0-9_]{%d,}" % (MAX_TOML_DIGITS + 1))
+
+
+def _long_number_point(text: str) -> tuple[int, int]:
+    """Line and column of the first run of digits past the limit (1, 1 when none is found)."""
+    found = _LONG_NUMBER.search(text)
+    if found is None:
+        return 1, 1
+    before = text[:found.start()]
+    return before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1
 
 
 _DEPTH_SHOWN = 100  # where to point at: real documents nest a few levels

@@ -21,7 +21,6 @@ checked against every pool of the target.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -29,6 +28,7 @@ from imagelint.audit.model import AuditImage, Inventory, Workload
 from imagelint.errors import UsageError
 from imagelint.localfile import read_regular_file
 from imagelint.target.model import Target
+from imagelint.untrusted import loads_json
 
 INVENTORY_SCHEMA = "imagelint-audit-inventory/1"
 MAX_IMAGES_FILE_BYTES = 64 * 2**20
@@ -247,9 +247,9 @@ def read_images_file(path: str, target: Target) -> Inventory:
         raise UsageError(f"{path}: not UTF-8 text") from None
     if text.lstrip().startswith("{"):
         try:
-            parsed = json.loads(text)
+            parsed = loads_json(text)
         except ValueError as exc:
-            raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise UsageError(f"{path}: not valid JSON ({exc})") from None
         inv = inventory_from_json(parsed, path)
         known = {p.name for p in target.pools}
         unknown = sorted({p for w in inv.workloads for p in w.pools} - known)

@@ -14,6 +14,7 @@ from imagelint.audit.inventory import image_from_json, workload_from_json, workl
 from imagelint.audit.model import VERDICTS, AuditReport, FindingLine, PoolCheck
 from imagelint.errors import UsageError
 from imagelint.localfile import read_regular_file
+from imagelint.untrusted import loads_json
 
 AUDIT_SCHEMA = "imagelint-audit/1"
 MAX_PART_BYTES = 256 * 2**20
@@ -129,9 +130,9 @@ def read_report(path: str) -> AuditReport:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        parsed = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise UsageError(f"{path}: not JSON") from None
+        parsed = loads_json(data.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError, or loads_json's one-line refusal
+        raise UsageError(f"{path}: not JSON ({exc})") from None
     return report_from_json(parsed, path)
 
 

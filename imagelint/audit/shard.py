@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 from imagelint.audit.model import ERROR, AuditReport, Inventory, verdict_of
 from imagelint.errors import UsageError
 from imagelint.escape import printable
+from imagelint.untrusted import is_digits
 
 MAX_SHARDS = 10_000
 INDEX_ENV = "JOB_COMPLETION_INDEX"
@@ -39,7 +40,7 @@ def shard_of(key: str, count: int) -> int:
 def parse_shard(text: str) -> tuple[int, int]:
     """``I/N`` → (I, N), 0 <= I < N."""
     index, sep, count = text.partition("/")
-    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+    if not sep or not is_digits(index.strip(), 9) or not is_digits(count.strip(), 9):
         raise UsageError(f"--shard {text!r}: write INDEX/COUNT, e.g. 0/4 (the index counts from 0)")
     i, n = int(index), int(count)
     if not 1 <= n <= MAX_SHARDS or not 0 <= i < n:
@@ -100,10 +101,15 @@ def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditRe
     if None in counts or len(counts) != 1:
         raise UsageError("audit merge: every part must be a shard of the same count (--shard I/N)")
     count = counts.pop()
+    if not 1 <= count <= MAX_SHARDS:  # checked before use: 0 divided by, 10**12 allocated as a set of indexes
+        raise UsageError(f"audit merge: the parts claim a shard count outside 1..{MAX_SHARDS} (the limit of --shard)")
     seen: dict[int, str] = {}
     for part, name in zip(parts, names):
         assert part.shard is not None
         index = part.shard[0]
+        if not 0 <= index < count:
+            raise UsageError(f"audit merge: {name} claims shard index {index if abs(index) < 10**9 else '…'} of {count}; "
+                             f"the index counts from 0 to {count - 1}")
         if index in seen:
             raise UsageError(f"audit merge: shard {index}/{count} given twice ({seen[index]}, {name})")
         seen[index] = name

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
@@ -23,6 +22,7 @@ from imagelint.cli.run_options import ConfigOpt, FailOnOpt, IgnoreOpt, MatrixOpt
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.target.options import TargetOptions
+from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions
@@ -318,9 +318,9 @@ def _read_json(path: str, limit: int) -> Any:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise UsageError(f"{path}: not JSON") from None
+        return loads_json(data.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError, or loads_json's one-line refusal
+        raise UsageError(f"{path}: not JSON ({exc})") from None
 
 
 __all__ = ["app"]

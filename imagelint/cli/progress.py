@@ -19,6 +19,7 @@ import threading
 from typing import IO, Iterator, Mapping
 
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import parse_float
 
 # Set by the CI systems people use (GitHub Actions, GitLab, Buildkite, Jenkins, Azure, CircleCI, Travis…).
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI", "TRAVIS")
@@ -51,7 +52,7 @@ def progress_line(stream: IO[str] | None = None, environ: Mapping[str, str] | No
     from imagelint import progress
 
     try:
-        delay = float(environ.get("IMAGELINT_PROGRESS_DELAY", "1"))
+        delay = parse_float(environ.get("IMAGELINT_PROGRESS_DELAY", "1"), "IMAGELINT_PROGRESS_DELAY", minimum=0, maximum=3600)
     except ValueError:
         delay = 1.0
     stop = threading.Event()

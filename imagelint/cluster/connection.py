@@ -22,7 +22,6 @@ timeout is ``--timeout`` when the CLI gives one.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
@@ -30,6 +29,7 @@ from urllib.parse import urlsplit
 from imagelint.cluster.kubeconfig import load_client_configuration
 from imagelint.cluster.resources import Resource
 from imagelint.errors import ClusterError, UsageError
+from imagelint.untrusted import loads_json
 from dataclasses import dataclass
 
 # (connect, read) seconds for every API call: a dead or stalled API server must
@@ -195,7 +195,7 @@ class Connection:
         over ``max_bytes`` (default ``MAX_RESPONSE_BYTES``) is an error."""
         body = self._send(step, call, args, kwargs, optional, "the answer is not JSON", max_bytes, refusable)
         try:
-            return json.loads(body) if body else {}
+            return loads_json(body) if body else {}
         except ValueError:
             raise self.error(step, "the answer is not JSON") from None
 
@@ -347,7 +347,7 @@ def _server_message(body: Any) -> str:
     from imagelint.cluster.objects import clean
 
     try:
-        data = json.loads(body) if isinstance(body, (str, bytes)) and body else None
+        data = loads_json(body) if isinstance(body, (str, bytes)) and body else None
     except ValueError:
         return ""
     message = data.get("message") if isinstance(data, dict) else None

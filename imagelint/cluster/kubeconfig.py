@@ -21,6 +21,7 @@ import os
 from typing import Any
 
 from imagelint.errors import ClusterError, UsageError
+from imagelint.untrusted import loads_json
 from dataclasses import dataclass
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -179,7 +180,7 @@ def _run_exec_plugin(exec_config: Any, base_path: str | None, cluster: Any, time
         raise ExecPluginFailure(f"exec credential plugin {name!r} exited with status {result.returncode} "
                                 "(its output is not shown: it may hold credentials; run it yourself to see it)")
     try:
-        data = json.loads(result.stdout)
+        data = loads_json(result.stdout)
     except (ValueError, UnicodeDecodeError, RecursionError):
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("status"), dict):

@@ -22,6 +22,7 @@ from imagelint.cluster.runtime_classes import runtime_class_for
 from imagelint.errors import UsageError
 from imagelint.target.model import GpuSpec, NodePool, Target, Taint, merge_targets
 from imagelint.target.values import TargetMatrix, cuda_for, parse_driver_version, resolve_gpu
+from imagelint.untrusted import int_or_none
 
 # Kubernetes' and clouds' own label names (NVIDIA's come from the matrix).
 LABEL_ARCH = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
@@ -57,10 +58,7 @@ def _node_is_gpu(labels: Mapping[str, str], allocatable: Mapping[str, Any]) -> b
 
 
 def _int(value: Any) -> int | None:
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
+    return int_or_none(str(value).strip())  # ASCII digits only: a node's "²" is no count
 
 
 def _node_gpus(labels: Mapping[str, str], matrix: TargetMatrix | None) -> tuple[GpuSpec, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import is_digits
 
 MAX_TEXT = 4096  # one field of a served object (a message, a label value): longer is cut
 _CONTROL = lazy_pattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -43,7 +44,7 @@ def number(obj: Any, *keys: str) -> int | None:
         return None
     if isinstance(obj, int):
         return obj
-    if isinstance(obj, str) and obj.strip().isdigit():
+    if isinstance(obj, str) and is_digits(obj.strip()):
         return int(obj.strip())
     return None
 

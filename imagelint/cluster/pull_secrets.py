@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from imagelint.cluster.connection import Connection, status_text
 from imagelint.cluster.resources import SECRETS
+from imagelint.untrusted import loads_json
 
 MAX_SECRET_BYTES = 1 << 20
 _HUB_KEYS = {"https://index.docker.io/v1/", "index.docker.io", "docker.io", "registry-1.docker.io", "https://index.docker.io/v1"}
@@ -47,7 +47,7 @@ def _registry_key(server: str) -> str:
 
 def parse_docker_config(payload: bytes, legacy: bool) -> list[PullCredential]:
     """A ``.dockerconfigjson`` (``{"auths": {...}}``) or legacy ``.dockercfg`` (the auths map itself)."""
-    data = json.loads(payload.decode("utf-8"))
+    data = loads_json(payload.decode("utf-8"))
     auths = data if legacy else data.get("auths") if isinstance(data, dict) else None
     out = []
     for server, entry in (auths or {}).items() if isinstance(auths, dict) else ():

@@ -29,6 +29,7 @@ from typing import Any
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, ImageFacts, Provenance
 from imagelint.static.baseimages import NVIDIA_CUDA_REPOS, parse_image
 from imagelint.target.values import DriverVersion
+from imagelint.untrusted import is_digits
 
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
 
@@ -143,7 +144,7 @@ def official_base_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = 
         return None
     version = ref[1].split("-", 1)[0]
     parts = version.split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+    if len(parts) < 2 or not all(is_digits(p) for p in parts):
         return None
     if after_build and removed_by_build(facts, version) is not None:
         return None

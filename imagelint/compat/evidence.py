@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from imagelint.facts.model import CUDA_SOURCES, CudaVersionEvidence, DriverLibrary, ImageFacts
+from imagelint.untrusted import is_digits
 
 
 def compare(a: str, b: str) -> int:
@@ -22,14 +23,14 @@ def major_minor(version: str) -> str | None:
     """``12.4.1`` / ``12.2.2.009`` / ``v12.4`` → ``12.4``; None when not numeric."""
     v = version.strip().lstrip("vV")
     parts = v.split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+    if len(parts) < 2 or not all(is_digits(p) for p in parts[:2]):
         return None
     return f"{int(parts[0])}.{int(parts[1])}"
 
 
 def major(version: str) -> int | None:
     head = version.strip().lstrip("vV").split(".")[0]
-    return int(head) if head.isdigit() else None
+    return int(head) if is_digits(head) else None
 
 
 def release_version(ev: CudaVersionEvidence) -> str | None:
@@ -42,7 +43,7 @@ def release_version(ev: CudaVersionEvidence) -> str | None:
         return str(m) if m is not None and ev.precision == "major" else None
     if ev.precision == "patch":
         parts = ev.version.strip().lstrip("vV").split(".")
-        if len(parts) >= 3 and parts[2].isdigit():
+        if len(parts) >= 3 and is_digits(parts[2]):
             return f"{mm}.{int(parts[2])}"
     return mm
 
@@ -152,4 +153,4 @@ def compat_on_loader_path(facts: ImageFacts, lib: DriverLibrary) -> bool:
 
 
 def _version_key(lib: DriverLibrary) -> tuple[int, ...]:
-    return tuple(int(p) for p in (lib.version or "").split(".") if p.isdigit())
+    return tuple(int(p) for p in (lib.version or "").split(".") if is_digits(p))

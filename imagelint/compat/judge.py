@@ -59,6 +59,7 @@ from imagelint.compat.verdict import (
 )
 from imagelint.facts.model import DriverLibrary, ImageFacts
 from imagelint.target import NodePool
+from imagelint.untrusted import is_digits
 
 
 def judge_pool(facts: ImageFacts, pool: NodePool, matrix: Any) -> list[Verdict]:
@@ -457,7 +458,7 @@ class _Judge:
         for release in self.matrix.cuda_releases():
             if release.uncertain or release.release_kind == "rc" or compare(driver, release.min_driver) < 0:
                 continue
-            key = tuple(int(p) for p in release.version.split(".") if p.isdigit())
+            key = tuple(int(p) for p in release.version.split(".") if is_digits(p))
             if best is None or key > best[0]:
                 best = (key, release.version)
         return best[1] if best else None

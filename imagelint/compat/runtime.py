@@ -30,6 +30,7 @@ from imagelint.compat.pool import HostDriver
 from imagelint.facts.model import DriverLibrary
 from dataclasses import dataclass
 from imagelint.target import NodePool
+from imagelint.untrusted import is_digits
 
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).
 MOUNT_OFF = "compat-libs-from-container-off"
@@ -161,7 +162,7 @@ def _era(lo: str, hi: str | None) -> str:
 
 
 def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
+    return tuple(int(p) for p in version.split(".") if is_digits(p))
 
 
 @dataclass(frozen=True)

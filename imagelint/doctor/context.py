@@ -22,6 +22,7 @@ from imagelint.facts.model import WorkloadFacts
 from imagelint.matrix.doctor_signatures import Signatures
 from imagelint.rules._kube import match_pool
 from imagelint.target.model import NodePool, Target
+from imagelint.untrusted import is_digits
 
 
 # Cloud node-group labels: a node's pool is named after the first it carries.
@@ -34,7 +35,7 @@ NODE_GROUP_LABELS = (
 def gpu_count(node: NodeInfo, prefix: str) -> int:
     total = 0
     for name, value in node.allocatable.items():
-        if name.startswith(prefix) and value.isdigit():
+        if name.startswith(prefix) and is_digits(value, 6):
             total += int(value)
     return total
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 _AVAILABLE = lazy_pattern(r"\d+/(\d+) nodes are available: (.*)", re.S)
-_REASON = lazy_pattern(r"(\d+) (.+?)(?=, \d+ |$)", re.S)
+_REASON = lazy_pattern(r"(?<![0-9])([0-9]{1,9}) (.+?)(?=, \d+ |$)", re.S)  # a count int() can always read
 _INSUFFICIENT = lazy_pattern(r"Insufficient ([A-Za-z0-9./_-]+)")
 _OLD_TAINT = lazy_pattern(r"had untolerated taint \{([^:}]+): ?([^}]*)\}")
 

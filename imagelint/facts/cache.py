@@ -32,6 +32,7 @@ from imagelint.facts.model import ImageFacts
 from imagelint.redact import mask_data, secret_env_values, secret_values, unmask_data
 
 from imagelint.layers.cache import LayerCache, content_addressed
+from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:
     from imagelint.image import Image
@@ -99,7 +100,7 @@ def cached_facts(store: LayerCache, key: str, image: Image) -> ImageFacts | None
     if payload is None:
         return None
     try:
-        doc = json.loads(payload)
+        doc = loads_json(payload)
         if doc.get("format") != FORMAT or doc.get("key") != key:
             return None
         secrets = _image_secrets(image)

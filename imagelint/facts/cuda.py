@@ -11,7 +11,6 @@ major alone: precision ``major``), pip CUDA runtime wheels (dist-info directory 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Iterable
 
@@ -20,6 +19,7 @@ from imagelint.facts.common import FilesystemView, env_provenance, file_provenan
 from imagelint.facts.model import CudaFacts, CudaVersionEvidence, EnvSetting, Provenance
 from imagelint.layers.model import DIRECTORY, CaptureRule
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import loads_json
 
 CAPTURE_RULES = (
     CaptureRule("usr/local/cuda*/version.json", "content", 256 * 1024),
@@ -54,7 +54,7 @@ def precision_of(version: str) -> str:
 def parse_version_json(data: bytes) -> list[tuple[str, str | None]]:
     """(version, component) from a CUDA ``version.json``: cuda_cudart first, then the toolkit ("cuda")."""
     try:
-        doc = json.loads(data.decode("utf-8", "replace"))
+        doc = loads_json(data.decode("utf-8", "replace"))
     except ValueError:
         return []
     if not isinstance(doc, dict):

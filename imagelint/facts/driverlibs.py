@@ -9,7 +9,6 @@ read by the streaming ``ElfNoteScanner`` while the layer passes.
 from __future__ import annotations
 
 import fnmatch
-import json
 import posixpath
 from functools import lru_cache
 from typing import Any
@@ -24,6 +23,8 @@ from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
+from imagelint.untrusted import loads_json
+from imagelint.untrusted import is_digits
 
 MATRIX_FILE = "driver-libraries.toml"
 ELF_NOTES_SCANNER = "elf-notes"
@@ -118,7 +119,7 @@ def forward_compat_note(scan: Any, table: DriverLibraryTable) -> tuple[ForwardCo
         return None, None
     raw = str(chosen[0].get("desc", ""))
     try:
-        doc = json.loads(raw)
+        doc = loads_json(raw)
     except ValueError:
         return None, f"{table.note_section}: could not parse the note's JSON"
     if not isinstance(doc, dict):
@@ -126,7 +127,7 @@ def forward_compat_note(scan: Any, table: DriverLibraryTable) -> tuple[ForwardCo
 
     def ints(key: str) -> tuple[int, ...]:
         value = doc.get(key) or []
-        return tuple(int(v) for v in value if isinstance(v, (int, float)) or (isinstance(v, str) and v.isdigit()))
+        return tuple(int(v) for v in value if isinstance(v, (int, float)) or (isinstance(v, str) and is_digits(v)))
 
     version = doc.get("CUDA Version")
     return ForwardCompatNote(str(version) if version is not None else None, ints("Driver"), ints("Device"), raw), None

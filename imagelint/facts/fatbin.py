@@ -49,6 +49,7 @@ from imagelint.facts.model import GpuCodeObject
 from dataclasses import dataclass
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import is_digits
 
 FATBIN_MAGIC = 0xBA55ED50
 CONTAINER_HEADER_SIZE = 16
@@ -345,7 +346,7 @@ def _version_key(v: str) -> tuple[int, ...]:
 def _target_key(target: str) -> tuple[str, int, str]:
     prefix, _, rest = target.partition("_")
     digits = rest.rstrip("af")
-    return prefix, int(digits) if digits.isdigit() else 0, rest[len(digits):]
+    return prefix, int(digits) if is_digits(digits) else 0, rest[len(digits):]
 
 
 # Scanner states

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import is_digits
 
 # --- what runs where ---------------------------------------------------------------------
 
@@ -139,7 +140,7 @@ class KernelVerdict:
 
 
 def _isa_key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if p.isdigit())
+    return tuple(int(p) for p in v.split(".") if is_digits(p))
 
 
 def judge_kernels(

@@ -18,6 +18,7 @@ import re
 
 from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import is_digits
 
 SHELL, PYTHON, INI, YAML = "shell", "python", "ini", "yaml"
 
@@ -229,7 +230,7 @@ def parse_indices(value: str) -> tuple[int, ...]:
         token = token.strip()
         if token.startswith("cuda:"):
             token = token[5:]
-        if token.isdigit():
+        if is_digits(token, 4):  # ASCII only: '²'.isdigit() is true and int('²') fails
             out.append(int(token))
     return tuple(out)
 

@@ -45,6 +45,12 @@ MAX_SCAN_BYTES = 64 << 20  # a script or config larger than this is not read fur
 MAX_SCRIPT_TEXT = 1 << 20
 MAX_LINE = 1 << 20  # one line longer than this is read in pieces (a note: a match may span a cut)
 MAX_ITEMS = 1024  # settings, needs or references kept per file
+# Lines holding a keyword that the Python patterns examine per file (~25 µs each, so ~1.6 s at
+# most): past it they are counted, not examined (a note and complete: false; the C keyword pass
+# still reads every byte), so a script of millions of "--gpu 1" lines costs a count, not
+# minutes. Far above what real files hold, so a setting after thousands of commented-out ones
+# is still found.
+MAX_HIT_LINES = 1 << 16
 
 BINARY: dict[str, Any] = {"text": 0}
 NOT_A_CONFIG: dict[str, Any] = {"text": 1, "unread_from": SNIFF_BYTES}
@@ -253,6 +259,7 @@ class TextFactsScanner:
         self._has_group = False
         self._notes: list[str] = []
         self._incomplete = False  # something a fact may use was not read or not kept
+        self._hits_unexamined = 0  # lines holding a keyword past MAX_HIT_LINES
         self._uncounted: str | None = None  # the last batch, its lines not yet counted
         self._uncounted_final = False
 
@@ -315,6 +322,10 @@ class TextFactsScanner:
                 self._carry = b""
             if self._skipped:
                 self._notes.append(f"not read past byte {self._fed} (over the {MAX_SCAN_BYTES >> 20} MiB scan limit)")
+            if self._hits_unexamined:
+                self._incomplete = True
+                self._notes.append(f"{self._hits_unexamined} more lines holding a GPU keyword were not examined "
+                                   f"(the first {MAX_HIT_LINES} were: the per-file limit)")
         out: dict[str, Any] = {"text": 1, "lang": self._lang}
         if self._settings:
             out["s"] = self._settings
@@ -427,6 +438,10 @@ class TextFactsScanner:
     def _match(self, hits: list[tuple[int, str]]) -> None:
         """The facts of one batch: Python sees only the lines that hold a keyword, each with its number
         (``gpuindex.hit_lines`` of its text, or ``byte_hit_lines`` of its bytes)."""
+        room = MAX_HIT_LINES - self.lines_matched
+        if len(hits) > room:
+            self._hits_unexamined += len(hits) - max(room, 0)
+            hits = hits[:max(room, 0)]
         lang = self._lang
         ini, yaml = lang == gpuindex.INI, lang == gpuindex.YAML
         # The caps are checked per batch: a batch's items are kept whole or not at all.

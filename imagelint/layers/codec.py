@@ -30,6 +30,7 @@ from typing import Any
 
 from imagelint.errors import ImageFormatError
 from imagelint.layers.model import DIRECTORY, EXTRACTOR_VERSION, FILE, HARDLINK, OTHER, SYMLINK, Entry, LayerExtract
+from imagelint.untrusted import loads_json
 
 try:  # ISA-L's zlib: the same format, faster to inflate and to deflate at level 1
     from isal import isal_zlib as _zlib
@@ -129,7 +130,7 @@ def extract_from_bytes(b: bytes) -> LayerExtract:
     if len(b) != body_len or not inflater.eof or inflater.unused_data:
         raise ImageFormatError("layer extract: corrupt (torn or trailing bytes)")
     try:
-        return _decode(json.loads(b[:meta_len].decode("ascii")), b, meta_len)
+        return _decode(loads_json(b[:meta_len].decode("ascii")), b, meta_len)
     except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError) as exc:
         raise ImageFormatError(f"layer extract: corrupt ({type(exc).__name__})") from None
 

@@ -28,6 +28,7 @@ from typing import BinaryIO, Callable, Iterator
 from zlib import adler32
 
 from imagelint.errors import ImageFormatError, LimitExceededError
+from imagelint.untrusted import int_or_none
 
 BLOCK = 512
 ZERO_BLOCK = bytes(BLOCK)
@@ -566,9 +567,9 @@ class TarWalker:
             linkname, bad = _decode(_cstring(block[157:257]))
         if pax and pax.get("size"):
             text = pax["size"]
-            if not (text.isascii() and text.isdigit()):
+            size = int_or_none(text, 20)  # 2**64 has 20 digits; more is no size (4,400 digits cost a traceback)
+            if size is None:
                 raise self._corrupt("bad pax size")
-            size = int(text)
         mode = self._number(block[100:108], "mode") & 0o7777
         if type_flag in _HEADER_ONLY:
             size = 0

@@ -25,6 +25,7 @@ from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
+from imagelint.untrusted import loads_json
 
 
 
@@ -204,7 +205,7 @@ def _cached_document(kind: str, text: str) -> dict[str, Any] | None:
     if data[:4] != _CACHE_MAGIC or zlib.crc32(body) != int.from_bytes(data[4:8], "big"):
         return None
     try:
-        entry = json.loads(body)
+        entry = loads_json(body, max_depth=None)  # our own crc-checked entry, checked key by key below
     except ValueError:
         return None
     if not isinstance(entry, dict) or (entry.get("imagelint"), entry.get("kind"), entry.get("text")) != (__version__, kind, text):
@@ -274,14 +275,17 @@ def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
     validate_document(doc, origin, text, overlay_ok=True)
     sections = {name: list(rows) for name, rows in matrix.sections.items()}
     for name in SECTIONS:
+        current = sections.setdefault(name, [])
+        # Each key's first row, indexed once: a 12,000-row overlay is one pass, not a rescan per row.
+        where: dict[Any, int] = {}
+        for i, existing in enumerate(current):
+            where.setdefault(row_key(name, existing), i)
         for row in doc.get(name, ()):
-            current = sections.setdefault(name, [])
             key = row_key(name, row)
-            for i, existing in enumerate(current):
-                if row_key(name, existing) == key:
-                    current[i] = dict(row)
-                    break
+            if key in where:
+                current[where[key]] = dict(row)
             else:
+                where[key] = len(current)
                 current.append(dict(row))
     frozen = {name: tuple(rows) for name, rows in sections.items()}
     return Matrix(matrix.version, matrix.schema_version, f"{matrix.origin}+{origin}", frozen, matrix.meta)

@@ -23,6 +23,7 @@ from imagelint.matrix.versions import (
     is_numeric_version,
     major_minor,
 )
+from imagelint.untrusted import is_digits
 
 
 def _uncertain(row: Mapping[str, Any]) -> bool:
@@ -280,7 +281,7 @@ def naming_from_rows(rows: "tuple[Mapping[str, Any], ...] | list[Mapping[str, An
     """A ``DevicePluginNaming`` from ``device_plugin_resource_names`` rows (None if incomplete)."""
     by_name = {r["name"]: r for r in rows}
     needed = ("prefix", "full-gpu", "mig-single", "mig-mixed", "shared-suffix", "max-length")
-    if any(n not in by_name for n in needed) or not by_name["max-length"]["value"].isdigit():
+    if any(n not in by_name for n in needed) or not is_digits(by_name["max-length"]["value"]):
         return None
     picked = [by_name[n] for n in needed]
     return DevicePluginNaming(
@@ -609,7 +610,7 @@ class Matrix:
     def jetson_release(self, l4t: str) -> JetsonRelease | None:
         """The JetPack and CUDA of an L4T release ("36.4", "r36.4.0": major.minor is what counts)."""
         parts = l4t.strip().lstrip("rR").split(".")
-        if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        if len(parts) < 2 or not all(is_digits(p) for p in parts[:2]):
             return None
         key = f"{int(parts[0])}.{int(parts[1])}"
         for r in self._section("jetson_releases"):

@@ -57,6 +57,8 @@ from imagelint.errors import ImagelintError
 from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
+from imagelint.untrusted import loads_json
+from imagelint.localfile import read_regular_file
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
 MAX_COMPONENTS = 1000  # components (or PyPI releases) looked at in one file: real ones have < 100
@@ -125,16 +127,15 @@ class Difference:
 def _load_json(path: Path) -> dict[str, Any]:
     """One JSON object from an untrusted file, bounded in size and depth."""
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_MANIFEST_BYTES + 1)
+        data = read_regular_file(path, MAX_MANIFEST_BYTES + 1)  # a FIFO or device is refused, never waited on
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{path}: larger than {MAX_MANIFEST_BYTES} bytes; not a redistrib manifest")
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ManifestError(f"{path}: not JSON ({type(exc).__name__})") from None
+        doc = loads_json(data.decode("utf-8"))
+    except ValueError as exc:  # UntrustedInputError: not UTF-8, not JSON, nested too deep, a number out of range
+        raise ManifestError(f"{path}: not JSON ({exc})") from None
     if not isinstance(doc, dict):
         raise ManifestError(f"{path}: not a redistrib manifest (a JSON object is expected)")
     return doc

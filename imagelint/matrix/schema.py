@@ -381,10 +381,15 @@ def _check_fields(where: str, row: Any, fields: Mapping[str, Field]) -> None:
             raise _RowProblem(f"{where}: {name!r} must not be empty")
         # On an array, pattern and enum apply to every item.
         for item in value if isinstance(value, list) else (value,):
+            if spec.pattern and len(item) > MAX_PATTERNED_CHARS:  # a version of 5,000 digits: int() past its limit later
+                raise _RowProblem(f"{where}: {name!r} is longer than {MAX_PATTERNED_CHARS} characters (a matrix value's limit)")
             if spec.pattern and not re.match(spec.pattern, item):
                 raise _RowProblem(f"{where}: {name!r} = {item!r} does not look like {_pattern_hint(spec.pattern)}")
             if spec.enum and item not in spec.enum:
                 raise _RowProblem(f"{where}: {name!r} must be one of {', '.join(spec.enum)}")
+
+
+MAX_PATTERNED_CHARS = 4096  # env entries such as NVIDIA_REQUIRE_CUDA run to ~1 KiB; 4,096 digits stay inside int()'s limit
 
 
 def _pattern_hint(pattern: str) -> str:

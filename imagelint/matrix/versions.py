@@ -18,6 +18,7 @@ import re
 
 from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
+from imagelint.untrusted import is_digits
 
 # strtoumax() returns UINTMAX_MAX on overflow and dsl.c treats that value itself as invalid.
 _UINTMAX_MAX = 2**64 - 1
@@ -54,11 +55,11 @@ def _c_components_compare(v1: str, v2: str) -> int | None:
 
 def _strtoumax(text: str, start: int) -> tuple[int | None, int]:
     end = start
-    while end < len(text) and text[end].isdigit():
+    while end < len(text) and text[end] in "0123456789":  # strtoumax reads ASCII digits only
         end += 1
     if end == start:  # "v == ptr": no digits where a number must start (".5", "1..")
         return None, start
-    value = int(text[start:end])
+    value = int(text[start:end]) if end - start <= 20 else _UINTMAX_MAX  # more than 20 digits overflow
     if value >= _UINTMAX_MAX:
         return None, end
     return value, end
@@ -120,7 +121,7 @@ def driver_branch(driver: str) -> int:
     if isinstance(branch, int):
         return branch
     head = driver.strip().split(".", 1)[0]
-    if not head.isdigit():
+    if not is_digits(head):
         raise VersionSyntaxError(f"not a driver version: {driver!r}")
     return int(head)
 
@@ -128,7 +129,7 @@ def driver_branch(driver: str) -> int:
 def major_minor(version: str) -> str:
     """``"12.4.1" -> "12.4"``, ``"12" -> "12.0"`` (numeric versions only)."""
     parts = version.strip().split(".")
-    if not parts or not all(p.isdigit() for p in parts[:2]):
+    if not parts or not all(is_digits(p) for p in parts[:2]):
         raise VersionSyntaxError(f"not a numeric version: {version!r}")
     minor = parts[1] if len(parts) > 1 else "0"
     return f"{int(parts[0])}.{int(minor)}"
@@ -161,14 +162,14 @@ class GoSemver:
             raise VersionSyntaxError(f"invalid semantic version: {text!r}")
         numbers = []
         for group in (match.group(1), match.group(2), match.group(3)):
-            value = int(group.lstrip(".")) if group else 0
+            value = (int(group.lstrip(".")) if len(group) <= 21 else 2**64) if group else 0  # 21: "." + 20 digits
             if value > 2**64 - 1:  # strconv.ParseUint(..., 64) overflow
                 raise VersionSyntaxError(f"invalid semantic version: {text!r}")
             numbers.append(value)
         pre = match.group(5) or ""
         for ident in pre.split(".") if pre else ():
             # validatePrerelease: numeric identifiers must not have leading zeros
-            if ident.isdigit() and len(ident) > 1 and ident[0] == "0":
+            if ident.isascii() and ident.isdigit() and len(ident) > 1 and ident[0] == "0":
                 raise VersionSyntaxError(f"invalid semantic version: {text!r}")
         return cls(numbers[0], numbers[1], numbers[2], pre, text)
 
@@ -190,9 +191,9 @@ def _compare_prerelease(a: str, b: str) -> int:
     for x, y in zip(left, right):
         if x == y:
             continue
-        xd, yd = x.isdigit(), y.isdigit()
-        if xd and yd:
-            return -1 if int(x) < int(y) else 1
+        xd, yd = x.isascii() and x.isdigit(), y.isascii() and y.isdigit()
+        if xd and yd:  # no leading zeros (checked on parsing): the shorter is the smaller, without int()
+            return -1 if (len(x), x) < (len(y), y) else 1
         if xd != yd:
             return -1 if xd else 1  # numeric identifiers sort before alphanumeric ones
         return -1 if x < y else 1

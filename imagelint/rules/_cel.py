@@ -40,7 +40,7 @@ _VERSION_FN = lazy_pattern(rf"""^{_ATTR}\.(isGreaterThan|isLessThan|isEqualTo)\(
 
 
 def _vkey(text: str) -> tuple[int, ...] | None:
-    parts = re.findall(r"\d+", text)
+    parts = re.findall(r"[0-9]{1,18}", text)  # ASCII and bounded: int() of it cannot fail
     return tuple(int(p) for p in parts[:3]) + (0,) * (3 - len(parts[:3])) if parts else None
 
 

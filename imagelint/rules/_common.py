@@ -23,6 +23,7 @@ from imagelint.compat.evidence import (
 )
 from imagelint.compat.pool import PoolGpu, pool_gpus
 from imagelint.target import NodePool
+from imagelint.untrusted import is_digits
 
 
 def pool_cuda(pool: NodePool, matrix: Any) -> str | None:
@@ -36,7 +37,7 @@ def pool_cuda(pool: NodePool, matrix: Any) -> str | None:
 
 def driver_branch(driver: str) -> int | None:
     head = driver.strip().split(".")[0]
-    return int(head) if head.isdigit() else None
+    return int(head) if is_digits(head) else None
 
 
 def runtime_modes(pool: NodePool, matrix: Any) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from imagelint.lazyre import lazy_pattern
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
+from imagelint.lazyre import lazy_pattern
 from imagelint.target import NodePool, Taint
 
 if TYPE_CHECKING:
@@ -27,6 +28,10 @@ NODE_IDENTITY_LABELS = frozenset({"kubernetes.io/hostname", "node.kubernetes.io/
 
 # Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+# A quantity's number as Kubernetes writes one, its exponent bounded (real quantities use none).
+_QUANTITY_NUMBER = lazy_pattern(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,2})?")
 
 
 @functools.cache
@@ -57,6 +62,8 @@ def parse_quantity(text: str | None) -> Fraction | None:
             break
     else:
         number, mult = s, Fraction(1)
+    if len(number) > 64 or not _QUANTITY_NUMBER.fullmatch(number):  # Fraction("1e3000000") alone takes 16 s
+        return None
     try:
         return Fraction(number) * mult
     except (ValueError, ZeroDivisionError):

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from imagelint.lazyre import lazy_pattern
 
-_MIG = lazy_pattern(r"mig-(\d+)g\.(\d+)gb")
+_MIG = lazy_pattern(r"mig-([0-9]{1,3})g\.([0-9]{1,4})gb")  # ASCII, bounded: a resource name's digits go to int()
 
 
 def _mig(name: str) -> tuple[int, int] | None:

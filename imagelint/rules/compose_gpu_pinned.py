@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.untrusted import is_digits
 
 ID = "IL611"
 NAME = "compose-gpu-pinned"
@@ -54,7 +55,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 f"service {service.name} pins host GPU(s) {', '.join(shared)}, which service(s) {', '.join(others)} "
                 "pin too: they share one GPU's memory and compute", r.provenance, ids=list(ids))
             continue
-        numeric = [int(i) for i in ids if i.isdigit()]
+        numeric = [int(i) for i in ids if is_digits(i, 4)]
         needs = f"; it needs a host with at least {max(numeric) + 1} GPUs" if numeric and max(numeric) > 0 else ""
         yield finding(f"service {service.name} pins host GPU(s) {', '.join(ids)}{needs}", r.provenance,
                       severity=INFO, ids=list(ids))

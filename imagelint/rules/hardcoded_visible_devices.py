@@ -45,6 +45,7 @@ from imagelint.facts.model import ImageFacts, Provenance
 from imagelint.lazyre import lazy_pattern
 from imagelint.rules._verdict import fit
 from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.untrusted import is_digits
 
 ID = "IL301"
 NAME = "hardcoded-visible-devices"
@@ -61,8 +62,8 @@ _KINDS = {"cuda-visible-devices": "CUDA_VISIBLE_DEVICES", "nvidia-visible-device
 
 def _verdict(name: str, items: tuple[str, ...], gpus: int | None) -> tuple[str, str, str]:
     """(severity, headline, detail) for a pinned device list, given the pod's GPU count when known."""
-    uuids = [i for i in items if not i.isdigit()]
-    indices = sorted({int(i) for i in items if i.isdigit()})
+    uuids = [i for i in items if not is_digits(i, 4)]
+    indices = sorted({int(i) for i in items if is_digits(i, 4)})
     listed = _clip(", ".join(map(str, indices)))
     if uuids:
         return ERROR, (f"{name} names specific GPUs ({_clip(', '.join(uuids))})"), (

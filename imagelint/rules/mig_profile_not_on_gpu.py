@@ -41,7 +41,7 @@ REMEDIATION = "Request a MIG profile of the pool's GPU (nvidia-smi mig -lgip), o
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 _MIG_PREFIX = "nvidia.com/mig-"
-_MEMORY = lazy_pattern(r"(\d+)\s*GB", re.IGNORECASE)
+_MEMORY = lazy_pattern(r"(?<![0-9])([0-9]{1,6})\s*GB", re.IGNORECASE)  # ASCII, bounded: int() of it cannot fail
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (the guide's "Supported GPUs")
 
 

@@ -36,6 +36,7 @@ from typing import Iterator
 from imagelint.lazyre import lazy_pattern
 from imagelint.rules._common import compare, governing_cuda
 from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.untrusted import is_digits
 
 ID = "IL104"
 NAME = "require-check-disabled"
@@ -106,4 +107,4 @@ def _ngc_convention(facts, value: str) -> bool:  # type: ignore[no-untyped-def]
 
 
 def _key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if p.isdigit())
+    return tuple(int(p) for p in v.split(".") if is_digits(p))

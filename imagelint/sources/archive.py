@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from typing import Any
 
 from imagelint.digest import compute_digest, parse_digest, verify_bytes
@@ -37,6 +36,7 @@ from imagelint.sources.blobstore import (
 )
 from imagelint.sources.layout import ImageOrigin, build_image, find_manifest_for_config
 from imagelint.sources.manifest import MAX_DOCUMENT_BYTES, parse_config
+from imagelint.untrusted import loads_json
 
 # A docker-save archive carries no media types: what we sniff maps to Docker's names.
 SNIFFED_LAYER_TYPE = {
@@ -78,7 +78,7 @@ def parse_save_manifest(raw: bytes, what: str, where: str) -> list[SaveEntry]:
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise LimitExceededError(f"{what}: document too large ({len(raw)} bytes, limit {MAX_DOCUMENT_BYTES})")
     try:
-        items = json.loads(raw)
+        items = loads_json(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ImageFormatError(f"{what}: not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(items, list) or not items:

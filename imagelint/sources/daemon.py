@@ -229,7 +229,7 @@ def _history_entries(history: Any, layer_count: int) -> list[dict[str, Any]]:
 
 
 def _api_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version or "0")[:2]) or (0,)
+    return tuple(int(p) for p in re.findall(r"[0-9]{1,9}", version or "0")[:2]) or (0,)
 
 
 __all__ = ["open_daemon", "try_open_daemon", "iter_daemon_layers"]

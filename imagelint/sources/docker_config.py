@@ -24,13 +24,13 @@ list), this is a ``ConfigError`` as every other malformed config is.
 from __future__ import annotations
 
 import base64
-import json
 import os
 from typing import Any
 
 from imagelint.errors import ConfigError
 from dataclasses import dataclass
 from imagelint.reference import DOCKER_HUB
+from imagelint.untrusted import loads_json
 
 DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"  # the key `docker login` writes for Docker Hub
 MAX_CONFIG_BYTES = 16 << 20  # a docker config is a few KB; a larger file is not read into memory
@@ -74,7 +74,7 @@ def read_docker_config(path: str | None) -> DockerConfig:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"docker config is larger than {MAX_CONFIG_BYTES >> 20} MiB", path=path)
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads_json(raw.decode("utf-8"))
     except ValueError:  # not JSON (UnicodeDecodeError included): the legacy key = value format
         return DockerConfig(path, _legacy_lines(raw))
     if not isinstance(data, dict):

@@ -7,7 +7,6 @@ every failure is an ImageFormatError with a one-line reason.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -26,6 +25,7 @@ from imagelint.image import (
     Platform,
     normalize_arch,
 )
+from imagelint.untrusted import loads_json
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024  # manifests and configs; real ones are < 100 KiB
 MAX_INDEX_DEPTH = 4
@@ -69,7 +69,7 @@ def load_json_object(data: bytes, what: str) -> dict[str, Any]:
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ImageFormatError(f"{what}: document too large ({len(data)} bytes, limit {MAX_DOCUMENT_BYTES})")
     try:
-        doc = json.loads(data)
+        doc = loads_json(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ImageFormatError(f"{what}: not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(doc, dict):

@@ -20,6 +20,7 @@ as requests and docker read them:
 
 from __future__ import annotations
 
+from imagelint.untrusted import int_or_none
 import ipaddress
 import os
 from dataclasses import dataclass, field
@@ -110,9 +111,9 @@ def _split_port(entry: str) -> tuple[str, int | None]:
     """``host:port``, ``[v6]:port`` or ``v4/len:port`` into the host part and the port (None when absent)."""
     if entry.startswith("["):
         inside, _, rest = entry[1:].partition("]")
-        return inside, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+        return inside, int_or_none(rest[1:], 5) if rest.startswith(":") else None
     if entry.count(":") == 1:
         name, _, port = entry.partition(":")
-        if port.isdigit():
-            return name, int(port)
+        if (number := int_or_none(port, 5)) is not None:
+            return name, number
     return entry, None  # no port, or a bare IPv6 address or range

@@ -16,7 +16,6 @@ registry, the repository and the step, with secrets redacted.
 from __future__ import annotations
 
 import io
-import json
 import os
 from functools import partial
 from types import MappingProxyType
@@ -58,6 +57,7 @@ from imagelint.sources.manifest import (
 )
 from imagelint.sources.docker_config import config_key
 from imagelint.sources.registry_auth import Authenticator, Redactor, load_credentials
+from imagelint.untrusted import loads_json
 
 CHUNK_SIZE = 1024 * 1024  # largest single read from a blob socket
 ERROR_BODY_LIMIT = 64 * 1024  # how much of an error response we read to find the registry's error code
@@ -433,7 +433,7 @@ def _registry_errors(response: Response) -> tuple[list[str], str]:
     """The distribution error codes and first message of an error body, if it has them."""
     try:
         body = read_capped(response, ERROR_BODY_LIMIT)
-        doc = json.loads(body or b"{}")
+        doc = loads_json(body or b"{}")
     except (ValueError, UnicodeDecodeError, BodyError, *_BODY_READ_ERRORS):
         return [], ""
     errors = doc.get("errors") if isinstance(doc, dict) else None

@@ -18,7 +18,6 @@ with a ``Redactor`` that the registry client runs over any text it reports.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -34,6 +33,7 @@ from imagelint.errors import ConfigError, RegistryError
 from imagelint.lazyre import lazy_pattern
 from imagelint.sources.docker_config import auths_entry, config_key, credential_store, find_docker_config, read_docker_config
 from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
+from imagelint.untrusted import loads_json
 
 DEFAULT_TOKEN_LIFETIME = 60  # seconds, per the token spec when expires_in is absent
 TOKEN_EXPIRY_MARGIN = 5  # refresh a little early so a token does not expire mid-request
@@ -132,7 +132,7 @@ def _helper_credentials(store: str, registry: str, timeout: float) -> dict[str, 
             return None
         raise RegistryError(f"{what} exited with status {result.returncode}")
     try:
-        doc = json.loads(result.stdout)
+        doc = loads_json(result.stdout)
     except (ValueError, UnicodeDecodeError):
         doc = None
     if not isinstance(doc, dict) or not isinstance(doc.get("Username", ""), str) or not isinstance(doc.get("Secret", ""), str):
@@ -355,7 +355,7 @@ class Authenticator:
         if status != 200:
             raise RegistryError(f"{self._where}: {step} from {_host(realm)}: HTTP {status}")
         try:
-            doc = json.loads(body)
+            doc = loads_json(body)
         except (ValueError, UnicodeDecodeError):
             doc = None
         token = None

@@ -17,7 +17,6 @@ instruction suppresses those rules for findings on that instruction.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -26,6 +25,7 @@ from typing import Mapping
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
+from imagelint.untrusted import loads_json
 
 _DIRECTIVE_RE = lazy_pattern(r"^#\s*([a-zA-Z][a-zA-Z0-9]*)\s*=\s*(.*?)\s*$")
 # BuildKit (parser.go reHeredoc): a heredoc is a whole shell word "[fd]<<[-]WORD" whose WORD has no "<".
@@ -78,7 +78,7 @@ class Instruction:
         if not text.startswith("["):
             return None
         try:
-            value = json.loads(text)
+            value = loads_json(text)
         except ValueError:
             return None
         if isinstance(value, list) and all(isinstance(v, str) for v in value):

@@ -74,7 +74,7 @@ def _selectors(items: Any) -> tuple[str, ...]:
 def _int(value: Any) -> int | None:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: YAML's .inf
         return None
 
 

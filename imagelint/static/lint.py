@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from imagelint.core.check import CheckRun
 from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
+from imagelint.deadline import check as deadline_check
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
@@ -200,10 +201,10 @@ def _json_as_yaml(text: str, path: str) -> str:
     holds no raw tab inside a string, so every tab is white space and becomes a space."""
     if "\t" not in text or not text.lstrip().startswith(("{", "[")):
         return text
-    import json
+    from imagelint.untrusted import loads_json
 
     try:
-        json.loads(text)
+        loads_json(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigError(f"invalid JSON: {getattr(exc, 'msg', exc)}", path, line) from None
@@ -242,6 +243,7 @@ def run_lint(
     statics: list[StaticInput] = []
     walked: set[str] = set()
     for p, explicit in _expand(paths, notices):
+        deadline_check(f"reading {p}")  # --deadline bounds lint too, file by file
         if not explicit:
             walked.add(p)
         if explicit and p != "-" and os.path.isdir(p):  # an image layout named on the command line
@@ -276,6 +278,7 @@ def run_lint(
     from imagelint.static.scheduling import pod_target
 
     for static in statics:
+        deadline_check(f"judging {static.path}")
         notices.extend(static.notes)
         # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
         file_results = [replace(run_rules(facts, pod_target(facts, target), matrix, config, path=static.path), path=static.path)

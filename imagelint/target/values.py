@@ -20,6 +20,7 @@ from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec
 from imagelint.target.versions import CUDA_RE, CudaVersion, DriverVersion
+from imagelint.untrusted import is_digits
 
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
@@ -78,13 +79,13 @@ def parse_release_version(value: str, what: str) -> str:
 
 
 # nvcc spellings of an architecture: sm_90, sm_90a, compute_86, sm_100f (major = all but the last digit).
-_SM_RE = lazy_pattern(r"^(?:sm|compute)_?(\d+)(\d)[af]?$", re.IGNORECASE)
+_SM_RE = lazy_pattern(r"^(?:sm|compute)_?([0-9]{1,3})([0-9])[af]?$", re.IGNORECASE)  # ASCII, bounded: for int()
 
 
 def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:
     """``8.0``; also ``9`` (= 9.0) and nvcc's ``sm_90`` / ``sm_90a`` / ``compute_86`` (= 9.0, 9.0, 8.6)."""
     text = str(value).strip()
-    if text.isdigit() and len(text) <= 2:
+    if is_digits(text, 2):
         return f"{int(text)}.0"
     sm = _SM_RE.match(text)
     if sm:

@@ -118,7 +118,7 @@ def _heredoc_markers(args: str) -> list[tuple[bool, str, str]]:
     stripped = args.strip()
     if stripped.startswith("["):
         try:
-            value = json.loads(stripped)
+            value = loads_json(stripped)
         except ValueError:
             value = None
         if isinstance(value, list) and all(isinstance(v, str) for v in value):

@@ -29,7 +29,6 @@ Flags of other instructions are not split off here, so not checked.
 
 from __future__ import annotations
 
-import json
 import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
+from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:
     from imagelint.static.dockerfile import Instruction
@@ -76,7 +76,7 @@ def _json_array(text: str) -> list[str] | None:
     if not stripped.startswith("["):
         return None
     try:
-        value = json.loads(stripped)
+        value = loads_json(stripped)
     except ValueError:
         return None
     return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None

@@ -84,8 +84,10 @@ def _replaced_entrypoint(facts: ImageFacts) -> str | None:
 
 
 def official_base_compat(facts: ImageFacts, matrix: Any) -> DriverLibrary | None:
-    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in a Dockerfile's image."""
-    if matrix is None or facts.kind not in ("dockerfile", "manifest"):
+    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in the image a Dockerfile
+    builds, or a manifest's or a Compose file's ``image:`` names: one image reference is one
+    image whichever file names it. A read image's own files say what is there instead."""
+    if matrix is None or facts.kind == "image":
         return None
     if facts.platform is not None and facts.platform.architecture not in ("amd64", ""):
         return None  # NV_CUDA_COMPAT_PACKAGE is set for the amd64 images

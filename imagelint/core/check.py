@@ -174,8 +174,13 @@ def target_findings_once(results: Sequence[ImageResult], target: Target) -> list
     path = target_file(target)
     from imagelint.rules.base import SEVERITY_RANK
 
+    # The target-only rules ran for the target, not for each image (JUnit lists a test case per rule run).
+    ran = tuple(dict.fromkeys(rid for r in results for rid in r.rules_run if rid in target_only))
+    out = [replace(r, rules_run=tuple(rid for rid in r.rules_run if rid not in target_only)) if r.rules_run else r
+           for r in out]
     findings = sorted(found.values(), key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
-    out.append(ImageResult(subject=path or TARGET_SUBJECT, kind="target", findings=tuple(findings), path=path))
+    out.append(ImageResult(subject=path or TARGET_SUBJECT, kind="target", findings=tuple(findings), path=path,
+                           rules_run=ran))
     return out
 
 

@@ -162,6 +162,10 @@ def target_findings_once(results: Sequence[ImageResult], target: Target) -> list
     found: dict[tuple[str, str | None, str], Any] = {}
     out = []
     for r in results:
+        if r.kind == "target":  # a target result from an earlier pass (lint, then its --image checks): one
+            for f in r.findings:
+                found.setdefault((f.rule, f.pool, f.message), f)
+            continue
         kept = []
         for f in r.findings:
             if f.rule in target_only and f.location is None:
@@ -175,7 +179,7 @@ def target_findings_once(results: Sequence[ImageResult], target: Target) -> list
     from imagelint.rules.base import SEVERITY_RANK
 
     # The target-only rules ran for the target, not for each image (JUnit lists a test case per rule run).
-    ran = tuple(dict.fromkeys(rid for r in results for rid in r.rules_run if rid in target_only))
+    ran = tuple(sorted({rid for r in results for rid in r.rules_run if rid in target_only}))
     out = [replace(r, rules_run=tuple(rid for rid in r.rules_run if rid not in target_only)) if r.rules_run else r
            for r in out]
     findings = sorted(found.values(), key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))

@@ -301,6 +301,7 @@ def run_lint(
         if note:
             notices.append(note)
         results.extend(_check_images(images, image_target, matrix, config, source_options, inspector))
+        results = target_findings_once(results, target)  # the images' target findings join the files'
     return CheckRun(
         results=tuple(results),
         target=target,

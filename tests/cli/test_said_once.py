@@ -53,6 +53,11 @@ def test_lint_attaches_the_pools_end_of_life_to_the_target_file(tmp_path: Path) 
     jsonschema.Draft4Validator(json.loads((ROOT / "tests/data/sarif-schema-2.1.0.json").read_text())).validate(doc)
     [il503] = [r for run in doc["runs"] for r in run["results"] if r["ruleId"] == "IL503"]
     assert il503["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "examples/gpu-repo/target.toml"
+    # lint --image checks an image too: its target finding joins the files' (still once).
+    both = imagelint("lint", str(EXAMPLE), "--target-file", target, "--image", "oci-dir:examples/cuda-app",
+                     "--format", "json", cwd=ROOT)
+    found = [r["image"]["kind"] for r in json.loads(both.stdout)["results"] for f in r["findings"] if f["rule"] == "IL503"]
+    assert found == ["target"], found
 
 
 def test_one_cause_is_one_finding_that_lists_its_consequences() -> None:

@@ -55,7 +55,8 @@ def report_to_json(report: AuditReport) -> dict[str, Any]:
                 "digest": c.digest,
                 "platform": c.platform,
                 "error": c.error,
-                "findings": [{"rule": f.rule, "severity": f.severity, "message": f.message, "pool": f.pool} for f in c.findings],
+                "findings": [{"rule": f.rule, "severity": f.severity, "message": f.message, "pool": f.pool, "fix": f.fix}
+                             for f in c.findings],
             }
             for c in report.checks
         ],
@@ -74,8 +75,9 @@ def render_json(report: AuditReport) -> str:
 def _finding(raw: Any, where: str) -> FindingLine:
     if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("rule", "severity", "message")):
         raise ValueError(f"{where} is not a finding")
-    pool = raw.get("pool")
-    return FindingLine(raw["rule"], raw["severity"], raw["message"], pool if isinstance(pool, str) else None)
+    pool, fix = raw.get("pool"), raw.get("fix")
+    return FindingLine(raw["rule"], raw["severity"], raw["message"], pool if isinstance(pool, str) else None,
+                       fix if isinstance(fix, str) else "")
 
 
 def _check(raw: Any, where: str) -> PoolCheck:

@@ -57,6 +57,7 @@ class FindingLine:
     severity: str
     message: str
     pool: str | None = None
+    fix: str = ""  # the remediation ``check`` gives: a plan's break says what to do without a re-run
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,13 @@
 """The upgrade planner: the same inventory audited against today's target and a proposed one, as a diff.
 
-For every workload × pool: ``breaks`` (it does not fail today and fails on the proposed stack),
-``fixed`` (it fails today and not on the proposed stack), ``still-failing`` (it fails on both),
-``unchanged`` otherwise (it fails on neither). The reason is the failing findings: the proposed
-stack's for a break or a workload still failing, today's for a fix.
+The plan is a diff of findings, not of pass/fail. For every workload × pool: ``breaks`` when the
+proposed stack raises a failing finding (at or above ``fail_on``) of a rule that raises none there
+today, whether or not the workload fails today already (a new error on a failing workload is a
+new problem the upgrade brings: trivy's and SARIF's "new" result); ``fixed`` (it fails today and
+not on the proposed stack); ``still-failing`` (it fails on both, for the same rules); ``unchanged``
+otherwise (it fails on neither). The reasons are the failing findings, each with the fix ``check``
+gives: the new ones for a break, the proposed stack's for a workload still failing, today's for a
+fix.
 A pool the proposed target does not have is left out of the diff with a warning (a plan that
 renames pools says nothing about them).
 """
@@ -13,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from imagelint.audit.model import FAIL, AuditReport, Workload
+from imagelint.audit.model import FAIL, AuditReport, FindingLine, Workload
 from dataclasses import dataclass
 
 BREAKS, FIXED, STILL_FAILING, UNCHANGED = "breaks", "fixed", "still-failing", "unchanged"
@@ -27,7 +31,8 @@ class Change:
     before: str
     after: str
     change: str  # breaks | fixed | still-failing | unchanged
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()  # "RULE: message" of each failing finding the change is about
+    fixes: tuple[str, ...] = ()    # what to do about them (each finding's fix, once)
 
 
 @dataclass(frozen=True)
@@ -42,8 +47,8 @@ class PlanReport:
 
     @property
     def failing_today(self) -> int:
-        """Workload × pool pairs that fail on today's stack (fixed or still failing)."""
-        return self.count(FIXED) + self.count(STILL_FAILING)
+        """Workload × pool pairs that fail on today's stack (fixed, still failing, or broken further)."""
+        return sum(1 for c in self.changes if c.before == FAIL)
 
     @property
     def failing_then(self) -> int:
@@ -51,19 +56,33 @@ class PlanReport:
         return self.count(BREAKS) + self.count(STILL_FAILING)
 
 
-def _failing(report: AuditReport, image_key: str, pool: str) -> tuple[str, ...]:
+def _failing(report: AuditReport, image_key: str, pool: str) -> tuple[FindingLine, ...]:
     check = report.check_for(image_key, pool)
-    if check is None:
+    if check is None or check.error:
         return ()
-    if check.error:
-        return (f"not checked: {check.error}",)
     from imagelint.core.engine import at_or_above
 
-    return tuple(f"{f.rule}: {f.message}" for f in check.findings if at_or_above(f.severity, report.fail_on))
+    return tuple(f for f in check.findings if at_or_above(f.severity, report.fail_on))
+
+
+def _reasons(report: AuditReport, image_key: str, pool: str, lines: tuple[FindingLine, ...]) -> tuple[str, ...]:
+    check = report.check_for(image_key, pool)
+    if check is not None and check.error:
+        return (f"not checked: {check.error}",)
+    return tuple(f"{f.rule}: {f.message}" for f in lines)
+
+
+def _fixes(lines: tuple[FindingLine, ...]) -> tuple[str, ...]:
+    """Each fix once, after the rules that give it: ``IL101, IL107: Take ... off LD_LIBRARY_PATH.``"""
+    rules: dict[str, list[str]] = {}
+    for f in lines:
+        if f.fix and f.rule not in rules.setdefault(f.fix, []):
+            rules[f.fix].append(f.rule)
+    return tuple(f"{', '.join(ids)}: {fix}" for fix, ids in rules.items())
 
 
 def diff(current: AuditReport, proposed: AuditReport) -> PlanReport:
-    """Workload × pool verdicts of the two audits, compared."""
+    """Workload × pool findings of the two audits, compared."""
     known = set(proposed.pools)
     missing = sorted({p for w in current.workloads for p in w.pools} - known)
     changes = []
@@ -72,12 +91,19 @@ def diff(current: AuditReport, proposed: AuditReport) -> PlanReport:
             if pool not in known:
                 continue
             before, after = current.verdict(w, pool), proposed.verdict(w, pool)
-            if before != FAIL and after == FAIL:
-                changes.append(Change(w, pool, before, after, BREAKS, _failing(proposed, w.image_key, pool)))
-            elif before == FAIL and after != FAIL:
-                changes.append(Change(w, pool, before, after, FIXED, _failing(current, w.image_key, pool)))
+            then = _failing(proposed, w.image_key, pool)
+            if after == FAIL:
+                today = {f.rule for f in _failing(current, w.image_key, pool)}
+                new = tuple(f for f in then if f.rule not in today) if before == FAIL else then
+                if new or before != FAIL:
+                    changes.append(Change(w, pool, before, after, BREAKS,
+                                          _reasons(proposed, w.image_key, pool, new), _fixes(new)))
+                else:
+                    changes.append(Change(w, pool, before, after, STILL_FAILING,
+                                          _reasons(proposed, w.image_key, pool, then), _fixes(then)))
             elif before == FAIL:
-                changes.append(Change(w, pool, before, after, STILL_FAILING, _failing(proposed, w.image_key, pool)))
+                was = _failing(current, w.image_key, pool)
+                changes.append(Change(w, pool, before, after, FIXED, _reasons(current, w.image_key, pool, was)))
             else:
                 changes.append(Change(w, pool, before, after, UNCHANGED))
     warnings = tuple(f"pool {p} is not in the proposed target; its workloads are left out of the plan" for p in missing)
@@ -102,17 +128,21 @@ def proposed_target(target: Any, matrix: Any, *, driver: str | None = None, tool
     return dataclasses.replace(target, pools=pools, source=f"{target.source} with {described}", warnings=())
 
 
+def plan_summary(plan: PlanReport) -> dict[str, int]:
+    return {BREAKS: plan.count(BREAKS), FIXED: plan.count(FIXED), STILL_FAILING: plan.count(STILL_FAILING),
+            UNCHANGED: plan.count(UNCHANGED), "failing-today": plan.failing_today}
+
+
 def plan_to_json(plan: PlanReport) -> dict[str, Any]:
     from imagelint.audit.inventory import workload_json
     from imagelint.audit.jsonout import report_to_json
 
     return {
         "schema": PLAN_SCHEMA,
-        "summary": {BREAKS: plan.count(BREAKS), FIXED: plan.count(FIXED), STILL_FAILING: plan.count(STILL_FAILING),
-                    UNCHANGED: plan.count(UNCHANGED), "failing-today": plan.failing_today},
+        "summary": plan_summary(plan),
         "changes": [
             {**workload_json(c.workload), "pool": c.pool, "before": c.before, "after": c.after, "change": c.change,
-             "reasons": list(c.reasons)}
+             "reasons": list(c.reasons), "fixes": list(c.fixes)}
             for c in plan.changes
         ],
         "current": report_to_json(plan.current),
@@ -131,4 +161,4 @@ def reports_from_plan_json(data: Any, name: str) -> tuple[AuditReport, AuditRepo
     return report_from_json(data.get("current"), f"{name} (current)"), report_from_json(data.get("proposed"), f"{name} (proposed)")
 
 
-__all__ = ["BREAKS", "FIXED", "PLAN_SCHEMA", "STILL_FAILING", "UNCHANGED", "Change", "PlanReport", "diff", "plan_to_json", "proposed_target", "reports_from_plan_json"]
+__all__ = ["BREAKS", "FIXED", "PLAN_SCHEMA", "STILL_FAILING", "UNCHANGED", "Change", "PlanReport", "diff", "plan_summary", "plan_to_json", "proposed_target", "reports_from_plan_json"]

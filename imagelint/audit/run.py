@@ -79,7 +79,8 @@ def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix
         findings = [f for r in run.results for f in r.findings if f.pool in (None, name) and f.rule not in dropped]
         digest = next((r.digest for r in run.results if r.digest), None)
         platforms = sorted({r.platform for r in run.results if r.platform})
-        lines = tuple(sorted({FindingLine(f.rule, f.severity, " ".join(f.message.split()), f.pool) for f in findings},
+        lines = tuple(sorted({FindingLine(f.rule, f.severity, " ".join(f.message.split()), f.pool,
+                                          " ".join(f.remediation.split())) for f in findings},
                              key=lambda f: (f.rule, f.severity, f.message)))
         out.append(PoolCheck(
             image.key, name, ERROR if errors else verdict_of([f.severity for f in findings], config.fail_on), lines, digest,

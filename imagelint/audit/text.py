@@ -109,10 +109,13 @@ def render_plan_text(plan: PlanReport) -> str:
             for c in sorted(by_namespace[namespace], key=lambda c: (c.workload.sort_key, c.pool)):
                 w = c.workload
                 container = f" container {safe(w.container)}" if w.container != UNKNOWN else ""
-                lines.append(f"    {safe(w.owner)}{container} on {safe(c.pool)}: {c.before} → {c.after} "
-                             f"({safe(w.image)})")
+                new = " with a new error" if kind == BREAKS and c.before == c.after else ""
+                lines.append(f"    {safe(w.owner)}{container} on {safe(c.pool)}: {c.before} → {c.after}"
+                             f"{new} ({safe(w.image)})")
                 for reason in c.reasons[:MAX_DETAIL_FINDINGS]:
                     lines.append(f"      {'was' if kind == FIXED else 'because'}: {safe(reason)}")
+                for fix in c.fixes[:MAX_DETAIL_FINDINGS]:
+                    lines.append(f"      fix {safe(fix)}")
     lines += _warnings(tuple(plan.warnings) + tuple(plan.current.warnings))
     return "\n".join(lines) + "\n"
 

@@ -161,8 +161,8 @@ def audit_command(
             proposed = run_audit(inventory, proposed_target, setup.matrix, setup.config, source_options,
                                  shard=the_shard, jobs=jobs, read_layers=not config_only, credentials=credentials)
             the_plan = diff(report, proposed)
-            _emit(_render_plan(the_plan, format), output)
             code = plan_exit_code(the_plan)
+            _emit(_render_plan(the_plan, format, code), output)
         else:
             _emit(_render(report, format, exit_code(report)), output)
             code = exit_code(report)
@@ -218,14 +218,18 @@ def _render(report: Any, fmt: str, code: int) -> str:
     return render_text(report)
 
 
-def _render_plan(the_plan: Any, fmt: str) -> str:
+def _render_plan(the_plan: Any, fmt: str, code: int) -> str:
     if fmt == "json":
         from imagelint.audit.jsonout import dumps
         from imagelint.audit.plan import plan_to_json
 
         return dumps(plan_to_json(the_plan))
+    if fmt == "sarif":
+        from imagelint.audit.sarif import render_plan_sarif
+
+        return render_plan_sarif(the_plan, code)
     if fmt != "text":
-        raise UsageError(f"--plan reports as text or json, not {fmt} (PolicyReports describe what runs now)")
+        raise UsageError(f"--plan reports as text, json or sarif, not {fmt} (PolicyReports describe what runs now)")
     from imagelint.audit.text import render_plan_text
 
     return render_plan_text(the_plan)
@@ -296,8 +300,8 @@ def merge_command(
         if all(isinstance(d, dict) and d.get("schema") == PLAN_SCHEMA for d in loaded):
             pairs = [reports_from_plan_json(d, p) for d, p in zip(loaded, parts)]
             the_plan = diff(merge_reports([c for c, _ in pairs], parts), merge_reports([q for _, q in pairs], parts))
-            _emit(_render_plan(the_plan, format), output)
             code = plan_exit_code(the_plan)
+            _emit(_render_plan(the_plan, format, code), output)
             report = the_plan.current
         else:
             report = merge_reports([report_from_json(d, p) for d, p in zip(loaded, parts)], parts)

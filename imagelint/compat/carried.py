@@ -23,6 +23,7 @@ base no longer counts, and the verdict says why (``removal_note``).
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,17 @@ class NgcCompat:
     entrypoint_replaced: str | None     # the image's own ENTRYPOINT, when it is not NGC's
     row_uncertain: bool = False         # the matrix marks the release's row uncertain
     defers_to_table: bool = False       # the notes list no drivers: the forward-compat table decides
+    row_source: str | None = None       # the source of the image's own row (its CUDA), not of the driver list
+
+    def notes(self) -> str:
+        """Whose release notes the driver list is: the image's own, or — when the matrix takes the
+        release's list from another product's notes (Triton's, for every framework container of
+        the release) — that product's, said as such."""
+        owner = _notes_owner(self.source)
+        product = self.image.split(" ")[1] if self.image.count(" ") >= 2 else ""
+        if owner is None or not product or product.removesuffix("server") in owner[1]:
+            return f"{self.image}'s release notes ('Driver Requirements')"
+        return f"{owner[0]} {self.release}'s release notes ('Driver Requirements', which the matrix applies to {self.image})"
 
     def listed_for(self, branch: int) -> DriverVersion | None:
         return next((d for d in self.drivers if d.branch == branch), None)
@@ -122,7 +134,23 @@ def ngc_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> N
         return None  # the build took /usr/local/cuda/compat out: the entrypoint has nothing to enable
     drivers = tuple(d for d in (DriverVersion.parse(x) for x in ngc.datacenter_compat_drivers) if d is not None)
     return NgcCompat(f"NGC {product} {ngc.release}", ngc.release, drivers, ngc.drivers_read, ngc.drivers_source,
-                     _replaced_entrypoint(facts), bool(ngc.uncertain), defers)
+                     _replaced_entrypoint(facts), bool(ngc.uncertain), defers_to_table=defers,
+                     row_source=getattr(ngc, "source", None))
+
+
+_NOTES_URL = re.compile(r"docs\.nvidia\.com/deeplearning/([a-z0-9-]+)/([a-z0-9-]*)")
+
+
+def _notes_owner(source: str | None) -> tuple[str, str] | None:
+    """(product as people write it, the URL's path words run together) of the release-notes page
+    ``source`` cites: ``.../deeplearning/triton-inference-server/release-notes/...`` ->
+    ("Triton Inference Server", "tritoninferenceserverreleasenotes")."""
+    found = _NOTES_URL.search(source or "")
+    if found is None:
+        return None
+    product = found.group(1)
+    words = " ".join(w.capitalize() for w in product.split("-"))
+    return words, (product + found.group(2)).replace("-", "")
 
 
 def _replaced_entrypoint(facts: ImageFacts) -> str | None:
@@ -133,9 +161,11 @@ def _replaced_entrypoint(facts: ImageFacts) -> str | None:
 
 
 def official_base_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> DriverLibrary | None:
-    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in a Dockerfile's image
-    (``after_build``: None when the Dockerfile's RUN steps remove it)."""
-    if matrix is None or facts.kind not in ("dockerfile", "manifest"):
+    """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in the image a Dockerfile
+    builds, or a manifest's or a Compose file's ``image:`` names: one image reference is one
+    image whichever file names it. A read image's own files say what is there instead.
+    ``after_build``: None when the Dockerfile's RUN steps remove it."""
+    if matrix is None or facts.kind == "image":
         return None
     if facts.platform is not None and facts.platform.architecture not in ("amd64", ""):
         return None  # NV_CUDA_COMPAT_PACKAGE is set for the amd64 images

@@ -61,6 +61,10 @@ from imagelint.facts.model import DriverLibrary, ImageFacts
 from imagelint.target import NodePool
 from imagelint.untrusted import is_digits
 
+# Who puts the compat libcuda first when the image's own loader path names it: the dynamic loader, in every
+# runtime mode and toolkit release.
+IMAGE_LOADS_COMPAT = "the image itself (its loader path: LD_LIBRARY_PATH / ld.so.conf)"
+
 
 def judge_pool(facts: ImageFacts, pool: NodePool, matrix: Any) -> list[Verdict]:
     """One verdict per GPU model of the pool (one when it names none); [] when the image
@@ -174,12 +178,12 @@ class _Judge:
             return [alone]
         if ngc.defers_to_table:
             return self._ngc_table_cases(ngc, alone)
-        notes = f"{ngc.image}'s release notes ('Driver Requirements')"
+        notes = ngc.notes()
         if not ngc.read:
             self.uncertain.append(f"the data-centre drivers of NGC release {ngc.release}: its notes were not read, "
                                   f"the list is another release's ({ngc.source})")
         elif ngc.row_uncertain:
-            self.uncertain.append(f"NGC release {ngc.release}'s row ({ngc.source})")
+            self.uncertain.append(f"{ngc.image}'s row ({ngc.row_source or ngc.source})")
         listed = ngc.listed_for(self.host.branch)
         if listed is None or not self.host.at_least(listed):
             why = (f"{notes} list R{self.host.branch} from {listed} on" if listed is not None else
@@ -259,7 +263,7 @@ class _Judge:
         skipped = None
         if self.lib is not None:
             if compat_on_loader_path(self.facts, self.lib):
-                return self._with_compat(sc, self.lib, "the image itself (its loader path: LD_LIBRARY_PATH / ld.so.conf)")
+                return self._with_compat(sc, self.lib, IMAGE_LOADS_COMPAT)
             assert self.host is not None
             inj = runtime_injection(sc, self.lib, self.host, self.matrix)
             if inj.uncertain:
@@ -305,6 +309,10 @@ class _Judge:
         older = lib.version is not None and compare(lib.version, self.host) <= 0
         same_branch = major(lib.version or "") == self.host.branch
         if older and same_branch:
+            if by == IMAGE_LOADS_COMPAT:  # the loader takes it whatever the runtime does: it is loaded
+                return replace(self._host_only(sc, None), compat_inert=(
+                    f"the image's loader path loads its compat libcuda {lib.version}, a driver of the host's own branch "
+                    f"R{self.host.branch} no newer than {self.host.label}, so forward compatibility adds nothing"))
             return self._host_only(sc, f"the compat libcuda {lib.version} is from the host's own branch, which already runs it")
         if eligible is False:
             return Case(

@@ -65,6 +65,9 @@ class Case:
     situation: str = ""               # ``condition`` in few words ("legacy <1.17.4; cdi >=1.17.5")
     loaded_by: tuple[str, ...] = ()   # every ``compat.by`` of the situations merged into this case
     skipped_because: tuple[str, ...] = ()  # every ``compat_skipped`` of them
+    # The image's own loader path loads its compat libcuda, and it changes nothing (the host's own
+    # branch, not newer than the host's driver): why. Never said as "not loaded".
+    compat_inert: str | None = None
 
     @property
     def error(self) -> str | None:

@@ -138,13 +138,62 @@ def run_check(
         for facts in facts_list:
             results.append(run_rules(facts, target, matrix, config, today=today))
     return CheckRun(
-        results=tuple(results),
+        results=tuple(target_findings_once(results, target)),
         target=target,
         config=config,
         matrix_version=getattr(matrix, "version", None),
         matrix_origin=getattr(matrix, "origin", None),
         notices=(tuple(target.warnings) if hasattr(target, "warnings") else ()) + matrix_notices(matrix, today),
     )
+
+
+TARGET_SUBJECT = "target"  # the subject of the target's own findings when no file states the target
+
+
+def target_findings_once(results: Sequence[ImageResult], target: Target) -> list[ImageResult]:
+    """A finding about the target alone (a rule that needs only the target, with no location in an
+    image or file: a pool's driver branch past end of life) is the same for every image and file:
+    it is taken off each of them and reported once, on a result of its own about the target —
+    the target file when one states the pools (``kind`` "target", ``path`` the file), else
+    ``target``."""
+    from imagelint.rules import RULES
+
+    target_only = {rid for rid, r in RULES.items() if tuple(r.needs) == ("target",)}
+    found: dict[tuple[str, str | None, str], Any] = {}
+    out = []
+    for r in results:
+        if r.kind == "target":  # a target result from an earlier pass (lint, then its --image checks): one
+            for f in r.findings:
+                found.setdefault((f.rule, f.pool, f.message), f)
+            continue
+        kept = []
+        for f in r.findings:
+            if f.rule in target_only and f.location is None:
+                found.setdefault((f.rule, f.pool, f.message), f)
+            else:
+                kept.append(f)
+        out.append(replace(r, findings=tuple(kept)) if len(kept) != len(r.findings) else r)
+    if not found:
+        return out
+    path = target_file(target)
+    from imagelint.rules.base import SEVERITY_RANK
+
+    # The target-only rules ran for the target, not for each image (JUnit lists a test case per rule run).
+    ran = tuple(sorted({rid for r in results for rid in r.rules_run if rid in target_only}))
+    out = [replace(r, rules_run=tuple(rid for rid in r.rules_run if rid not in target_only)) if r.rules_run else r
+           for r in out]
+    findings = sorted(found.values(), key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
+    out.append(ImageResult(subject=path or TARGET_SUBJECT, kind="target", findings=tuple(findings), path=path,
+                           rules_run=ran))
+    return out
+
+
+def target_file(target: Target) -> str | None:
+    """The file that states the target's pools (``--target-file``, ``.imagelint.toml``), if any."""
+    for part in str(getattr(target, "source", "") or "").split("+"):
+        if part.startswith("file:") and len(part) > len("file:"):
+            return part[len("file:"):].split(" (", 1)[0]  # "file:PATH (snapshot of ...)"
+    return None
 
 
 def matrix_notices(matrix: Any, today: _dt.date | None = None) -> tuple[str, ...]:

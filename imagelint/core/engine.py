@@ -144,6 +144,7 @@ def run_rules(
                 f = replace(f, severity=config.severity[f.rule])
             findings.append(redact_finding(f, secrets))
 
+    findings = one_finding_per_cause(findings)
     # Rules that need a target and, without one, said nothing at all (IL101 still reports the floor).
     skipped = [r.id for r in rules if NEEDS_TARGET in r.needs and not target.known and not any(f.rule == r.id for f in findings)]
     active, expired = [], []
@@ -198,6 +199,42 @@ def run_rules(
         unread_files=unread,
         source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
     )
+
+
+# Rules that render one compatibility verdict from two sides: IL101 (the image's CUDA on the pool)
+# and IL107 (its forward-compat libcuda). When both speak about one pool they state one cause.
+_SAME_VERDICT = ("IL101", "IL107")
+
+
+def one_finding_per_cause(findings: Sequence[Finding]) -> list[Finding]:
+    """One cause, one finding: where IL101 and IL107 report the same verdict (``extra["cases"]``)
+    on one pool, the IL107 finding folds into IL101's — its headline becomes a detail line, the
+    severity is the worse of the two, and ``extra["also"]`` names IL107 — instead of two findings
+    with one fix (ruff and hadolint report one diagnostic per problem, too). Rules not selected
+    produce nothing to fold: ``--ignore IL101`` leaves IL107's finding whole."""
+    primary, secondary = _SAME_VERDICT
+    by_pool = {(f.pool, _verdict_key(f)): f for f in findings if f.rule == primary}
+    folded: dict[int, Finding] = {}
+    out: list[Finding] = []
+    for f in findings:
+        host = by_pool.get((f.pool, _verdict_key(f))) if f.rule == secondary else None
+        if host is None or _verdict_key(f) is None:
+            out.append(f)
+            continue
+        base = folded.get(id(host), host)
+        worse = f.severity if SEVERITY_RANK[f.severity] > SEVERITY_RANK[base.severity] else base.severity
+        folded[id(host)] = replace(
+            base, severity=worse,
+            details=(*base.details, f"the same cause, from the compat library's side ({secondary} {f.name}): {f.message}"),
+            extra=MappingProxyType({**base.extra, "also": [*base.extra.get("also", ()), secondary]}),
+            remediation=base.remediation or f.remediation,
+        )
+    return [folded.get(id(f), f) for f in out]
+
+
+def _verdict_key(f: Finding) -> str | None:
+    cases = f.extra.get("cases")
+    return repr((f.extra.get("outcome"), cases)) if cases else None
 
 
 def at_or_above(severity: str, fail_on: str) -> bool:

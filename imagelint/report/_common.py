@@ -99,7 +99,8 @@ def subjects_line(run: Any) -> str:
     unreadable = len({r.subject for r in run.results if r.kind == "image" and r.error})
     skipped = len(getattr(run, "files_skipped", ()))
     clean = len(getattr(run, "files_clean", ()))
-    files = len({r.path or r.subject for r in run.results if r.kind != "image"}) + skipped + clean
+    # The target's own findings (kind "target") are about the pools, not a file or image looked at.
+    files = len({r.path or r.subject for r in run.results if r.kind not in ("image", "target")}) + skipped + clean
     lint = getattr(run, "command", "check") == "lint"
     parts = []
     if lint or files:

@@ -269,6 +269,12 @@ class _Writer:
         loc = f.location
         if loc is not None and loc.kind in REPOSITORY_KINDS and loc.source:
             path, line = loc.source, loc.line
+        elif result.kind == "target":  # the pools' findings: on the target file, else where the first image's or file's go
+            inside = result.path and repository_path(result.path, self.artifacts.root)
+            first = next((r for r in self.run.results if r.kind != "target" and not r.error), result)
+            path = result.path if inside else (self.image_artifact(first)[0] if first.kind in ("image", "target")
+                                               else first.path or first.subject)
+            line = None
         elif result.kind != "image":
             path = result.path or result.subject
             line = loc.line if loc is not None and loc.source in (None, path) else None
@@ -353,6 +359,9 @@ class _Writer:
             groups.setdefault(category, []).append(r)
         if not groups:
             groups["imagelint/files"] = []
+        # The target's own findings (said once per run) ride in the first run of images or files.
+        if "imagelint/files" in groups and len(groups) > 1 and all(r.kind == "target" for r in groups["imagelint/files"]):
+            next(rs for c, rs in groups.items() if c != "imagelint/files").extend(groups.pop("imagelint/files"))
         # An image that could not be read must not get a run of its own next to readable ones: an
         # upload with an empty run for its category would mark all its alerts fixed. Its error goes
         # into the first readable run's invocation (executionSuccessful false) instead.

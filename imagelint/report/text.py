@@ -54,11 +54,13 @@ def render(run: CheckRun, options: ReportOptions) -> str:
             lines.append(f"  note: {p(notice)}")
         if not result.complete and result.kind == "image" and not result.unread_files:
             lines.append("  note: layers were not read (config only); file-based rules saw no files")
-        if result.skipped_rules:
-            lines.append(f"  not run without a target: {', '.join(result.skipped_rules)} (give --driver/--gpu, --target-file or --cluster)")
         lines.append("")
     if options.quiet:
         return "\n".join(guard_line(line) for line in lines).rstrip("\n") + ("\n" if lines else "")
+    # Rules skipped for want of a target: about the run, said once (each result's JSON keeps its list).
+    skipped = list(dict.fromkeys(rule for r in run.results for rule in r.skipped_rules))
+    if skipped:
+        lines.append(f"note: not run without a target: {', '.join(skipped)} (give --driver/--gpu, --target-file or --cluster)")
     for notice in run.notices:
         lines.append(f"note: {p(notice)}")
     static = sum(1 for r in run.results if r.kind != "image" and not r.complete and not r.error)

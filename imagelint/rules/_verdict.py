@@ -145,20 +145,55 @@ def headline(v: Verdict, cases: Sequence[Case] | None = None, lead: str | None =
         also = f" ({'; '.join(others)})" if others else ""
         return fit([*(f"{lead}: {variant}{also}" for variant in _single(v, primary)),
                     *(f"{lead}: {variant}" for variant in _single(v, primary))])
-    # Several situations: the rarer ones under their condition, the most common "otherwise".
+    # Several situations: in plain words, what happens in most of them, what in the others, and
+    # which flag settles it; each situation is a detail line.
     ranked = sorted(chosen, key=lambda c: len(c.situation or c.condition))
     named, rest = ranked[:-1], ranked[-1]
+    setups, decides = _deciding(v.cases)
     variants = []
-    for short, on in ((False, "the container toolkit"), (True, "the container toolkit"), (True, "the toolkit")):
-        parts = [f"{_outcome_short(c, short)} ({c.situation or c.condition})" for c in named]
-        ending = f", {_outcome_short(rest, short)} otherwise" if len(chosen) > 1 else ""
-        if len(chosen) < len(v.cases):
-            ending = ""  # only some situations are shown: the others are not this finding's
-        variants.append(f"{lead}: depends on {on}: {', '.join(parts)}{ending}")
-    outcomes = " or ".join(dict.fromkeys(_outcome_short(c, True) for c in chosen))
-    variants.append(f"{lead}: depends on the container toolkit: {outcomes} (see the situations below)")
-    variants.append(f"{lead}: depends on the container toolkit (see the situations below)")
+    for short in (False, True):
+        others = " or ".join(dict.fromkeys(_plain_outcome(c, short) for c in named))
+        if len(chosen) < len(v.cases):  # only some situations are shown: the others are not this finding's
+            every = " or ".join(dict.fromkeys(_plain_outcome(c, short) for c in chosen))
+            variants.append(f"{lead}: {every} with some {setups} ({decides})")
+        else:
+            variants.append(f"{lead}: {_plain_outcome(rest, short)}, but {others} with some {setups} ({decides})")
+    outcomes = " or ".join(dict.fromkeys(_plain_outcome(c, True) for c in (rest, *named)))
+    variants.append(f"{lead}: {outcomes} ({decides})")
+    variants.append(f"{lead}: depends on the {setups} ({decides}; see the situations below)")
     return fit(variants)
+
+
+# An outcome as a headline says it of a situation (full words, then short).
+_PLAIN = {NATIVE: ("runs natively", "native"),
+          MINOR: ("runs only through minor-version compatibility", "only minor-version compat"),
+          FORWARD: ("runs through forward compatibility", "forward compat"),
+          UNKNOWN: ("could not judge", "unknown")}
+_MODES = re.compile(r"\b(?:legacy|cdi|jit-cdi|csv)\b")
+_RELEASE = re.compile(r"\d+\.\d+")
+
+
+def _plain_outcome(case: Case, short: bool) -> str:
+    if case.outcome in _PLAIN:
+        return _PLAIN[case.outcome][1 if short else 0]
+    return _outcome_short(case, short)
+
+
+def _deciding(cases: Sequence[Case]) -> tuple[str, str]:
+    """(what the situations differ in, which flag settles it): ``("toolkit releases or modes",
+    "--toolkit and --runtime-mode decide")``; an NGC image's entrypoint is the image's to settle."""
+    texts = [c.situation or c.condition for c in cases]
+    toolkit = any(_RELEASE.search(t) for t in texts)
+    mode = len({m for t in texts for m in _MODES.findall(t)}) > 1 or (bool(_MODES.search(" ".join(texts))) and not toolkit)
+    if toolkit and mode:
+        return "toolkit releases or modes", "--toolkit and --runtime-mode decide"
+    if toolkit:
+        return "toolkit releases", "--toolkit decides"
+    if mode:
+        return "runtime modes", "--runtime-mode decides"
+    if any("entrypoint" in t for t in texts):
+        return "entrypoints", "the image's ENTRYPOINT decides"
+    return "runtime setups", "see the situations below"
 
 
 def case_line(case: Case, with_condition: bool = True) -> str:
@@ -175,6 +210,8 @@ def case_line(case: Case, with_condition: bool = True) -> str:
     skipped = case.skipped_because or ((case.compat_skipped,) if case.compat_skipped else ())
     if skipped and case.compat is None:
         text += f"; the image's compat libcuda is not loaded: {_either(skipped, 'or')}"
+    if case.compat_inert:
+        text += f"; {case.compat_inert}"
     if case.missing:
         text += f"; missing: {', '.join(case.missing)}"
     condition = case.situation or case.condition

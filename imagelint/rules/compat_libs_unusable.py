@@ -60,10 +60,21 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         for verdict in judge_pool(ctx.facts, pool, ctx.matrix):
             broken = [c for c in verdict.cases if c.compat is not None and c.outcome == FAILS]
             unused = [c for c in verdict.cases if c.compat is None and c.compat_skipped]
-            if not broken and not unused:
+            inert = [c for c in verdict.cases if c.compat_inert]
+            if not broken and not unused and not inert:
                 continue  # loaded and working (IL101 says so), or judged without it (no runtime question)
             lead = f"forward-compat libcuda {lib.version}"
             where = words.subject(verdict)
+            if not broken and not unused:
+                # The image loads it itself: never "not loaded"; it changes nothing on this driver.
+                yield finding(
+                    words.fit([f"{lead} is loaded by the image's own loader path for {where}, and adds nothing: "
+                               "the host's own branch, no newer than its driver",
+                               f"{lead} is loaded by the image's own loader path for {where}, and adds nothing"]),
+                    lib.provenance, severity=INFO, pool=pool, details=words.details(verdict, inert),
+                    remediation="", compat_version=lib.version, **words.extra(verdict),
+                )
+                continue
             if broken:
                 level = ERROR if len(broken) == len(verdict.cases) else WARNING
                 how = " or ".join(dict.fromkeys(words.failure_code(c) for c in broken))

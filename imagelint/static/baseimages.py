@@ -34,6 +34,8 @@ NVIDIA_IMAGE_HOMES = ("nvcr.io/nvidia/", "ghcr.io/nvidia/")
 _CUDA_TAG_RE = lazy_pattern(r"^(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 # NGC's monthly releases are tagged YY.MM (23.10-py3, 24.05-trtllm-python-py3, 25.01).
 _NGC_RELEASE_TAG_RE = lazy_pattern(r"^\d{2}\.\d{2}(?:-|$)")
+# The flavour an official nvidia/cuda tag names (12.4.1-cudnn-runtime-ubuntu22.04 -> cudnn-runtime).
+_CUDA_FLAVOR_RE = lazy_pattern(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d*-runtime|cudnn\d*-devel)(?:-|$)")
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,22 @@ def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     if matrix is not None:
         return _from_tag_conventions(repository, tag, matrix)
     return None
+
+
+def official_image_env(image: str, matrix: Any, arch: str = "amd64") -> dict[str, str] | None:
+    """The env an official ``nvidia/cuda`` image sets (``NVIDIA_REQUIRE_CUDA`` ...), from the
+    matrix's ``cuda_image_env`` rows; None for any other image or a version the matrix lacks."""
+    parsed = parse_image(image)
+    found = image_cuda(image, matrix) if parsed is not None else None
+    lookup = getattr(matrix, "cuda_image_env", None)
+    if found is None or not found.official_cuda or not callable(lookup):
+        return None
+    flavor = _CUDA_FLAVOR_RE.match(parsed[1])
+    try:
+        row = lookup(found.version, arch, re.sub(r"cudnn\d*", "cudnn", flavor.group(1)) if flavor else None)
+    except (LookupError, ValueError):
+        return None
+    return dict(getattr(row, "env", row)) if row is not None else None
 
 
 def is_ngc_release_tag(repository: str, tag: str) -> bool:

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from imagelint.core.check import CheckRun
+from imagelint.core.check import CheckRun, target_findings_once
 from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
 from imagelint.deadline import check as deadline_check
@@ -289,7 +289,7 @@ def run_lint(
         else:
             notices.extend(ignore_notes)
         results.extend(file_results)
-    results = _target_findings_once(results, notices)
+    results = target_findings_once(results, target)
     results, clean = _drop_clean_walked(results, walked)
     if images:
         from imagelint.static.scheduling import scheduled_target
@@ -299,6 +299,7 @@ def run_lint(
         if note:
             notices.append(note)
         results.extend(_check_images(images, image_target, matrix, config, source_options, inspector))
+        results = target_findings_once(results, target)  # the images' target findings join the files'
     return CheckRun(
         results=tuple(results),
         target=target,
@@ -320,33 +321,6 @@ def _drop_clean_walked(results: list[ImageResult], walked: set[str]) -> tuple[li
     noisy = {r.path for r in results if r.path not in walked or r.findings or r.suppressed or r.error or r.notices}
     clean = tuple(dict.fromkeys(r.path for r in results if r.path not in noisy and r.path is not None))
     return [r for r in results if r.path in noisy or r.path is None], clean
-
-
-def _target_findings_once(results: list[ImageResult], notices: list[str]) -> list[ImageResult]:
-    """A finding about the target alone (a rule that needs only the target, with no location in a
-    file: a pool's driver branch past end of life) is the same for every file: kept on the first
-    file and said once, not repeated on each of hundreds of files."""
-    from imagelint.rules import RULES
-
-    target_only = {rid for rid, r in RULES.items() if tuple(r.needs) == ("target",)}
-    seen: set[tuple[str, str | None, str]] = set()
-    dropped = 0
-    out = []
-    for r in results:
-        kept = []
-        for f in r.findings:
-            key = (f.rule, f.pool, f.message)
-            if f.rule in target_only and f.location is None:
-                if key in seen:
-                    dropped += 1
-                    continue
-                seen.add(key)
-            kept.append(f)
-        out.append(replace(r, findings=tuple(kept)) if len(kept) != len(r.findings) else r)
-    if dropped:
-        notices.append(f"{', '.join(sorted({k[0] for k in seen}))}: a finding about the target, reported once "
-                       f"(on the first file) instead of on every file ({dropped} repeats left out)")
-    return out
 
 
 def _inherits_all(facts: ImageFacts) -> bool:

@@ -7,6 +7,10 @@ sidecar needs no driver, and IL101 must not judge it. Nothing is pulled; an imag
 table does not know gets no evidence (the image itself can be checked with ``lint --image``). An
 image the table pins to one platform (Jetson's L4T images: linux/arm64) gives the container that
 platform, so IL402 can compare it with the pools the workload reaches.
+
+An official ``nvidia/cuda`` image also brings the requirement its env sets (``NVIDIA_REQUIRE_CUDA``),
+as it does to a Dockerfile that starts ``FROM`` it, unless the container sets the variable itself:
+one image reference on one pool is judged alike whichever file names it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from imagelint.facts.model import CudaVersionEvidence, ImageFacts, Provenance
+from imagelint.facts.model import CudaVersionEvidence, EnvSetting, ImageFacts, Provenance
 
 
 def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
@@ -38,4 +42,21 @@ def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     prov = Provenance(kind="manifest", source=where.source, line=where.line,
                       key=f"image {image} ({found.basis}{', uncertain matrix row' if found.uncertain else ''})")
     ev = CudaVersionEvidence(found.version, "base-image", prov, "patch" if found.version.count(".") >= 2 else "minor")
-    return replace(facts, cuda=replace(facts.cuda, versions=facts.cuda.versions + (ev,)))
+    cuda = replace(facts.cuda, versions=facts.cuda.versions + (ev,))
+    if found.official_cuda:
+        cuda = replace(cuda, requires=cuda.requires + _image_requires(facts, image, matrix, where))
+    return replace(facts, cuda=cuda)
+
+
+def _image_requires(facts: ImageFacts, image: str, matrix: Any, where: Provenance) -> tuple[EnvSetting, ...]:
+    """The image's own NVIDIA_REQUIRE_* the container does not set (the container's env wins)."""
+    from imagelint.static.baseimages import official_image_env
+
+    arch = facts.platform.architecture if facts.platform is not None and facts.platform.architecture else "amd64"
+    env = official_image_env(image, matrix, arch) or {}
+    own = {e.name for e in facts.env}
+    return tuple(
+        EnvSetting(name, value, Provenance(kind="manifest", source=where.source, line=where.line,
+                                           key=f"{name} (from image {image})"))
+        for name, value in env.items() if name.startswith("NVIDIA_REQUIRE_") and name not in own
+    )

@@ -213,7 +213,7 @@ def test_bad_flags_exit_2(layouts):
 
 def test_all_platforms_and_platform_mismatch(layouts):
     r = imagelint("check", layouts["multi"], "--all-platforms", "--driver", "550.54.15", "--format", "json")
-    platforms = [x["image"]["platform"] for x in json.loads(r.stdout)["results"]]
+    platforms = [x["image"]["platform"] for x in json.loads(r.stdout)["results"] if x["image"]["kind"] == "image"]
     assert sorted(platforms) == ["linux/amd64", "linux/arm64/v8"]
     mismatch = imagelint("check", layouts["cuda124"], "--driver", "550.54.15", "--arch", "arm64", "--select", "IL402")
     assert mismatch.returncode == 1 and "IL402" in mismatch.stdout
@@ -221,7 +221,8 @@ def test_all_platforms_and_platform_mismatch(layouts):
     arm = imagelint("check", layouts["multi"], "--driver", "550.54.15", "--arch", "arm64", "--format", "json")
     assert arm.returncode == 0, arm.stdout
     doc = json.loads(arm.stdout)
-    assert [r["image"]["platform"] for r in doc["results"]] == ["linux/arm64/v8"]
+    # (R550 is past end of life: that finding is the target's, on a result of its own)
+    assert [r["image"]["platform"] for r in doc["results"] if r["image"]["kind"] == "image"] == ["linux/arm64/v8"]
     assert not [f for f in doc["results"][0]["findings"] if f["rule"] == "IL402"]
 
 

@@ -114,6 +114,19 @@ def test_ngc_forward_compat_names_the_entrypoint_and_the_release_notes() -> None
     assert "needs driver >= 535.104.05" not in f.message
 
 
+def test_an_ngc_finding_says_whose_release_notes_it_cites_and_the_rows_own_source() -> None:
+    """The matrix reads NGC release 24.05's driver list from Triton's release notes: a PyTorch
+    finding says so, and its uncertain row is the PyTorch image's row, cited with that row's source."""
+    [f] = il101(NGC_2405, "535.104.05", "T4")
+    assert "Triton Inference Server 24.05's release notes" in f.text and "NGC pytorch 24.05" in f.text
+    assert "NGC pytorch 24.05's release notes" not in f.text
+    [row] = [d for d in f.details if d.startswith("rests on an uncertain matrix row")]
+    assert "NGC pytorch 24.05's row" in row and "triton-inference-server" not in row
+    # Triton's own image cites its own notes as its own.
+    [t] = il101(NGC_2405.replace("pytorch", "tritonserver"), "535.104.05", "T4")
+    assert "NGC tritonserver 24.05's release notes ('Driver Requirements')" in t.text
+
+
 def test_ngc_on_geforce_meets_the_failure_it_really_meets() -> None:
     [f] = il101(NGC_2310, "470.82.01", "RTX 3090")
     assert f.extra["cases"][0]["failure"] == "driver-insufficient"

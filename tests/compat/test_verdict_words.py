@@ -31,7 +31,7 @@ OUTCOME_WORDS = {
     "forward-compat": "forward compatibility",
     "fails": "fails",
     "unknown": "could not judge",
-    "depends": "depends on the",
+    "depends": "decide",  # "(--toolkit and --runtime-mode decide)": which flag settles it
 }
 
 
@@ -140,8 +140,8 @@ def test_the_text_report_of_the_example_reads_as_headline_details_at_fix() -> No
     block = _finding_block(lines, "IL101")
     head, details = block[0], block[1:]
     assert re.match(r"^    IL101 cuda-driver-too-old \[pool driver-535\.104\.05\]: CUDA 12\.4\.1 on driver 535\.104\.05 "
-                    r"\(T4\): depends on the (container )?toolkit: ", head), head
-    assert "minor-version compat" in head and "forward compat" in head
+                    r"\(T4\): forward compat, but only minor-version compat with some toolkit releases or modes "
+                    r"\(--toolkit and --runtime-mode decide\)$", head), head
     # Each situation on its own line, beginning with it; then limits, the uncertain row, at, fix.
     assert details[0].strip().startswith(("legacy ", "cdi ", "jit-cdi")), details[0]
     assert details[1].strip().startswith(("legacy ", "cdi ", "jit-cdi")), details[1]
@@ -155,10 +155,12 @@ def test_the_text_report_of_the_example_reads_as_headline_details_at_fix() -> No
 def test_the_text_report_on_geforce_names_error_804_in_the_first_line() -> None:
     lines = _text_report("--driver", "535", "--gpu", "RTX-4090")
     head = _finding_block(lines, "IL101")[0]
-    assert re.search(r"CUDA 12\.4\.1 on driver 535 \(RTX-4090\): depends on the (container )?toolkit: ", head), head
+    assert re.search(r"CUDA 12\.4\.1 on driver 535 \(RTX-4090\): .*\(--toolkit and --runtime-mode decide\)", head), head
     assert "fails with error 804" in head and "minor-version compat" in head
-    il107 = _finding_block(lines, "IL107")
-    assert "breaks CUDA 12.4.1 on driver 535 (RTX-4090): CUDA fails with error 804" in il107[0]
-    assert il107[1].strip().startswith("legacy <1.17.4 or >=1.17.5; cdi >=1.17.5; jit-cdi: fails with error 804")
+    # IL107 states the same verdict from the compat library's side: one finding, its words a detail line.
+    block = _finding_block(lines, "IL101")
+    assert any("(IL107 compat-libs-unusable): forward-compat libcuda 550.54.15 breaks CUDA 12.4.1 on driver 535 "
+               "(RTX-4090): CUDA fails with error 804" in ln for ln in block), block
+    assert block[1].strip().startswith("legacy <1.17.4 or >=1.17.5; cdi >=1.17.5; jit-cdi: fails with error 804")
     assert all(len(ln) < 400 or ln.startswith("      ") for ln in lines)
 

@@ -28,7 +28,8 @@ def _check(tmp_path, spec: ImageSpec) -> tuple[dict, object]:
     layout = write_oci_layout(tmp_path / "img", {"latest": spec.build()})
     run = run_cli("check", f"oci-dir:{layout}", *CHECK, timeout=120)
     assert "Traceback" not in run.output, run.output
-    [result] = json.loads(run.stdout)["results"]
+    # (R550 is past end of life: that finding is the target's, on a result of its own)
+    [result] = [r for r in json.loads(run.stdout)["results"] if r["image"]["kind"] == "image"]
     return result, run
 
 

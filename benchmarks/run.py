@@ -393,6 +393,7 @@ def main() -> None:
         measures = measure_all(args, work, venv, server, summary, large) if summary else []
         for shape, built in shapes.items():
             measures += measure_shape(args, work, venv, server, shape, built)
+        measures.append(measure_pods(work, venv))
     finally:
         server.stop()
         shutil.rmtree(regdir, ignore_errors=True)
@@ -487,6 +488,24 @@ def measure_all(args: argparse.Namespace, work: Path, venv: Venv, server, summar
     measures.append(runner.measure(Measure("venv python -c pass", note="interpreter start-up (the venv imagelint runs in)"),
                                    args.short_runs, [py, "-c", "pass"]))
     return measures
+
+
+PODS = 60_000
+# One GPU pod per document, the spec in flow style: 60,000 of them stay under lint's 8 MiB file limit.
+POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p%x}\nspec: {containers: [{name: c,image: cuda,resources: {limits: {nvidia.com/gpu: 1}}}]}\n---\n"
+
+
+def measure_pods(work: Path, venv: Venv) -> Measure:
+    """``imagelint lint`` of one multi-document YAML of 60,000 GPU pods (issue 40), once: wall, CPU, peak RSS."""
+    pods = work / "pods.yaml"
+    pods.write_text("".join(POD % i for i in range(PODS)))
+    env = child_env()
+    env.pop("IMAGELINT_CACHE_DIR", None)
+    runner = Runner(cwd=work, env=env)
+    out = runner.measure(Measure(f"imagelint lint {PODS:,} pods", note=f"one multi-document YAML, {pods.stat().st_size / 2**20:.1f} MiB"),
+                         1, [str(venv.imagelint), "lint", str(pods), "--format", "json", "--output", str(work / "pods.json")])
+    print("pods done", flush=True)
+    return out
 
 
 def peer_plans(work: Path, host: str, runs: int, repo: str, prefix: str = "") -> list[Plan]:

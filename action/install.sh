@@ -5,8 +5,20 @@ set -euo pipefail
 : "${ACTION_PATH:?ACTION_PATH must name the action checkout}"
 : "${IMAGELINT_VENV:?IMAGELINT_VENV must name the virtualenv directory}"
 
+write_version() {  # the installed version, for the layer cache's key (action.yml)
+  local version
+  version=$("$IMAGELINT_VENV/bin/python" -c 'import imagelint; print(imagelint.__version__)') || return 1
+  case "$version" in
+    *[!A-Za-z0-9.+_-]* | "") echo "::error title=imagelint action::unexpected imagelint version"; return 1 ;;
+  esac
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    echo "version=$version" >>"$GITHUB_OUTPUT"
+  fi
+}
+
 if [ -x "$IMAGELINT_VENV/bin/imagelint" ]; then
-  exit 0  # installed by an earlier use of the action in this job
+  write_version
+  exit $?  # installed by an earlier use of the action in this job
 fi
 python=""
 for candidate in python3 python; do
@@ -23,3 +35,4 @@ fi
 "$python" -m venv "$IMAGELINT_VENV"
 "$IMAGELINT_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$ACTION_PATH"
 "$IMAGELINT_VENV/bin/imagelint" --version
+write_version

@@ -1,6 +1,6 @@
 """Build a realistic multi-gigabyte GPU image as an OCI layout, streaming (never whole in memory).
 
-    python3 benchmarks/build_image.py OUT_DIR [--shape gpu|ngc|bulk|torch] [--scale 1.0] [--seed 1] [--real DIR]
+    python3 benchmarks/build_image.py OUT_DIR [--shape gpu|ngc|bulk|torch|app|app2] [--scale 1.0] [--seed 1] [--real DIR]
 
 Writes OUT_DIR/layout (an OCI layout with two tags: ``base`` and ``second``, which
 share every layer but the top one) and prints a JSON summary (layers, files,
@@ -21,6 +21,12 @@ uncompressed and compressed bytes). Content is synthetic but shaped like real im
   installed in site-packages, and PyTorch's sources (its ``.py``/``.pyi`` files and C++ headers,
   ~12k files, ~90 MB of text that mentions CUDA everywhere) copied under /app, the shape of
   ``COPY . /app`` of an ML repository.
+* ``app`` and ``app2`` (need ``--real``; issue 40): what a CI run adds on top of a base it has
+  seen: a small CUDA base (an OS layer, the CUDA runtime with its compat driver library, the
+  official links) and one application layer of a real repository's sources under /app: PyTorch's
+  (``app``, ~11.9k files) or Hugging Face transformers' sdist (``app2``, ~1.9k files). The
+  application layer is the top layer, so the ``second`` tag (a new build of /app over the same
+  base) reads that whole layer again, as the next CI run does.
 
 Binary data is semi-compressible (about 2-3x under gzip), like real libraries; text is ASCII
 words and code-like lines, which compress more.
@@ -199,6 +205,11 @@ def layer_specs(synth: Synth, scale: float, top: str, shape: str = "gpu",
     if shape == "bulk":
         yield from bulk_layers(synth, scale, top, rng, base_os, app)
         return
+    if shape in ("app", "app2"):
+        if real is None:
+            raise SystemExit(f"--shape {shape} needs --real DIR (benchmarks/real_content.py)")
+        yield from app_layers(synth, scale, top, rng, real, shape)
+        return
     yield "debootstrap", base_os
     yield "apt-get install system libs", system_libs
     yield "cuda toolkit", cuda_toolkit
@@ -273,6 +284,43 @@ def torch_layers(top: str, base_os, real: Path):
     yield "COPY . /app (PyTorch's sources)", sources
     yield "COPY entrypoint", entrypoint
     yield f"COPY top {top}", top_layer
+
+
+def app_layers(synth: Synth, scale: float, top: str, rng: random.Random, real: Path, shape: str):
+    """A small CUDA base (as nvidia/cuda:*-base is) and one layer of a real repository under /app."""
+
+    def os_layer(tf):
+        for i in range(int(3000 * scale)):
+            _add(tf, f"usr/share/doc/pkg{i % 300}/file{i}.txt", synth.blob(rng.randint(200, 8000)))
+        _add(tf, "etc/ld.so.conf", b"include /etc/ld.so.conf.d/*.conf\n")
+
+    def cuda_base(tf):
+        root = "usr/local/cuda-12.4"
+        _add(tf, f"{root}/version.json", json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.4.1"},
+                                                   "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.4.127"}}).encode())
+        lib = f"{root}/targets/x86_64-linux/lib"
+        _add(tf, f"{lib}/libcudart.so.12.4.127", synth.blob(700_000), mode=0o755)
+        _add(tf, f"{lib}/libcudart.so.12", link="libcudart.so.12.4.127")
+        _add(tf, f"{root}/lib64", link="targets/x86_64-linux/lib")
+        _add(tf, f"{root}/compat/libcuda.so.550.54.15", synth.blob(2_000_000), mode=0o755)
+        _add(tf, f"{root}/compat/libcuda.so.1", link="libcuda.so.550.54.15")
+        _add(tf, "etc/alternatives/cuda", link="/usr/local/cuda-12.4")
+        _add(tf, "usr/local/cuda", link="/etc/alternatives/cuda")
+        _add(tf, "etc/ld.so.conf.d/000_cuda.conf", b"/usr/local/cuda/targets/x86_64-linux/lib\n")
+
+    def application(tf):
+        if shape == "app":
+            members = real_content.wheel_members(real_content.torch_wheel(real), real_content.is_source)
+        else:
+            members = real_content.sdist_members(real_content.second_tree(real))
+        for name, data, mode in members:
+            _add(tf, f"app/{name}", data, mode=mode)
+        _add(tf, "app/entrypoint.sh", b"#!/bin/sh\nset -e\nexec python3 /app/train.py \"$@\"\n", mode=0o755)
+        _add(tf, "app/build-info.txt", f"build {top}\n".encode())
+
+    yield "ubuntu base", os_layer
+    yield "cuda base (runtime, compat)", cuda_base
+    yield f"COPY . /app ({'PyTorch' if shape == 'app' else 'transformers'} sources, build {top})", application
 
 
 def real_ngc_layers(real: Path):
@@ -478,7 +526,7 @@ def build(out: Path, scale: float, seed: int, shape: str = "gpu", real: Path | N
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
-    ap.add_argument("--shape", choices=("gpu", "ngc", "bulk", "torch"), default="gpu")
+    ap.add_argument("--shape", choices=("gpu", "ngc", "bulk", "torch", "app", "app2"), default="gpu")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--real", type=Path, help="real files fetched by real_content.py (shapes ngc and torch)")

@@ -11,7 +11,10 @@ pip, into DIR:
   a CUDA build) and a few of NVIDIA's CUDA wheels that are not huge (headers, ``.so`` files with
   real fatbins, metadata);
 * ``dist/``: ``pip install --target`` of a few dozen common, small ML packages (their ``.py``,
-  ``.so`` and ``.dist-info``), as a ``dist-packages`` holds them.
+  ``.so`` and ``.dist-info``), as a ``dist-packages`` holds them;
+* ``sdist/``: a second real source tree for the application-layer images (issue 40): the source
+  distribution of Hugging Face transformers (``pip download --no-binary :all:``), ~1,900 files,
+  46 MB, a repository's sources as ``COPY . /app`` puts them in an image.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ DIST_PACKAGES = ("requests", "urllib3", "idna", "charset-normalizer", "certifi",
                  "filelock", "fsspec", "jinja2", "markupsafe", "networkx", "typing-extensions", "mpmath", "sympy",
                  "pillow", "regex", "safetensors", "huggingface-hub", "attrs", "click", "protobuf", "psutil",
                  "tabulate", "termcolor", "absl-py", "wrapt", "einops", "numpy", "python-dateutil", "pytz")
+SECOND_TREE = "transformers==4.46.3"
 # What the PyTorch wheel holds as sources: Python, type stubs, C/C++/CUDA headers.
 SOURCE_EXTS = (".py", ".pyi", ".h", ".hpp", ".cuh")
 
@@ -38,12 +42,16 @@ def fetch(real: Path) -> dict:
     """Download the wheels and install the dist-packages into ``real`` unless a finished fetch is there."""
     done = real / "fetched.json"
     if done.exists():
-        return json.loads(done.read_text())
+        summary = json.loads(done.read_text())
+        if summary.get("sdists"):
+            return summary  # else a fetch from before the sdist was part of it: fetch that too
     wheels, dist = real / "wheels", real / "dist"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "download", "--no-deps", "-d", str(wheels), TORCH, *CUDA_WHEELS], check=True)
     subprocess.run([*pip, "install", "--no-deps", "--no-compile", "--target", str(dist), *DIST_PACKAGES], check=True)
-    summary = {"wheels": sorted(p.name for p in wheels.glob("*.whl")), "dist_packages": sorted(DIST_PACKAGES)}
+    subprocess.run([*pip, "download", "--no-deps", "--no-binary", ":all:", "-d", str(real / "sdist"), SECOND_TREE], check=True)
+    summary = {"wheels": sorted(p.name for p in wheels.glob("*.whl")), "dist_packages": sorted(DIST_PACKAGES),
+               "sdists": sorted(p.name for p in (real / "sdist").glob("*.tar.gz"))}
     done.write_text(json.dumps(summary, indent=2))
     return summary
 
@@ -53,6 +61,25 @@ def torch_wheel(real: Path) -> Path:
     if not found:
         raise SystemExit(f"no torch wheel in {real / 'wheels'}: run benchmarks/real_content.py {real} first")
     return found[0]
+
+
+def second_tree(real: Path) -> Path:
+    found = sorted((real / "sdist").glob("*.tar.gz"))
+    if not found:
+        raise SystemExit(f"no sdist in {real / 'sdist'}: run benchmarks/real_content.py {real} first")
+    return found[0]
+
+
+def sdist_members(sdist: Path) -> Iterator[tuple[str, bytes, int]]:
+    """(path below the sdist's top directory, bytes, mode) of each regular file, in the archive's order."""
+    import tarfile
+
+    with tarfile.open(sdist) as tf:
+        for info in tf:
+            if not info.isfile() or "/" not in info.name:
+                continue
+            data = tf.extractfile(info)
+            yield info.name.split("/", 1)[1], data.read() if data else b"", info.mode & 0o777
 
 
 def cuda_wheels(real: Path) -> list[Path]:

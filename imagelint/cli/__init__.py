@@ -6,6 +6,18 @@ commands with typer and imports the core inside the command. Core modules never 
 
 from __future__ import annotations
 
-from imagelint.cli.entry import app, main
+from typing import Any
+
+from imagelint.cli.entry import main
+
+
+def __getattr__(name: str) -> Any:
+    # ``app`` (every command) is built on first use: a run builds only its own command's.
+    if name == "app":
+        from imagelint.cli import entry
+
+        return entry.app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["app", "main"]

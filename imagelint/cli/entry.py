@@ -3,11 +3,15 @@
 Each command module declares its commands on a ``typer.Typer`` of its own (a group's module on
 the group's); ``app`` adds them all. Command modules import what a command needs inside the
 command, so that building the application stays cheap and ``imagelint lint`` pays only for lint.
+A run of one command imports only that command's module (``_COMMAND_MODULES``): the other nine
+and what they import at the top cost a fresh process as much as typer and click do; ``--help``,
+a mistyped command and shell completion get every command.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import sys
 from typing import Any, Sequence
@@ -16,18 +20,6 @@ import typer
 from typer.core import TyperGroup
 
 from imagelint import __version__
-from imagelint.cli import (
-    audit_cmd,
-    cache_cmd,
-    catalog_cmd,
-    check_cmd,
-    doctor_cmd,
-    inspect_cmd,
-    lint_cmd,
-    matrix_cmd,
-    rules_cmd,
-    target_cmd,
-)
 from imagelint.cli.failure import error_line
 from imagelint.cli.help import ALL_EXIT_CODES
 from imagelint.errors import (
@@ -83,23 +75,15 @@ class _Commands(TyperGroup):
         return name, command, rest
 
 
-app = typer.Typer(
-    name="imagelint",
-    cls=_Commands,
-    help="Lint built GPU container images against the NVIDIA driver, toolkit and device plugin they will meet.",
-    epilog=ALL_EXIT_CODES,
-    no_args_is_help=True,
-    # --install-completion / --show-completion (bash, zsh, fish, PowerShell), as typer offers them.
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    # click's plain help: no rich import for --help, and epilogs printed as written.
-    rich_markup_mode=None,
-    # -h as well as --help, for every command (click passes the setting down to subcommands).
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-for _module in (inspect_cmd, check_cmd, lint_cmd, rules_cmd, matrix_cmd, target_cmd, cache_cmd, audit_cmd,
-                catalog_cmd, doctor_cmd):
-    app.add_typer(_module.app)
+# The command modules in the order help lists their commands, and the commands each declares
+# (tests/cli/test_lazy_commands.py keeps the two in step with the modules).
+_MODULES = ("inspect_cmd", "check_cmd", "lint_cmd", "rules_cmd", "matrix_cmd", "target_cmd", "cache_cmd", "audit_cmd",
+            "catalog_cmd", "doctor_cmd")
+_COMMAND_MODULES = {
+    "inspect": "inspect_cmd", "check": "check_cmd", "lint": "lint_cmd", "rules": "rules_cmd", "explain": "rules_cmd",
+    "matrix": "matrix_cmd", "target": "target_cmd", "cache": "cache_cmd", "audit": "audit_cmd", "gpus": "catalog_cmd",
+    "drivers": "catalog_cmd", "doctor": "doctor_cmd",
+}
 
 
 def _version(value: bool) -> None:
@@ -112,11 +96,49 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """imagelint: fail the pipeline before a GPU image fails on the cluster."""
+
+
+def build_app(modules: Sequence[str] = _MODULES) -> typer.Typer:
+    """The typer application with the commands of ``modules`` (every command by default)."""
+    application = typer.Typer(
+        name="imagelint",
+        cls=_Commands,
+        help="Lint built GPU container images against the NVIDIA driver, toolkit and device plugin they will meet.",
+        epilog=ALL_EXIT_CODES,
+        no_args_is_help=True,
+        # --install-completion / --show-completion (bash, zsh, fish, PowerShell), as typer offers them.
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        # click's plain help: no rich import for --help, and epilogs printed as written.
+        rich_markup_mode=None,
+        # -h as well as --help, for every command (click passes the setting down to subcommands).
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    application.callback()(_root)
+    for name in modules:
+        application.add_typer(importlib.import_module(f"imagelint.cli.{name}").app)
+    return application
+
+
+def _modules_for(argv: Sequence[str]) -> Sequence[str]:
+    """The command modules a command line needs: the one of its command, when its first word names
+    one; every module for anything else (root options such as --help, a typo, completion)."""
+    if any(key.startswith("_IMAGELINT") and key.endswith("_COMPLETE") for key in os.environ):
+        return _MODULES
+    module = _COMMAND_MODULES.get(argv[0]) if argv else None
+    return (module,) if module else _MODULES
+
+
+def __getattr__(name: str) -> Any:
+    # ``app``, every command (the tests' CliRunner, documentation tools): built on first use only.
+    if name == "app":
+        application = globals()["app"] = build_app()
+        return application
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(args: Sequence[str] | None = None) -> None:
@@ -126,7 +148,9 @@ def main(args: Sequence[str] | None = None) -> None:
     try:
         deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
         try:
-            typer.main.get_command(app).main(args=None if args is None else list(args), prog_name="imagelint")
+            argv = sys.argv[1:] if args is None else list(args)
+            command = typer.main.get_command(build_app(_modules_for(argv)))
+            command.main(args=None if args is None else argv, prog_name="imagelint")
         finally:
             sys.stdout.flush()  # a full disk shows here, not as a traceback at interpreter exit
     except _Interrupted:

@@ -34,6 +34,8 @@ Selection lives here too (``RuleSelection``, ``selected_rules``, ``validate_code
 
 from __future__ import annotations
 
+import functools
+
 import datetime as _dt
 import os
 import re
@@ -439,4 +441,14 @@ class RuleSelection:
 
 
 def selected_rules(config: Config) -> list[RuleInfo]:
-    return RuleSelection(config.select, config.ignore).rules()
+    try:
+        return list(_selected_rules(tuple(config.select), tuple(config.ignore), id(RULES), len(RULES)))
+    except TypeError:  # an unhashable selection: decided afresh
+        return RuleSelection(config.select, config.ignore).rules()
+
+
+@functools.lru_cache(maxsize=16)
+def _selected_rules(select: tuple[str, ...], ignore: tuple[str, ...], registry: int, size: int) -> tuple[RuleInfo, ...]:
+    # Decided once per selection (and registry: ``registry``/``size`` key it), not once per
+    # result: ``lint`` of a manifest stream runs the rules on every pod with the same configuration.
+    return tuple(RuleSelection(select, ignore).rules())

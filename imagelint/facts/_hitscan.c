@@ -80,7 +80,6 @@ static int append_triple(Hits *out, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
 
 typedef struct {
     Py_ssize_t count;
-    int first_only; /* stop at the first hit line */
     const char *text[MAX_KEYWORDS];
     Py_ssize_t length[MAX_KEYWORDS], anchor[MAX_KEYWORDS];
     unsigned long long at[256]; /* the keywords whose anchor is this character */
@@ -142,7 +141,7 @@ static Py_ssize_t count_newlines(const Py_UCS1 *s, Py_ssize_t from, Py_ssize_t t
 
 /* The search over one-byte text (str of code points < 256, or bytes): 16 characters at a time, the
  * anchors among them found by one compare per distinct anchor, then each tried in order. */
-static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, Hits *out) {
+static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, int first_only, Hits *out) {
     /* ``counted``: a line start whose line number ``index`` is known. */
     Py_ssize_t index = 0, counted = 0, i = 0;
 #if defined(__SSE2__)
@@ -186,7 +185,7 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, H
         const Py_UCS1 *nl = memchr(s + found, '\n', (size_t)(n - found));
         Py_ssize_t line_end = nl ? nl - s : n;
         if (append_triple(out, index, line_start, line_end) < 0) return -1;
-        if (kw->first_only) break;
+        if (first_only) break;
         i = line_end + 1; /* the next line: this one is handed back once */
     }
     return 0;
@@ -195,7 +194,7 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, H
 /* The search over two- and four-byte strings (keywords are ASCII, so a wider character never
  * starts a match), one character at a time. Appends [index, start, end] per hit line to ``out``; -1 on error. */
 #define DEFINE_SEARCH(NAME, CHAR)                                                                \
-    static int NAME(const CHAR *s, Py_ssize_t n, const Keywords *kw, Hits *out) {                 \
+    static int NAME(const CHAR *s, Py_ssize_t n, const Keywords *kw, int first_only, Hits *out) { \
         /* ``counted``: a line start whose line number ``index`` is known. */                     \
         Py_ssize_t index = 0, counted = 0, i = 0;                                                  \
         while (i < n) {                                                                            \
@@ -224,7 +223,7 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, H
             counted = line_start;                                                                  \
             while (end < n && s[end] != '\n') end++;                                               \
             if (append_triple(out, index, line_start, end) < 0) return -1;                         \
-            if (kw->first_only) break;                                                             \
+            if (first_only) break;                                                                 \
             i = end + 1; /* the next line: this one is handed back once */                         \
         }                                                                                          \
         return 0;                                                                                  \
@@ -232,6 +231,77 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, H
 
 DEFINE_SEARCH(search_ucs2, Py_UCS2)
 DEFINE_SEARCH(search_ucs4, Py_UCS4)
+
+/* The keyword tables of a tuple of keywords, built in ``kw``; -1 with an exception set when the
+ * tuple is not 1 to 64 non-empty ASCII str. */
+static int build_keywords(PyObject *keywords, Keywords *kw) {
+    kw->count = PyTuple_GET_SIZE(keywords);
+    if (kw->count < 1 || kw->count > MAX_KEYWORDS) {
+        PyErr_SetString(PyExc_ValueError, "between 1 and 64 keywords");
+        return -1;
+    }
+    memset(kw->at, 0, sizeof kw->at);
+    memset(kw->pairs, 0, sizeof kw->pairs);
+    kw->pairs_ok = 1;
+    kw->anchors = 0;
+    for (Py_ssize_t k = 0; k < kw->count; k++) {
+        PyObject *item = PyTuple_GET_ITEM(keywords, k);
+        if (!PyUnicode_Check(item) || PyUnicode_READY(item) < 0 || !PyUnicode_IS_ASCII(item) ||
+            PyUnicode_GET_LENGTH(item) == 0) {
+            PyErr_SetString(PyExc_ValueError, "keywords must be non-empty ASCII str");
+            return -1;
+        }
+        const char *t = (const char *)PyUnicode_1BYTE_DATA(item);
+        Py_ssize_t length = PyUnicode_GET_LENGTH(item), anchor = 0;
+        for (Py_ssize_t j = 1; j < length; j++)
+            if (RANK[(unsigned char)t[j]] < RANK[(unsigned char)t[anchor]]) anchor = j;
+        kw->text[k] = t;
+        kw->length[k] = length;
+        kw->anchor[k] = anchor;
+        if (!kw->at[(unsigned char)t[anchor]]) kw->anchor_chars[kw->anchors++] = (unsigned char)t[anchor];
+        kw->at[(unsigned char)t[anchor]] |= 1ULL << k;
+        if (anchor + 1 < length) {
+            unsigned pair = (unsigned)(unsigned char)t[anchor] << 8 | (unsigned char)t[anchor + 1];
+            kw->pairs[pair >> 6] |= 1ULL << (pair & 63);
+        } else {
+            kw->pairs_ok = 0; /* a keyword ending at its anchor: no pair to look for */
+        }
+    }
+    return 0;
+}
+
+/* The tables of the few keyword tuples a process searches with (gpuindex.KEYWORDS, once per file of
+ * an image: ~12 KB of tables rebuilt per call was a good part of a small file's search). An entry is
+ * written once, under the GIL, before any search reads it, and never changed or freed after: a
+ * search running without the GIL may read it while another call fills a free entry. The tuple is
+ * held, so its identity (and its str's data, which the tables point into) cannot be reused. Tuples
+ * past the first few are built per call, on the stack, as before. */
+#define KEYWORD_CACHE 4
+static PyObject *cached_tuples[KEYWORD_CACHE];
+static Keywords *cached_tables[KEYWORD_CACHE];
+
+static const Keywords *cached_keywords(PyObject *keywords) {
+    for (int i = 0; i < KEYWORD_CACHE; i++) {
+        if (cached_tuples[i] == keywords) return cached_tables[i];
+        if (cached_tuples[i] == NULL) {
+            Keywords *kw = PyMem_RawMalloc(sizeof *kw);
+            if (kw == NULL) return NULL;
+            if (build_keywords(keywords, kw) < 0) {
+                PyMem_RawFree(kw);
+                return NULL;
+            }
+            Py_INCREF(keywords);
+            cached_tables[i] = kw;
+            cached_tuples[i] = keywords;
+            return kw;
+        }
+    }
+    return NULL;
+}
+
+/* Texts shorter than this are searched holding the GIL: their search takes microseconds, less than
+ * handing the GIL to the other layer worker and waiting to get it back. */
+#define RELEASE_GIL_FROM 16384
 
 static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *text, *keywords;
@@ -242,39 +312,12 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
         return NULL;
     }
     if (PyUnicode_Check(text) && PyUnicode_READY(text) < 0) return NULL;
-    Keywords kw;
-    kw.count = PyTuple_GET_SIZE(keywords);
-    kw.first_only = first_only;
-    if (kw.count < 1 || kw.count > MAX_KEYWORDS) {
-        PyErr_SetString(PyExc_ValueError, "between 1 and 64 keywords");
-        return NULL;
-    }
-    memset(kw.at, 0, sizeof kw.at);
-    memset(kw.pairs, 0, sizeof kw.pairs);
-    kw.pairs_ok = 1;
-    kw.anchors = 0;
-    for (Py_ssize_t k = 0; k < kw.count; k++) {
-        PyObject *item = PyTuple_GET_ITEM(keywords, k);
-        if (!PyUnicode_Check(item) || PyUnicode_READY(item) < 0 || !PyUnicode_IS_ASCII(item) ||
-            PyUnicode_GET_LENGTH(item) == 0) {
-            PyErr_SetString(PyExc_ValueError, "keywords must be non-empty ASCII str");
-            return NULL;
-        }
-        const char *t = (const char *)PyUnicode_1BYTE_DATA(item);
-        Py_ssize_t length = PyUnicode_GET_LENGTH(item), anchor = 0;
-        for (Py_ssize_t j = 1; j < length; j++)
-            if (RANK[(unsigned char)t[j]] < RANK[(unsigned char)t[anchor]]) anchor = j;
-        kw.text[k] = t;
-        kw.length[k] = length;
-        kw.anchor[k] = anchor;
-        if (!kw.at[(unsigned char)t[anchor]]) kw.anchor_chars[kw.anchors++] = (unsigned char)t[anchor];
-        kw.at[(unsigned char)t[anchor]] |= 1ULL << k;
-        if (anchor + 1 < length) {
-            unsigned pair = (unsigned)(unsigned char)t[anchor] << 8 | (unsigned char)t[anchor + 1];
-            kw.pairs[pair >> 6] |= 1ULL << (pair & 63);
-        } else {
-            kw.pairs_ok = 0; /* a keyword ending at its anchor: no pair to look for */
-        }
+    Keywords own;
+    const Keywords *kw = cached_keywords(keywords);
+    if (kw == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        if (build_keywords(keywords, &own) < 0) return NULL;
+        kw = &own;
     }
     /* bytes and str are immutable and the caller holds them: their data stays put without the GIL. */
     Py_ssize_t n;
@@ -291,22 +334,23 @@ static PyObject *lines(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     Hits hits = {NULL, 0, 0};
     int status;
-    /* The search touches no Python object (the str is immutable and held by the caller), so it
-     * runs without the GIL: the other layer worker, inflating, takes the GIL back at once instead
-     * of waiting out the interpreter's switch interval while this thread runs Python around it. */
-    Py_BEGIN_ALLOW_THREADS
+    /* The search touches no Python object (the str is immutable and held by the caller), so a long
+     * one runs without the GIL: the other layer worker, inflating, takes the GIL back at once instead
+     * of waiting out the interpreter's switch interval while this thread runs Python around it. A
+     * short one (RELEASE_GIL_FROM) keeps it. */
+    PyThreadState *released = n >= RELEASE_GIL_FROM ? PyEval_SaveThread() : NULL;
     switch (kind) {
     case PyUnicode_1BYTE_KIND:
-        status = search_one_byte(data, n, &kw, &hits);
+        status = search_one_byte(data, n, kw, first_only, &hits);
         break;
     case PyUnicode_2BYTE_KIND:
-        status = search_ucs2(data, n, &kw, &hits);
+        status = search_ucs2(data, n, kw, first_only, &hits);
         break;
     default:
-        status = search_ucs4(data, n, &kw, &hits);
+        status = search_ucs4(data, n, kw, first_only, &hits);
         break;
     }
-    Py_END_ALLOW_THREADS
+    if (released != NULL) PyEval_RestoreThread(released);
     if (status < 0) {
         PyMem_RawFree(hits.values);
         return PyErr_NoMemory();

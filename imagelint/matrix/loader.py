@@ -23,6 +23,7 @@ from imagelint import __version__
 from imagelint.errors import ConfigError
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
+from imagelint.matrix.compiled import compiled_document
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
 from imagelint.untrusted import loads_json
@@ -116,9 +117,15 @@ def _freeze(doc: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], ...]]:
     return {name: tuple(dict(r) for r in doc.get(name, ())) for name in SECTIONS if doc.get(name)}
 
 
-def matrix_from_text(text: str, origin: str) -> Matrix:
-    """A validated ``Matrix`` from TOML text; ``origin`` names it in errors (path, ConfigMap...)."""
-    doc = _validated_document(text, origin)
+def matrix_from_text(text: str, origin: str, compiled_from: Path | None = None) -> Matrix:
+    """A validated ``Matrix`` from TOML text; ``origin`` names it in errors (path, ConfigMap...).
+
+    ``compiled_from``: the shipped file the text was read from, whose build-time compiled form
+    (``imagelint.matrix.compiled``) stands for parsing and validating when it matches the text.
+    """
+    doc = compiled_document(compiled_from, text, validated=True) if compiled_from is not None else None
+    if doc is None:
+        doc = _validated_document(text, origin)
     meta = dict(doc["meta"])
     return Matrix(meta["data_version"], meta["schema_version"], origin, _freeze(doc), meta)
 
@@ -139,9 +146,14 @@ def _validated_document(text: str, origin: str) -> Mapping[str, Any]:
     return doc
 
 
-def parse_text_cached(text: str, origin: str) -> dict[str, Any]:
+def parse_text_cached(text: str, origin: str, compiled_from: Path | None = None) -> dict[str, Any]:
     """``parse_text`` through the same cache: for the other TOML data shipped with the matrices
-    (``driver-libraries.toml``), which ``imagelint lint`` reads on every run."""
+    (``driver-libraries.toml``), which ``imagelint lint`` reads on every run. ``compiled_from``
+    as for ``matrix_from_text``."""
+    if compiled_from is not None:
+        compiled = compiled_document(compiled_from, text, validated=False)
+        if compiled is not None:
+            return compiled
     cached = _cached_document("toml", text)
     if cached is not None:
         return cached
@@ -158,7 +170,7 @@ def shipped_document(name: str, what: str) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise ConfigError(f"cannot read the shipped {what} (is the installation complete?)", str(path)) from None
-    return parse_text_cached(text, f"matrices/{name}")
+    return parse_text_cached(text, f"matrices/{name}", compiled_from=path)
 
 
 # --- the parsed-document cache ---------------------------------------------------------
@@ -291,7 +303,7 @@ def apply_overlay(matrix: Matrix, text: str, origin: str) -> Matrix:
     return Matrix(matrix.version, matrix.schema_version, f"{matrix.origin}+{origin}", frozen, matrix.meta)
 
 
-def _load_file(path: Path, origin: str) -> Matrix:
+def _load_file(path: Path, origin: str, shipped: bool = False) -> Matrix:
     # Matrices are immutable; re-reading the same unchanged file (rules, CLI) reuses the result.
     try:
         stat = path.stat()
@@ -299,12 +311,13 @@ def _load_file(path: Path, origin: str) -> Matrix:
         raise ConfigError("no such matrix file", str(path)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", str(path)) from None
-    return _load_file_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size, origin)
+    return _load_file_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size, origin, shipped)
 
 
 @functools.lru_cache(maxsize=8)
-def _load_file_cached(path: str, mtime_ns: int, size: int, origin: str) -> Matrix:
-    return matrix_from_text(_read(Path(path)), origin)
+def _load_file_cached(path: str, mtime_ns: int, size: int, origin: str, shipped: bool = False) -> Matrix:
+    # Only a shipped file's compiled form is trusted: one beside a user's file could claim anything.
+    return matrix_from_text(_read(Path(path)), origin, compiled_from=Path(path) if shipped else None)
 
 
 def is_cluster_matrix_selector(selector: str | None) -> bool:
@@ -323,6 +336,7 @@ def load_matrix(selector: str | None = None, overlays: Sequence[str] = ()) -> Ma
     Raises ``ConfigError`` naming the file (and row/line) for anything wrong.
     """
     shipped = _shipped_files()
+    is_shipped = True
     if selector is None or selector in ("", "latest", "newest"):
         if not shipped:
             raise ConfigError("no shipped matrix found (is the installation complete?)")
@@ -334,10 +348,11 @@ def load_matrix(selector: str | None = None, overlays: Sequence[str] = ()) -> Ma
     elif _looks_like_path(selector):
         path = Path(selector)
         origin = selector
+        is_shipped = False
     else:
         known = ", ".join(sorted(shipped)) or "none"
         raise ConfigError(f"unknown matrix version {selector!r} (shipped: {known}; or give a file path)")
-    matrix = _load_file(path, origin)
+    matrix = _load_file(path, origin, shipped=is_shipped)
     for overlay in overlays:
         matrix = apply_overlay(matrix, _read(Path(overlay)), overlay)
     return matrix

@@ -9,6 +9,8 @@ say so in their findings rather than state them as fact.
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -393,6 +395,9 @@ class Matrix:
 
     def cuda_release(self, version: str) -> CudaRelease | None:
         """``"12.4.1"`` exact; ``"12.4"`` (major.minor only) -> that minor's GA release."""
+        return _cuda_release_of(self, version)
+
+    def _find_cuda_release(self, version: str) -> CudaRelease | None:
         wanted = _cuda_parts(version)
         if wanted is None:
             return None
@@ -840,3 +845,10 @@ __all__ = [
     "name_from_row",
     "naming_from_rows",
 ]
+
+
+@functools.lru_cache(maxsize=256)
+def _cuda_release_of(matrix: Matrix, version: str) -> CudaRelease | None:
+    # A walk of the release list with a version comparison per row: asked once per result with a
+    # CUDA version (every pod of a manifest stream asks again for the same few versions).
+    return matrix._find_cuda_release(version)

@@ -48,6 +48,7 @@ def _slice(text: str, section: str) -> str:
 @functools.lru_cache(maxsize=None)
 def shipped_section(section: str) -> tuple[Mapping[str, Any], ...]:
     """The validated rows of one section of the newest shipped matrix (cached)."""
+    from imagelint.matrix.compiled import compiled_document
     from imagelint.matrix.loader import _read, _shipped_files, load_matrix, parse_text_cached
     from imagelint.matrix.schema import KIND_OVERLAY, SCHEMA_VERSION, validate_document
 
@@ -57,7 +58,11 @@ def shipped_section(section: str) -> tuple[Mapping[str, Any], ...]:
     newest = max(files)
     path = files[newest]
     origin = f"matrices/{path.name}"
-    text = _slice(_read(path), section)
+    whole = _read(path)
+    compiled = compiled_document(path, whole, validated=True)
+    if compiled is not None:  # an installed package: its build compiled and validated the file
+        return tuple(dict(r) for r in compiled.get(section, ()))
+    text = _slice(whole, section)
     try:
         doc = parse_text_cached(text, origin)  # no tomllib on a warm cache
     except ConfigError:  # the section did not slice cleanly (hand-edited file): read it all

@@ -94,6 +94,19 @@ def _from_tag_conventions(repository: str, tag: str, matrix: Any) -> ImageCuda |
 
 def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     """The CUDA version ``image`` carries per the base-image table, or None when unknown."""
+    try:
+        return _image_cuda_cached(image, matrix)
+    except TypeError:  # an unhashable stand-in for the matrix
+        return _image_cuda(image, matrix)
+
+
+@functools.lru_cache(maxsize=512)
+def _image_cuda_cached(image: str, matrix: Any) -> ImageCuda | None:
+    # Once per image reference and matrix: the pods of a manifest stream name the same few images.
+    return _image_cuda(image, matrix)
+
+
+def _image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     parsed = parse_image(image)
     if parsed is None:
         return None

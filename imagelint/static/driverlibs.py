@@ -32,7 +32,7 @@ def patterns() -> tuple[str, ...]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
-    rows = parse_text_cached(text, str(path)).get("library", []) if text else []
+    rows = parse_text_cached(text, str(path), compiled_from=path).get("library", []) if text else []
     found = tuple(str(r["pattern"]) for r in rows if isinstance(r, dict) and r.get("pattern"))
     return found or ("libcuda.so*",)
 

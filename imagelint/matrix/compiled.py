@@ -27,6 +27,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from imagelint.untrusted import loads_json
+
 FORMAT = 1
 SUFFIX = ".json"  # NAME.toml -> NAME.toml.json
 
@@ -100,7 +102,9 @@ def _read_compiled(path: str, mtime_ns: int, size: int) -> dict[str, Any] | None
     # Several callers (the matrix, shipped_section's tables, the driver-library table) ask for the
     # same file within one run: read and decode it once.
     try:
-        entry = json.loads(Path(path).read_bytes())
+        # No depth pre-scan: the file is checked field by field below and by the TOML text's digest,
+        # and is read on every run; a hostile one is still refused (as not JSON), never a crash.
+        entry = loads_json(Path(path).read_bytes(), max_depth=None)
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or not isinstance(entry.get("doc"), dict):

@@ -31,7 +31,7 @@ _LABEL_KEYS = {"key", "reads", "by-name", "vendor-values", "provider", "source",
 _VALUE_KEYS = {"key", "values", "gpu", "memory-gb", "product", "source", "confidence"}
 _INSTANCE_KEYS = {"provider", "names", "gpu", "product", "count", "memory-gb", "source", "confidence"}
 # The memory a value spells: "nvidia-a100-80gb", "NVIDIA-A100-SXM4-80GB", "A100_PCIE_40GB".
-_MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])(\d{1,3})\s*GB", re.IGNORECASE)
+_MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])([0-9]{1,3})\s*GB", re.IGNORECASE)
 # Provider prefixes before a GPU's own name ("nvidia-tesla-t4", "nvidia-l4").
 # GFD's suffixes after the product name: time-slicing/MPS sharing, MIG single strategy.
 _GFD_SUFFIX = lazy_pattern(r"(?i)(?:-MIG-.*|-SHARED)$")

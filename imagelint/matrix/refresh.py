@@ -57,7 +57,7 @@ from imagelint.errors import ImagelintError
 from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
-from imagelint.untrusted import loads_json
+from imagelint.untrusted import loads_json, version_parts
 from imagelint.localfile import read_regular_file
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
@@ -103,7 +103,7 @@ class DriverManifest:
     def max_cuda(self) -> str | None:
         """The newest major.minor among the variants (None when they name majors only)."""
         full = [v for v in self.cuda_variants if "." in v]
-        return max(full, key=lambda v: tuple(int(p) for p in v.split("."))) if full else None
+        return max(full, key=version_parts) if full else None
 
 
 @dataclass(frozen=True)
@@ -319,7 +319,7 @@ def derived_rows(items: Sequence[Manifest | DriverManifest | WheelMetadata], mat
                     "note": "derived by imagelint.matrix.refresh from the driver manifest's cuda_variant"}
     out: dict[str, list[dict[str, Any]]] = {}
     if cuda_rows:
-        out["cuda_releases"] = [cuda_rows[k] for k in sorted(cuda_rows, key=lambda v: tuple(int(p) for p in v.split(".")))]
+        out["cuda_releases"] = [cuda_rows[k] for k in sorted(cuda_rows, key=version_parts)]
     if branch_rows:
         out["driver_branches"] = [branch_rows[k] for k in sorted(branch_rows)]
     return out

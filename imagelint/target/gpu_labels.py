@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec, NodePool
+from imagelint.untrusted import int_or_none
 
 if TYPE_CHECKING:
     from imagelint.matrix.node_labels import GpuDescription, LabelRule, NodeLabels
 
-_MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])(\d{1,3})\s*GB", re.IGNORECASE)
+_MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])([0-9]{1,3})\s*GB", re.IGNORECASE)
 _GFD_SUFFIX = lazy_pattern(r"(?i)(?:-MIG-.*|-SHARED)$")
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (NVIDIA's MIG User Guide, "Supported GPUs")
 # NVML reports a little less memory than the product's nominal size (an L4 "24 GB": 23034 MiB,
@@ -66,11 +67,9 @@ class PoolGpu:
 
 
 def _cc(text: str | None) -> tuple[int, int] | None:
-    try:
-        major, _, minor = (text or "").partition(".")
-        return int(major), int(minor or 0)
-    except ValueError:
-        return None
+    major, _, minor = (text or "").partition(".")
+    numbers = int_or_none(major, 3), int_or_none(minor or "0", 3)
+    return (numbers[0], numbers[1]) if numbers[0] is not None and numbers[1] is not None else None
 
 
 def pool_gpu(spec: GpuSpec) -> PoolGpu:
@@ -138,10 +137,10 @@ def _any(results: Sequence[bool | None]) -> bool | None:
 
 
 def _int(text: str) -> int | None:
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        return None
+    # A Gt/Lt value: the API server takes a signed 64-bit integer.
+    text = str(text).strip()
+    number = int_or_none(text.removeprefix("-"), 19)
+    return None if number is None else -number if text.startswith("-") else number
 
 
 def _per_gpu(pool: NodePool, judge: Any) -> bool | None:

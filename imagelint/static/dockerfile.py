@@ -173,9 +173,9 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
         i += 1
     escape = directives.get("escape", "\\")
     if escape not in ("\\", "`"):
-        line = next((n + 1 for n, ln in enumerate(lines[:i]) if "escape" in ln.lower()), 1)
+        at = next((n + 1 for n, ln in enumerate(lines[:i]) if "escape" in ln.lower()), 1)
         raise ConfigError(f"invalid escape token {escape[:10]!r} does not match ` or \\ (docker build refuses it)",
-                          path, line)
+                          path, at)
 
     instructions: list[Instruction] = []
     pending_ignores: dict[str, str] = {}
@@ -249,5 +249,5 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
         pending_ignores = {}
     from imagelint.static.dockerfile_syntax import check_instructions
 
-    check_instructions(tuple(instructions), escape, path)  # what docker build refuses: file:line, exit 2
+    check_instructions(tuple(instructions), escape, path, KNOWN_KEYWORDS)  # what docker build refuses: exit 2
     return Dockerfile(path, tuple(instructions), escape, MappingProxyType(directives), tuple(warnings))

@@ -30,16 +30,30 @@ Flags of other instructions are not split off here, so not checked.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.words import split_raw
 from imagelint.untrusted import loads_json
 
-if TYPE_CHECKING:
-    from imagelint.static.dockerfile import Instruction
+
+class Instruction(Protocol):
+    """What is checked of a parsed instruction (``imagelint.static.dockerfile.Instruction``; not
+    imported, so that the parser can import this module)."""
+
+    @property
+    def keyword(self) -> str: ...
+    @property
+    def args(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def original(self) -> str: ...
+    @property
+    def flags(self) -> tuple[tuple[str, str | None], ...]: ...
 
 _STAGE_NAME = lazy_pattern(r"^[a-z][a-z0-9-_.]*$")
 _STRING, _BOOL = "string", "bool"
@@ -177,16 +191,15 @@ def instruction_error(ins: Instruction, escape: str) -> str | None:
     return None
 
 
-def check_instructions(instructions: tuple[Instruction, ...], escape: str, path: str) -> None:
+def check_instructions(instructions: tuple[Instruction, ...], escape: str, path: str,
+                       known_keywords: Collection[str]) -> None:
     """Raise ConfigError (file, line, BuildKit's reason) for the first instruction ``docker build``
     refuses, in file order, as BuildKit reports the first."""
-    from imagelint.static.dockerfile import KNOWN_KEYWORDS
-
     if not instructions:
         raise ConfigError("file with no instructions (docker build refuses it)", path, 1)
     stage_seen = False
     for ins in instructions:
-        if ins.keyword not in KNOWN_KEYWORDS:
+        if ins.keyword not in known_keywords:
             raise ConfigError(f"unknown instruction: {_shown(ins.original)} (docker build refuses it; "
                               "a line continuation '\\' missing on the line before?)", path, ins.line)
         why = instruction_error(ins, escape)

@@ -23,11 +23,11 @@ base no longer counts, and the verdict says why (``removal_note``).
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from imagelint.facts.model import DriverLibrary, ForwardCompatNote, ImageFacts, Provenance
+from imagelint.lazyre import lazy_pattern
 from imagelint.static.baseimages import NVIDIA_CUDA_REPOS, parse_image
 from imagelint.target.values import DriverVersion
 from imagelint.untrusted import is_digits
@@ -138,7 +138,7 @@ def ngc_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> N
                      row_source=getattr(ngc, "source", None))
 
 
-_NOTES_URL = re.compile(r"docs\.nvidia\.com/deeplearning/([a-z0-9-]+)/([a-z0-9-]*)")
+_NOTES_URL = lazy_pattern(r"docs\.nvidia\.com/deeplearning/([a-z0-9-]+)/([a-z0-9-]*)")
 
 
 def _notes_owner(source: str | None) -> tuple[str, str] | None:

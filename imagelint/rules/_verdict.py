@@ -30,6 +30,7 @@ from imagelint.compat.verdict import (
     Case,
     Verdict,
 )
+from imagelint.lazyre import lazy_pattern
 from imagelint.rules.base import ERROR, HEADLINE_LIMIT, INFO, WARNING
 
 HEADLINE_TARGET = HEADLINE_LIMIT
@@ -169,8 +170,8 @@ _PLAIN = {NATIVE: ("runs natively", "native"),
           MINOR: ("runs only through minor-version compatibility", "only minor-version compat"),
           FORWARD: ("runs through forward compatibility", "forward compat"),
           UNKNOWN: ("could not judge", "unknown")}
-_MODES = re.compile(r"\b(?:legacy|cdi|jit-cdi|csv)\b")
-_RELEASE = re.compile(r"\d+\.\d+")
+_MODES = lazy_pattern(r"\b(?:legacy|cdi|jit-cdi|csv)\b")
+_RELEASE = lazy_pattern(r"\d+\.\d+")
 
 
 def _plain_outcome(case: Case, short: bool) -> str:

@@ -12,6 +12,10 @@ from typing import Mapping
 
 
 
+# The finding locations that are files of the repository (SARIF, annotations and JUnit point there).
+REPOSITORY_KINDS = ("dockerfile", "manifest", "appconfig")
+
+
 @dataclass(frozen=True)
 class SarifArtifacts:
     """Where SARIF points findings that are not in a repository file.

@@ -56,7 +56,7 @@ from imagelint.facts.model import Provenance
 from imagelint.lazyre import lazy_pattern
 from imagelint.report import ReportOptions
 from imagelint.report._common import finding_lines
-from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
+from imagelint.report.artifacts import REPOSITORY_KINDS, SarifArtifacts, repository_path, repository_root
 from imagelint.rules import RULES, RuleInfo
 from imagelint.rules.base import SEVERITY_RANK, Finding
 
@@ -74,7 +74,6 @@ MAX_GZIP_BYTES = 10 * 1024 * 1024
 MAX_TAGS_PER_RULE = 20
 PRECISIONS = ("very-high", "high", "medium", "low")
 
-REPOSITORY_KINDS = ("dockerfile", "manifest", "appconfig")
 _SOURCE_LABEL = "org.opencontainers.image.source"
 _REVISION_LABEL = "org.opencontainers.image.revision"
 # A source URL that names a file: https://HOST/ORG/REPO/blob/REV/PATH (GitHub, Gitea) or /-/blob/ (GitLab).

@@ -86,7 +86,7 @@ def _parse_line(line: str) -> Pattern | None:
         line = line[1:]
     tokens = _wildmatch_tokens(line)
     if sum(kind in _UNBOUNDED for kind, _ in tokens) <= 1:  # one wildcard run cannot backtrack past O(n·m)
-        return Pattern(re.compile(_wildmatch_regex(line), re.DOTALL), negated, directory_only, anchored)
+        return Pattern(re.compile(_wildmatch_regex(tokens), re.DOTALL), negated, directory_only, anchored)
     return Pattern(None, negated, directory_only, anchored, tokens)
 
 
@@ -98,7 +98,7 @@ _UNBOUNDED = frozenset({"star", "dirs", "all"})
 
 
 def _wildmatch_tokens(pattern: str) -> tuple[tuple[str, object], ...]:
-    """The pattern as the tokens of ``_wildmatch_regex``'s regex: lit, one, cls, star, dirs, all."""
+    """The pattern as tokens: lit, one, cls (a ``[...]`` class), star, dirs (``**/``), all (a final ``**``)."""
     out: list[tuple[str, object]] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -187,39 +187,15 @@ def wildmatch(tokens: Sequence[tuple[str, object]], text: str) -> tuple[bool, in
     return 2 * n in current, steps
 
 
-def _wildmatch_regex(pattern: str) -> str:
-    """git's wildmatch with WM_PATHNAME as a Python regex (to be used with ``fullmatch``)."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        elif c == "*":
-            j = i
-            while j < n and pattern[j] == "*":
-                j += 1
-            at_segment_start = i == 0 or pattern[i - 1] == "/"
-            if j - i >= 2 and at_segment_start and (j == n or pattern[j] == "/"):
-                if j == n:
-                    out.append(".*")  # "/**" at the end, or "**" alone: everything
-                else:
-                    out.append("(?:.*/)?")  # "**/": zero or more directories
-                    j += 1
-            else:
-                out.append("[^/]*")
-            i = j
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            cls, i = _bracket(pattern, i)
-            out.append(cls)
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
+# The regex of each token kind but ``lit`` (escaped) and ``cls`` (its own compiled class).
+_TOKEN_REGEX = {"one": "[^/]", "star": "[^/]*", "dirs": "(?:.*/)?", "all": ".*"}
+
+
+def _wildmatch_regex(tokens: Sequence[tuple[str, object]]) -> str:
+    """git's wildmatch with WM_PATHNAME as a Python regex (to be used with ``fullmatch``): "**/" is
+    zero or more directories, "/**" at the end (or "**" alone) everything."""
+    return "".join(re.escape(str(arg)) if kind == "lit" else arg.pattern if kind == "cls"  # type: ignore[attr-defined]
+                   else _TOKEN_REGEX[kind] for kind, arg in tokens)
 
 
 def _bracket(pattern: str, start: int) -> tuple[str, int]:

@@ -48,3 +48,15 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_INPUT_B
             chunks.append(chunk)
     finally:
         os.close(fd)
+
+
+def enclosing_repository(start: str) -> str | None:
+    """The nearest directory at or above ``start`` that holds ``.git`` (a checkout's root), if any."""
+    d = start
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent

@@ -82,14 +82,10 @@ def ignore_root(config_path: str | None) -> str:
     directory holding ``.git``), else the working directory."""
     if config_path:
         return os.path.dirname(os.path.abspath(config_path))
-    here = d = os.getcwd()
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return here
-        d = parent
+    from imagelint.localfile import enclosing_repository
+
+    here = os.getcwd()
+    return enclosing_repository(here) or here
 
 
 def path_glob_matches(glob: str, path: str, root: str) -> bool:

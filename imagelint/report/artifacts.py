@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
-
+from imagelint.localfile import enclosing_repository
 
 # The finding locations that are files of the repository (SARIF, annotations and JUnit point there).
 REPOSITORY_KINDS = ("dockerfile", "manifest", "appconfig")
@@ -41,14 +41,7 @@ def repository_root(start: str | None = None, environ: Mapping[str, str] | None 
         ws = os.path.realpath(workspace)
         if here == ws or here.startswith(ws.rstrip(os.sep) + os.sep):
             return ws
-    d = here
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return here
-        d = parent
+    return enclosing_repository(here) or here
 
 
 def repository_path(path: str, root: str) -> str | None:

@@ -266,6 +266,7 @@ class _Writer:
 
     def location(self, f: Finding, result: ImageResult) -> tuple[dict[str, Any], str, int | None]:
         loc = f.location
+        pseudo = result.subject if result.kind == "image" else None  # an image with no repository file
         if loc is not None and loc.kind in REPOSITORY_KINDS and loc.source:
             path, line = loc.source, loc.line
         elif result.kind == "target":  # the pools' findings: on the target file, else where the first image's or file's go
@@ -273,6 +274,7 @@ class _Writer:
             first = next((r for r in self.run.results if r.kind != "target" and not r.error), result)
             path = result.path if inside else (self.image_artifact(first)[0] if first.kind in ("image", "target")
                                                else first.path or first.subject)
+            pseudo = first.subject if not inside and first.kind == "image" else None
             line = None
         elif result.kind != "image":
             path = result.path or result.subject
@@ -280,7 +282,7 @@ class _Writer:
         else:
             path, how = self.image_artifact(result)
             line = dockerfile_line(path, loc, self.lines) if path and how.startswith("dockerfile") else None
-        out: dict[str, Any] = {"physicalLocation": self.physical(path, line, result.subject if result.kind == "image" else None)}
+        out: dict[str, Any] = {"physicalLocation": self.physical(path, line, pseudo)}
         if loc is not None and (result.kind == "image" or loc.kind not in REPOSITORY_KINDS):
             where = loc.describe()
             out["logicalLocations"] = [{"name": where[:500], "kind": "resource" if loc.kind == "file" else "variable" if loc.kind == "env" else "object"}]

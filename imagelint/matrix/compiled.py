@@ -49,10 +49,11 @@ def compile_text(text: str, origin: str) -> bytes | None:
     Matrix documents (``[meta] kind`` a matrix or overlay) are validated first; an invalid one
     raises ``ConfigError`` (a build that ships a broken matrix fails).
     """
-    from imagelint.matrix.loader import parse_text
+    # tomlcompat, not the loader (which imports this module): the build fails on bad TOML anyway.
     from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, validate_document
+    from imagelint.tomlcompat import loads
 
-    doc = parse_text(text, origin)
+    doc = loads(text)
     meta = doc.get("meta")
     kind = meta.get("kind") if isinstance(meta, dict) else None
     validated = kind in (KIND_MATRIX, KIND_OVERLAY)

@@ -29,7 +29,7 @@ class Snippet:
 
     @property
     def kind(self) -> str:
-        """shell | workflow | pre-commit | config | target | matrix | api | tree | synopsis | output | unknown."""
+        """shell | workflow | gitlab-ci | pre-commit | config | target | matrix | api | tree | synopsis | output | unknown."""
         body, lang = self.body, self.lang
         if lang == "text" and body.startswith("$ imagelint "):
             return "output"  # a command and (an excerpt of) what it prints: checked against a real run
@@ -42,6 +42,8 @@ class Snippet:
                 return "pre-commit"
             if re.search(r"^jobs:", body, re.M):
                 return "workflow"
+            if re.search(r"^  script:", body, re.M) and re.search(r"^  cache:", body, re.M):
+                return "gitlab-ci"  # a GitLab CI job (docs/github-action.md, the layer cache across runs)
         if lang == "toml":
             if re.search(r"^\[meta\]|^\[\[(cuda_|driver_|gpus|toolkit_|device_plugin|ptx_|nvidia_names|ngc_|gpu_operator)", body, re.M):
                 return "matrix"

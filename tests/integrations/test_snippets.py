@@ -465,3 +465,18 @@ def test_output_excerpts_are_what_the_command_prints(snippet):
         hits = [i for i in range(at, len(printed)) if printed[i].startswith(want)]
         assert hits, f"{snippet.where}: {want!r} is not (after line {at}) in the output of {first!r}:\n{proc.stdout}"
         at = hits[0] + 1
+
+
+@pytest.mark.parametrize("snippet", [s for s in ALL if s.kind == "gitlab-ci"], ids=lambda s: s.where)
+def test_gitlab_ci_jobs_cache_the_cache_dir_and_run_real_commands(snippet):
+    """A GitLab CI job: valid YAML, its cache path is the IMAGELINT_CACHE_DIR it sets, and every
+    imagelint command of its script parses (variables as placeholder values)."""
+    import yaml
+
+    (job,) = yaml.safe_load(snippet.body).values()
+    cache_dir = job["variables"]["IMAGELINT_CACHE_DIR"].replace("$CI_PROJECT_DIR/", "")
+    assert [p.rstrip("/") for p in job["cache"]["paths"]] == [cache_dir]
+    commands = [line.split() for line in job["script"] if line.startswith("imagelint ")]
+    assert commands
+    for words in commands:
+        _parse([w.replace("$CI_REGISTRY_IMAGE:$CI_COMMIT_SHORT_SHA", "registry.example/app:1").strip('"') for w in words[1:]])

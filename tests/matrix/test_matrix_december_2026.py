@@ -122,3 +122,13 @@ def test_the_commands_show_them() -> None:
     shown = imagelint("matrix", "show", "--section", "cuda_releases", "--format", "json")
     versions = {r["version"] for r in json.loads(shown.stdout)["cuda_releases"]}
     assert {"13.0.3", "12.9.2", "13.4.3"} <= versions
+
+
+def test_the_dra_driver_0_5_0_row_has_its_release_date_and_says_what_was_not_read(m) -> None:
+    """kubernetes-sigs/dra-driver-nvidia-gpu pull 1367 ("Bump versions for the release of v0.5.0",
+    for release issue 1365) was approved and merged on 2026-08-19; the standalone chart's
+    kubeVersion at that tag was not read, and the row says so instead of guessing."""
+    [row] = [r for r in m.rows("dra_driver_releases") if r["version"] == "0.5.0"]
+    assert row["released"] == "2026-08-19"
+    assert "pull/1367" in row["source"]
+    assert "kubeVersion at v0.5.0 was not read" in row["note"]

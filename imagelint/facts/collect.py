@@ -25,7 +25,7 @@ def collect_image_facts(image: Image, fs: FilesystemView | None) -> ImageFacts:
     loader = loader_facts(env, fs, image.platform, warnings)
     libs = driver_libraries(fs, loader, warnings) if fs is not None else ()
     unread: list = []  # (note, provenance) of files a fact needed but could not read to the end
-    cuda = cuda_facts(env, labels, fs, unread)
+    cuda = cuda_facts(env, labels, fs, unread, warnings)
     warnings += [f"/{p.path}: {note}" for note, p in unread]  # the scripts walk writes its own
     gpu = gpu_facts(env, config.entrypoint, config.cmd, config.working_dir, fs, warnings, unread)
     return ImageFacts(

@@ -53,19 +53,24 @@ def precision_of(version: str) -> str:
 
 def parse_version_json(data: bytes) -> list[tuple[str, str | None]]:
     """(version, component) from a CUDA ``version.json``: cuda_cudart first, then the toolkit ("cuda")."""
+    return read_version_json(data)[0]
+
+
+def read_version_json(data: bytes) -> tuple[list[tuple[str, str | None]], str | None]:
+    """``parse_version_json``'s versions, and why there are none when the file holds none."""
     try:
         doc = loads_json(data.decode("utf-8", "replace"))
-    except ValueError:
-        return []
+    except ValueError as exc:
+        return [], f"not a version file imagelint can read ({exc})"
     if not isinstance(doc, dict):
-        return []
+        return [], "not a version file imagelint can read (not a JSON object)"
     out: list[tuple[str, str | None]] = []
     for key, component in (("cuda_cudart", "cudart"), ("cuda", None)):
         item = doc.get(key)
         version = item.get("version") if isinstance(item, dict) else None
         if isinstance(version, str) and re.fullmatch(_VERSION, version.strip()):
             out.append((version.strip(), component))
-    return out
+    return out, None if out else "holds no cuda_cudart or cuda version"
 
 
 def parse_version_txt(data: bytes) -> str | None:
@@ -136,7 +141,8 @@ def _note_unread(fs: FilesystemView, path: str, via: str | None, unread: list[tu
         unread.append(("over its capture limit: not read for the CUDA version", file_provenance(fs, path, via)))
 
 
-def _file_evidence(fs: FilesystemView, unread: list[tuple[str, Provenance]] | None = None) -> list[CudaVersionEvidence]:
+def _file_evidence(fs: FilesystemView, unread: list[tuple[str, Provenance]] | None = None,
+                   warnings: list[str] | None = None) -> list[CudaVersionEvidence]:
     out: list[CudaVersionEvidence] = []
     for resolved, via in _version_files(fs, "version.json"):
         data = fs.read(resolved)
@@ -144,7 +150,10 @@ def _file_evidence(fs: FilesystemView, unread: list[tuple[str, Provenance]] | No
             _note_unread(fs, resolved, via, unread)
             continue
         prov = file_provenance(fs, resolved, via)
-        for version, component in parse_version_json(data):
+        versions, problem = read_version_json(data)
+        if problem is not None and warnings is not None:  # said, never a silent gap in the evidence
+            warnings.append(f"/{resolved}: {problem}; the CUDA version is taken from the image's other evidence")
+        for version, component in versions:
             precision = "minor" if component else precision_of(version)
             out.append(CudaVersionEvidence(version, "version.json", prov, precision, component))
     for resolved, via in _version_files(fs, "version.txt"):
@@ -224,10 +233,11 @@ def _env_evidence(env: Iterable[EnvSetting], labels: dict[str, str]) -> list[Cud
 
 
 def cuda_facts(env: tuple[EnvSetting, ...], labels: dict[str, str], fs: FilesystemView | None,
-               unread: list[tuple[str, Provenance]] | None = None) -> CudaFacts:
+               unread: list[tuple[str, Provenance]] | None = None, warnings: list[str] | None = None) -> CudaFacts:
     """All CUDA evidence and the runtime's requirement env. ``fs`` None = config only. Version files
-    over their capture limit are added to ``unread`` (note, file)."""
-    versions = (_file_evidence(fs, unread) if fs is not None else []) + _env_evidence(env, labels)
+    over their capture limit are added to ``unread`` (note, file); a ``version.json`` that holds
+    no version imagelint can read is a line in ``warnings``."""
+    versions = (_file_evidence(fs, unread, warnings) if fs is not None else []) + _env_evidence(env, labels)
     by_name = {e.name: e for e in env}
     requires = tuple(e for e in env if e.name.startswith(names.REQUIRE_PREFIX))
     return CudaFacts(

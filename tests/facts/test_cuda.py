@@ -147,3 +147,21 @@ def test_cpu_torch_and_whiteout(tmp_path: Path) -> None:
     ])
     facts = facts_for(tmp_path, spec)
     assert facts.cuda.versions == ()
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"[" * 60_000 + b"]" * 60_000, "nested 60000 deep"),  # issue 39's probe: once a crash, then silence
+    (b"not json", "not JSON"),
+    (b'{"cuda": {"version": "twelve"}}', "holds no cuda_cudart or cuda version"),
+])
+def test_a_version_json_without_a_readable_version_is_said(tmp_path: Path, content: bytes, said: str) -> None:
+    """The file gives no version; the image's other evidence decides, and the facts say why the file did not."""
+    spec = ImageSpec(layers=[[
+        File("usr/local/cuda-12.4/version.json", content),
+        Symlink("usr/local/cuda", "/usr/local/cuda-12.4"),
+    ]], env={"CUDA_VERSION": "12.4.1"})
+    facts = facts_for(tmp_path, spec)
+    assert [(v.source, v.version) for v in facts.cuda.versions] == [("env", "12.4.1")]
+    [warning] = [w for w in facts.warnings if "version.json" in w]
+    assert warning.startswith("/usr/local/cuda-12.4/version.json: ") and said in warning
+    assert "taken from the image's other evidence" in warning and "\n" not in warning

@@ -287,8 +287,12 @@ def test_a_gpu_the_catalogue_does_not_know_is_judged_by_name(registry):
     cls = "{key: gpu.nvidia.com/class, operator: In, values: [%s]}"
     assert severities(workload("Deployment", affinity(cls % "A40")), a5000, registry) == ["error"]
     assert severities(workload("Deployment", affinity(cls % "RTX_A5000")), a5000, registry) == []
+    # the catalogue knows the Quadro RTX 5000 (Turing) and the RTX A5000 (Ampere): another GPU, certain
+    assert severities(workload("Deployment", affinity(cls % "Quadro_RTX_5000")), a5000, registry) == ["error"]
     # two GPUs the catalogue does not know, spelled differently: not guessed
-    assert severities(workload("Deployment", affinity(cls % "Quadro_RTX_5000")), a5000, registry) == ["info"]
+    a1000 = target('[[pool]]\nname = "a1000"\ndriver = "550.54.15"\ngpus = [{ product = "RTX-A1000", compute-capability = "8.6" }]\n')
+    product = "{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-RTX-A2000-12GB]}"
+    assert severities(workload("Deployment", affinity(product)), a1000, registry) == ["info"]
 
 
 def test_a_contradiction_resting_on_an_uncertain_row_is_a_warning_and_the_pool_stays_as_written():

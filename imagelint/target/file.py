@@ -134,8 +134,9 @@ class _TargetFileReader:
                 )
         runtime_classes = self.string_list(data.get("runtime-classes", []), "runtime-classes", None)
         snapshot = data.get("snapshot-of")
-        if snapshot is not None and (not isinstance(snapshot, str) or not snapshot.startswith("cluster:")):
-            raise self.error("snapshot-of must be the cluster it was read from (\"cluster:CONTEXT\")", "snapshot-of", None)
+        if snapshot is not None and (not isinstance(snapshot, str) or not snapshot.startswith(("cluster:", "dump:"))):
+            raise self.error("snapshot-of must be the cluster or dump it was read from (\"cluster:CONTEXT\", \"dump:PATH\")",
+                             "snapshot-of", None)
         self.source = f"file:{self.path}" + (f" ({SNAPSHOT_OF}{snapshot})" if snapshot else "")
         raw_pools = data.get("pool", [])
         if not isinstance(raw_pools, list) or not all(isinstance(p, dict) for p in raw_pools):

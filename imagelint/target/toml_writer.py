@@ -33,7 +33,7 @@ def dump_target_toml(target: Target) -> str:
     import tomli_w
 
     document: dict[str, Any] = {}
-    if target.source.startswith("cluster:"):
+    if target.source.startswith(("cluster:", "dump:")):  # the nodes' own labels, read live or from a dump
         document["snapshot-of"] = target.source
     if target.runtime_classes:
         document["runtime-classes"] = list(target.runtime_classes)

@@ -236,3 +236,19 @@ def test_events_dumped_through_events_k8s_io_are_read_as_core_events(tmp_path):
     run = _doctor("--from", str(tmp_path / "dump.yaml"))
     assert run.exit_code == 1, run.stdout
     assert f"Pod ml/big-0 event FailedScheduling: {message}" in run.stdout
+
+
+def test_a_snapshot_from_a_dump_is_a_snapshot_of_the_nodes_labels(tmp_path):
+    """Its labels are what the nodes carry (as a live snapshot's): a contradiction among them is a
+    warning of the target, not a target-file error that refuses the file written from the dump."""
+    from imagelint.matrix import load_matrix
+    from imagelint.target import GpuSpec, NodePool, Target
+    from imagelint.target.file import parse_target_text
+    from imagelint.target.toml_writer import dump_target_toml
+
+    pool = NodePool(name="t4", driver="550.54.15", gpus=(GpuSpec(product="Tesla-T4", compute_capability="7.5", count=2),),
+                    labels={"node.kubernetes.io/instance-type": "g4dn.xlarge"})  # g4dn.xlarge has one T4
+    text = dump_target_toml(Target(pools=(pool,), source=f"dump:{tmp_path / 'cluster-info'}"))
+    assert f'snapshot-of = "dump:{tmp_path / "cluster-info"}"' in text
+    read = parse_target_text(text, "pools.toml", load_matrix())
+    assert read.pools[0].name == "t4" and any("g4dn.xlarge" in w for w in read.warnings)

@@ -38,7 +38,6 @@ import argparse
 import hashlib
 import io
 import json
-import os
 import random
 import tarfile
 from pathlib import Path
@@ -353,7 +352,7 @@ def ngc_layers(synth: Synth, scale: float, top: str, rng: random.Random, base_os
         for i in range(int(20000 * scale)):
             ext = exts[i % len(exts)]
             d = f"opt/pytorch/pytorch/{('torch', 'aten/src/ATen', 'caffe2', 'test', 'tools', 'third_party/x')[i % 6]}/d{i % 400}"
-            name = f"CMakeLists.txt" if ext == "txt" and i % 3 == 0 else f"f{i}.{ext}"
+            name = "CMakeLists.txt" if ext == "txt" and i % 3 == 0 else f"f{i}.{ext}"
             body = synth.source(rng.randint(200, 12000)) if ext == "py" else synth.words(rng.randint(200, 12000))
             _add(tf, f"{d}/{name}" if name != "CMakeLists.txt" else f"{d}/s{i}/{name}", body)
 

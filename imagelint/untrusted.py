@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from itertools import accumulate
 from typing import Any
 
 from imagelint.errors import UsageError
+from imagelint.lazyre import lazy_pattern
 
 # Real documents nest a few levels (a Kubernetes pod ~12, SARIF ~10, an OCI index 4); the
 # limit leaves room for CRDs and stays far below the interpreter's recursion limit, so nothing
@@ -173,7 +173,7 @@ def parse_int(text: str | bytes, what: str, *, max_digits: int = MAX_INT_DIGITS,
     return value
 
 
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_FLOAT = lazy_pattern(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def parse_float(text: str, what: str, *, minimum: float | None = None, maximum: float | None = None) -> float:

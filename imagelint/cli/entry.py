@@ -211,4 +211,4 @@ def _internal(exc: BaseException) -> SystemExit:
     return SystemExit(EXIT_UNREADABLE if isinstance(exc, OSError) else EXIT_INTERNAL)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main"]  # noqa: F822 (``app`` is built on first use by the module's __getattr__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from imagelint.cluster.objects import items, mapping, text
+from imagelint.cluster.objects import items, text
 from imagelint.cluster.operator import OperatorComponent
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context

@@ -31,7 +31,6 @@ from imagelint.layers.match import RuleMatcher
 from imagelint.layers.prefetch import prefetched
 from imagelint.layers.model import (
     DIRECTORY,
-    EXTRACTOR_VERSION,
     FILE,
     HARDLINK,
     OTHER,

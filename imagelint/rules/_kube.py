@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from imagelint.lazyre import lazy_pattern
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
 from imagelint.lazyre import lazy_pattern
 from imagelint.target import NodePool, Taint

@@ -18,7 +18,6 @@ with a ``Redactor`` that the registry client runs over any text it reports.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time

@@ -103,7 +103,6 @@ def detect_kind(path: str, head: bytes) -> str | None:
 def unread_reason(path: str, head: bytes) -> str:
     """Why a file is not read, and what would make it readable (one line, for the skip note)."""
     name = PurePath(path).name
-    text = head.decode("utf-8", "replace")
     if name.endswith(".pbtxt"):
         return "a Triton model configuration (protobuf text), not a DeepStream config; nothing to lint"
     if _YAML_NAME.search(name):

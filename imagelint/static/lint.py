@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from imagelint.core.check import CheckRun, target_findings_once
 from imagelint.core.config import Config
-from imagelint.core.engine import ImageResult, SuppressedFinding, run_rules
+from imagelint.core.engine import ImageResult, run_rules
 from imagelint.deadline import check as deadline_check
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts

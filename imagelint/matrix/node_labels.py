@@ -32,9 +32,9 @@ _VALUE_KEYS = {"key", "values", "gpu", "memory-gb", "product", "source", "confid
 _INSTANCE_KEYS = {"provider", "names", "gpu", "product", "count", "memory-gb", "source", "confidence"}
 # The memory a value spells: "nvidia-a100-80gb", "NVIDIA-A100-SXM4-80GB", "A100_PCIE_40GB".
 _MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])([0-9]{1,3})\s*GB", re.IGNORECASE)
-# Provider prefixes before a GPU's own name ("nvidia-tesla-t4", "nvidia-l4").
 # GFD's suffixes after the product name: time-slicing/MPS sharing, MIG single strategy.
 _GFD_SUFFIX = lazy_pattern(r"(?i)(?:-MIG-.*|-SHARED)$")
+# Provider prefixes before a GPU's own name ("nvidia-tesla-t4", "nvidia-l4").
 _NAME_PREFIX = lazy_pattern(r"^(?:nvidia[-_ ]?)?(?:tesla[-_ ]?)?", re.IGNORECASE)
 
 
@@ -149,12 +149,10 @@ class NodeLabels:
         name = self.gpu_name(value)
         if name is None:
             return None
-        exact = _GFD_SUFFIX.sub("", value.strip())
-        memory = _MEMORY_IN_NAME.search(exact)
+        exact, memory_gb = product_and_memory(value)
         # A GFD product value is the exact part (NVIDIA-A100-SXM4-80GB); a bare name ("a100") is not.
-        product = exact if memory else None
-        return GpuDescription(name, True, int(memory.group(1)) if memory else None, None, product,
-                              said_by, rule.source, rule.uncertain)
+        product = exact if memory_gb is not None else None
+        return GpuDescription(name, True, memory_gb, None, product, said_by, rule.source, rule.uncertain)
 
     def only_memory(self, gpu: str) -> int | None:
         """The memory per GPU every row of this table gives ``gpu``, when the rows agree (T4: 16,
@@ -169,6 +167,14 @@ class NodeLabels:
 
 
 @functools.lru_cache(maxsize=1)
+def product_and_memory(value: str) -> tuple[str, int | None]:
+    """A GPU product as GFD or a target names it, without GFD's sharing/MIG suffix, and the memory
+    (GB) its name spells, if any: "NVIDIA-A100-SXM4-80GB-SHARED" -> ("NVIDIA-A100-SXM4-80GB", 80)."""
+    exact = _GFD_SUFFIX.sub("", value.strip())
+    memory = _MEMORY_IN_NAME.search(exact)
+    return exact, int(memory.group(1)) if memory else None
+
+
 def _cached_gpu_index() -> dict[str, str]:
     return _gpu_index()
 

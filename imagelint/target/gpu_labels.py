@@ -28,15 +28,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from imagelint.lazyre import lazy_pattern
 from imagelint.target.model import GpuSpec, NodePool
 from imagelint.untrusted import int_or_none
 
 if TYPE_CHECKING:
     from imagelint.matrix.node_labels import GpuDescription, LabelRule, NodeLabels
 
-_MEMORY_IN_NAME = lazy_pattern(r"(?<![0-9])([0-9]{1,3})\s*GB", re.IGNORECASE)
-_GFD_SUFFIX = lazy_pattern(r"(?i)(?:-MIG-.*|-SHARED)$")
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (NVIDIA's MIG User Guide, "Supported GPUs")
 # NVML reports a little less memory than the product's nominal size (an L4 "24 GB": 23034 MiB,
 # an H100 80 GB: 81559 MiB); EC2 reports the nominal size in MiB. A value outside
@@ -73,11 +70,12 @@ def _cc(text: str | None) -> tuple[int, int] | None:
 
 
 def pool_gpu(spec: GpuSpec) -> PoolGpu:
-    product = _GFD_SUFFIX.sub("", (spec.product or "").strip())
+    from imagelint.matrix.node_labels import product_and_memory
+
+    product, memory_gb = product_and_memory(spec.product or "")
     name = knowledge().gpu_name(product) if product else None
-    memory = _MEMORY_IN_NAME.search(product)
-    # A name without its memory: the size when the table knows the GPU in one size only (T4, L4).
-    memory_gb = int(memory.group(1)) if memory else (knowledge().only_memory(name) if name else None)
+    if memory_gb is None and name:  # a name without its memory: the size when the table knows one (T4, L4)
+        memory_gb = knowledge().only_memory(name)
     return PoolGpu(name or product or None, name is not None, memory_gb, spec.count, _cc(spec.compute_capability),
                    spec.family)
 

@@ -22,7 +22,7 @@ note; a selector the CEL subset cannot decide is never a finding (unknown is not
 
 from __future__ import annotations
 
-from imagelint.cluster.dra import ClaimInfo, RequestInfo, SliceDevice
+from imagelint.cluster.dra import ClaimInfo, RequestInfo, SliceDevice, TemplateInfo
 from imagelint.cluster.objects import items, text
 from imagelint.cluster.pods import PodInfo
 from imagelint.cluster.source import NOT_IN_DUMP
@@ -87,34 +87,28 @@ def check_dra_pod(ctx: Context, w: PodWorkload, word: Evidence | None) -> tuple[
     for index, entry in enumerate(items(pod.spec, "resourceClaims")):
         claim_name = text(entry, "resourceClaimName", limit=253)
         template_name = text(entry, "resourceClaimTemplateName", limit=253)
+        # The pod names a claim, or a template the claim is made from: the same chain from either.
         claim: ClaimInfo | None = None
-        requests: tuple[RequestInfo, ...] = ()
-        holder = ObjectRef("ResourceClaim", claim_name, pod.namespace)
+        held: ClaimInfo | TemplateInfo | None
         if claim_name:
-            claim = dra.claim(pod.namespace, claim_name)
-            if claim is None:
-                if dra.unread("resourceclaims") is not None:
-                    notes.append(_unread(dra.unread("resourceclaims"), "resourceclaims"))
-                    continue
-                return [_with_word(finding(
-                    ctx, "dra-claim-missing", "pod", pod.where, f"its ResourceClaim {claim_name} does not exist",
-                    [Evidence(pod_ref(pod), field=f"spec.resourceClaims[{index}].resourceClaimName", value=claim_name),
-                     Evidence(holder, value="not found")]), word)], notes
-            requests = claim.requests
+            kind, name, field, plural = "ResourceClaim", claim_name, "resourceClaimName", "resourceclaims"
+            held = claim = dra.claim(pod.namespace, claim_name)
         elif template_name:
-            template = dra.template(pod.namespace, template_name)
-            holder = ObjectRef("ResourceClaimTemplate", template_name, pod.namespace)
-            if template is None:
-                if dra.unread("resourceclaimtemplates") is not None:
-                    notes.append(_unread(dra.unread("resourceclaimtemplates"), "resourceclaimtemplates"))
-                    continue
-                return [_with_word(finding(
-                    ctx, "dra-claim-missing", "pod", pod.where, f"its ResourceClaimTemplate {template_name} does not exist",
-                    [Evidence(pod_ref(pod), field=f"spec.resourceClaims[{index}].resourceClaimTemplateName", value=template_name),
-                     Evidence(holder, value="not found")]), word)], notes
-            requests = template.requests
+            kind, name, field, plural = ("ResourceClaimTemplate", template_name, "resourceClaimTemplateName",
+                                         "resourceclaimtemplates")
+            held = dra.template(pod.namespace, template_name)
         else:
             continue
+        holder = ObjectRef(kind, name, pod.namespace)
+        if held is None:
+            if dra.unread(plural) is not None:
+                notes.append(_unread(dra.unread(plural), plural))
+                continue
+            return [_with_word(finding(
+                ctx, "dra-claim-missing", "pod", pod.where, f"its {kind} {name} does not exist",
+                [Evidence(pod_ref(pod), field=f"spec.resourceClaims[{index}].{field}", value=name),
+                 Evidence(holder, value="not found")]), word)], notes
+        requests: tuple[RequestInfo, ...] = held.requests
         found = _classes(ctx, pod, holder, requests, word, notes)
         if found is None and claim is not None and claim.allocated:
             found = _reserved_elsewhere(ctx, w, claim, word)

@@ -141,7 +141,6 @@ SAFE_CONVERSIONS: dict[str, tuple[int, str]] = {
     "matrix/node_labels.py": (1, "regex group [0-9]{1,3}"),
     "matrix/refresh.py": (4, "a driver version matched by _DRIVER ([0-9]{3,4} before the dot); _CUDA_VARIANT's groups [0-9]{1,2}"),
     "report/junit.py": (1, "int() of a Finding's line, an int already"),
-    "target/gpu_labels.py": (1, "regex group [0-9]{1,3}"),
     "rules/_resources.py": (2, "regex groups [0-9]{1,3} and [0-9]{1,4} of a MIG resource name"),
     "rules/compose_gpu_pinned.py": (1, "ids checked by is_digits(…, 4)"),
     "rules/cuda_version_conflict.py": (1, "major.minor keys built from is_digits-checked versions"),

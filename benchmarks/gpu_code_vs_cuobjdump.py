@@ -85,7 +85,7 @@ def il401_outcome(scan: dict, path: str, cc: tuple[int, int], driver: str) -> st
     from imagelint.facts.model import GpuCodeObject, ImageFacts, Provenance
     from imagelint.rules import no_kernel_for_gpu
     from imagelint.rules.base import RuleContext
-    from imagelint.target import GpuSpec, NodePool, Target
+    from imagelint.deploytarget import GpuSpec, NodePool, Target
 
     from imagelint.facts.fatbin import code_object_details
 

@@ -90,9 +90,9 @@ for p in paths:
 # Coverage through the API: GPU pod specs found, CUDA evidence per file.
 sys.path.insert(0, os.getcwd())
 os.chdir(corpus)
-from imagelint.static.lint import read_static
+from imagelint.core.lint import read_static
 try:
-    from imagelint.static.lint import enrich
+    from imagelint.core.lint import enrich
 except ImportError:  # an imagelint from before run-level enrichment (for a baseline)
     def enrich(statics, matrix):
         return statics

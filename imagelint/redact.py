@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from imagelint.lazyre import lazy_pattern
-
-if TYPE_CHECKING:
-    from imagelint.facts.model import ImageFacts
 
 # Whole words only, so TOKENIZERS_PARALLELISM or MONKEY_PATCH are not secrets ("CC" in
 # "ACCESS_KEY"-style substring bugs are a known false-positive source in peers).
@@ -36,11 +33,6 @@ _WORD_SPLIT = lazy_pattern(r"[^A-Z0-9]+")
 
 def looks_secret(name: str) -> bool:
     return any(word in _SECRET_WORDS for word in _WORD_SPLIT.split(name.upper()))
-
-
-def secret_values(facts: ImageFacts) -> tuple[str, ...]:
-    """The secret values of ``facts``' env, longest first (so a value inside another is not left half-shown)."""
-    return secret_env_values((e.name, e.value) for e in facts.env)
 
 
 def secret_env_values(env: Iterable[tuple[str, str]]) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""The package's import graph: no circles, and the core never reaches the CLI framework.
+"""The package's import graph: packages in one order, no circles, and the core never reaches the
+CLI framework.
 
 The graph is read from the source with ``ast`` (every ``import``, at module level or inside a
 function, ``TYPE_CHECKING`` blocks included: a circle that only type hints close is still a
@@ -115,12 +116,12 @@ def test_the_package_has_no_import_circle() -> None:
 
 
 def test_the_graph_sees_function_level_and_package_imports() -> None:
-    """The assertion above is only as good as the graph: it holds the edges we know exist."""
+    """The assertions here are only as good as the graph: it holds the edges we know exist."""
     # A function-level import (the cluster reader is imported only when --cluster asks for it).
-    assert "imagelint.cluster.read_target" in GRAPH["imagelint.target.options"]
+    assert "imagelint.cluster.read_target" in GRAPH["imagelint.cli.target_options"]
     # Importing a submodule runs its package's __init__.
-    assert "imagelint.cluster" in GRAPH["imagelint.target.options"]
-    assert "imagelint.target" in GRAPH["imagelint.cluster.nodes"]
+    assert "imagelint.cluster" in GRAPH["imagelint.cli.target_options"]
+    assert "imagelint.deploytarget" in GRAPH["imagelint.cluster.nodes"]
     # A relative or "from package import module" import.
     assert "imagelint.core.config" in GRAPH["imagelint.core.engine"]
     assert len(GRAPH) > 100
@@ -169,3 +170,73 @@ def test_nothing_outside_the_cli_reaches_typer() -> None:
 def test_only_the_cli_imports_typer() -> None:
     """Commands declare their flags with typer itself; nothing else in the package imports it."""
     assert IMPORTS_CLI_FRAMEWORK and all(m.startswith("imagelint.cli.") for m in IMPORTS_CLI_FRAMEWORK), IMPORTS_CLI_FRAMEWORK
+
+
+# --- the package order (docs/architecture.md) --------------------------------------------------
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def package_order(text: str) -> list[list[str]]:
+    """The layers of the ``package-order`` block, bottom first: each line one layer of peers."""
+    block = text.split("```package-order\n", 1)[1].split("```", 1)[0]
+    layers = [line.split() for line in block.splitlines() if line.strip() and not line.startswith("#")]
+    return list(reversed(layers))
+
+
+def unit_of(module: str, top: str) -> str | None:
+    """The package or top-level module of ``top`` that ``module`` lives in (None for ``top`` itself)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == top and len(parts) > 1 else None
+
+
+def imports_against(graph: dict[str, set[str]], layers: list[list[str]], top: str) -> list[str]:
+    """Every import that climbs up the order or reaches a peer on its own layer, as text."""
+    level = {unit: i for i, layer in enumerate(layers) for unit in layer}
+    wrong = []
+    for module, edges in sorted(graph.items()):
+        here = unit_of(module, top)
+        for target in sorted(edges):
+            there = unit_of(target, top)
+            if here is None or there is None or here == there:
+                continue  # the package's own __init__ (its version) is below everything
+            if level[there] >= level[here]:
+                relation = "a peer of" if level[there] == level[here] else "above"
+                wrong.append(f"{module} imports {target} ({there} is {relation} {here})")
+    return wrong
+
+
+def test_every_package_has_a_place_in_the_order() -> None:
+    layers = package_order(ARCHITECTURE.read_text(encoding="utf-8"))
+    named = [unit for layer in layers for unit in layer]
+    assert len(named) == len(set(named)), "a package is named twice in docs/architecture.md"
+    units = {unit_of(m, "imagelint") for m in GRAPH} - {None}
+    assert units - set(named) == set(), "packages docs/architecture.md does not place"
+    assert set(named) - units == set(), "docs/architecture.md names packages that do not exist"
+
+
+def test_no_import_goes_against_the_package_order() -> None:
+    """Imports inside functions and TYPE_CHECKING blocks count: they are dependencies too."""
+    layers = package_order(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert imports_against(GRAPH, layers, "imagelint") == []
+
+
+def test_the_order_check_sees_an_import_against_it(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    for sub in ("low", "mid", "peer", "high"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "high" / "run.py").write_text("from pkg.mid import thing\n")
+    (package / "mid" / "__init__.py").write_text("from pkg.low import base\n")
+    layers = [["low"], ["mid", "peer"], ["high"]]
+    assert imports_against(import_graph(package), layers, "pkg") == []
+    # A lazy import inside a function, up the order, is found.
+    (package / "low" / "late.py").write_text("def f():\n    from pkg.high import run\n")
+    # So is one between peers.
+    (package / "peer" / "x.py").write_text("import pkg.mid\n")
+    assert imports_against(import_graph(package), layers, "pkg") == [
+        "pkg.low.late imports pkg.high (high is above low)",
+        "pkg.low.late imports pkg.high.run (high is above low)",
+        "pkg.peer.x imports pkg.mid (mid is a peer of peer)",
+    ]

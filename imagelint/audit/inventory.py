@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from imagelint.audit.model import AuditImage, Inventory, Workload
 from imagelint.errors import UsageError
 from imagelint.localfile import read_regular_file
-from imagelint.target.model import Target
+from imagelint.deploytarget.model import Target
 from imagelint.untrusted import loads_json
 
 INVENTORY_SCHEMA = "imagelint-audit-inventory/1"

@@ -113,7 +113,7 @@ def diff(current: AuditReport, proposed: AuditReport) -> PlanReport:
 def proposed_target(target: Any, matrix: Any, *, driver: str | None = None, toolkit: str | None = None,
                     device_plugin: str | None = None) -> Any:
     """Every pool of ``target`` with the proposed versions (``--plan-driver/--plan-toolkit/...``)."""
-    from imagelint.target.values import cuda_for, parse_driver_version, parse_release_version
+    from imagelint.deploytarget.values import cuda_for, parse_driver_version, parse_release_version
 
     changes: dict[str, Any] = {}
     if driver:

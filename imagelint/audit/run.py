@@ -22,7 +22,7 @@ from imagelint import __version__
 from imagelint.audit.model import ERROR, AuditImage, AuditReport, FindingLine, Inventory, PoolCheck, verdict_of
 from imagelint.audit.shard import inventory_digest, shard_of
 from imagelint.errors import ImagelintError
-from imagelint.target.model import Target
+from imagelint.deploytarget.model import Target
 
 DEFAULT_JOBS = 4
 MAX_JOBS = 64

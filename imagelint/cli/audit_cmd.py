@@ -21,7 +21,7 @@ from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.run_options import ConfigOpt, FailOnOpt, IgnoreOpt, MatrixOpt, MatrixOverlayOpt, SelectOpt, write_output
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.target.options import TargetOptions
+from imagelint.deploytarget.options import TargetOptions
 from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ def _without_cluster(options: TargetOptions, matrix: Optional[str]) -> TargetOpt
 def _proposed(plan: Optional[str], driver: Optional[str], toolkit: Optional[str], device_plugin: Optional[str],
               target: Any, matrix: Any) -> Any:
     if plan:
-        from imagelint.target.file import load_target_file
+        from imagelint.deploytarget.file import load_target_file
 
         return load_target_file(plan, matrix)
     if driver or toolkit or device_plugin:

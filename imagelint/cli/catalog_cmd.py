@@ -89,7 +89,7 @@ def drivers_command(search: SearchArg = None, format: FormatOpt = "text", matrix
     import datetime as _dt
 
     from imagelint.compat.lifecycle import driver_rows
-    from imagelint.target.values import DriverVersion
+    from imagelint.deploytarget.values import DriverVersion
 
     try:
         m = _load(matrix, matrix_overlay)

@@ -1,6 +1,6 @@
 """``imagelint lint FILE...``: static checks of repository files, no network (the pre-commit hook).
 
-Flags in, ``imagelint.static.lint.run_lint`` called, reports out, exit code back;
+Flags in, ``imagelint.core.lint.run_lint`` called, reports out, exit code back;
 the same config, ``--format``/``--output``, ``--fail-on``, target and source flags
 (the latter for ``--image``) and exit codes as ``check``. The core is imported inside the command:
 the pre-commit hook runs it on every commit, and it needs none of the image side.
@@ -38,7 +38,7 @@ from imagelint.cli.run_options import (
 )
 from imagelint.cli.target_options import with_target_options
 from imagelint.errors import ImagelintError
-from imagelint.target.options import TargetOptions
+from imagelint.deploytarget.options import TargetOptions
 
 app = typer.Typer()
 
@@ -85,7 +85,7 @@ def lint_command(
     target_options: TargetOptions,
 ) -> None:
     """Lint repository files statically (no network): the same rules, config and exit codes as check."""
-    from imagelint.static.lint import run_lint
+    from imagelint.core.lint import run_lint
 
     try:
         color = choose(color, COLOR_MODES, "--color")

@@ -17,12 +17,12 @@ from imagelint.cli import completion
 from imagelint.cli.choices import choose
 from imagelint.errors import UsageError
 from dataclasses import dataclass
-from imagelint.target.options import TargetOptions
+from imagelint.deploytarget.options import TargetOptions
 
 if TYPE_CHECKING:  # annotations only: the matrix and config modules load when a run needs them
     from imagelint.core.config import Config
     from imagelint.matrix import Matrix
-    from imagelint.target import Target
+    from imagelint.deploytarget import Target
 
 FAIL_ON = ("error", "warning", "info", "never")
 COLOR_MODES = ("auto", "always", "never")
@@ -244,7 +244,8 @@ def prepare_run(
 ) -> RunSetup:
     """Flags + config file → RunSetup. Flags beat config. Raises ImagelintError (exit 2/3)."""
     from imagelint.core.config import load_config, validate_code_prefix
-    from imagelint.target.options import build_target
+    from imagelint.cli.target_options import read_cluster_target
+    from imagelint.deploytarget.options import build_target
 
     cfg = load_config(config_path)
     for note in cfg.notices:
@@ -279,7 +280,7 @@ def prepare_run(
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     from_cluster = is_cluster_matrix_selector(cfg.matrix)
-    return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, cluster_matrix=from_cluster), artifacts)
+    return RunSetup(cfg, plan, the_matrix, build_target(options, the_matrix, read_cluster_target, cluster_matrix=from_cluster), artifacts)
 
 
 # The formats that point image findings at a repository file (the Dockerfile that built the image).

@@ -10,7 +10,7 @@ from imagelint.cli.failure import fail
 from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.target_options import resolve_target, with_target_options
 from imagelint.errors import ImagelintError, UsageError
-from imagelint.target.options import TargetOptions
+from imagelint.deploytarget.options import TargetOptions
 
 EPILOG = epilog(
     examples(
@@ -53,7 +53,7 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         raise fail(exc) from None
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
-    from imagelint.target.describe import describe_target
+    from imagelint.deploytarget.describe import describe_target
 
     target = resolve_target(_with_config(target_options), loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     typer.echo(describe_target(target))
@@ -93,7 +93,7 @@ def snapshot(
         raise fail(exc) from None
     from imagelint.escape import guard_line, printable
     from imagelint.matrix.loader import is_cluster_matrix_selector
-    from imagelint.target.toml_writer import dump_target_toml
+    from imagelint.deploytarget.toml_writer import dump_target_toml
 
     if dump is None:
         target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))

@@ -31,9 +31,9 @@ import typer
 from imagelint.cli import completion
 from imagelint.cli.common import signature_without
 from imagelint.errors import ImagelintError
-from imagelint.target import Target
-from imagelint.target.options import TargetOptions, build_target
-from imagelint.target.values import TargetMatrix
+from imagelint.deploytarget import Target
+from imagelint.deploytarget.options import TargetOptions, build_target
+from imagelint.deploytarget.values import TargetMatrix
 
 
 DriverOpt = Annotated[
@@ -183,12 +183,20 @@ def with_target_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def read_cluster_target(context: str | None, kubeconfig: str | None, matrix: TargetMatrix | None) -> Target:
+    """The live cluster as a Target (``--cluster``): the reader ``build_target`` is handed. The
+    cluster package (and the ``kubernetes`` client it may import) loads only when it is asked for."""
+    from imagelint.cluster.read_target import target_from_cluster
+
+    return target_from_cluster(context, kubeconfig, matrix)
+
+
 def resolve_target(options: TargetOptions, matrix: TargetMatrix | None, *, cluster_matrix: bool = False) -> Target:
     """Build the merged Target, or exit with imagelint's one-line error (2 usage, 3 cluster)."""
     from imagelint.cli.failure import fail
 
     try:
-        return build_target(options, matrix, cluster_matrix=cluster_matrix)
+        return build_target(options, matrix, read_cluster_target, cluster_matrix=cluster_matrix)
     except ImagelintError as exc:
         raise fail(exc) from None
 

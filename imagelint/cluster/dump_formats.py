@@ -399,7 +399,7 @@ def _must_gather_nodes(source: DumpSource, root: Path) -> None:
 
 def _read_target_snapshot(source: DumpSource, path: Path) -> None:
     """A target file holds pools (driver, GPUs, labels), not objects: every stage is "not in the dump"."""
-    from imagelint.target.file import load_target_file
+    from imagelint.deploytarget.file import load_target_file
 
     target = load_target_file(str(path), None)
     source.shapes.append("imagelint target snapshot")

@@ -14,8 +14,8 @@ from imagelint.cluster.pull_secrets import PullCredential, read_pull_secrets
 from imagelint.cluster.resources import MALFORMED
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
 from imagelint.cluster.workloads import WorkloadContainer, read_workload_containers
-from imagelint.target.model import Taint, Target
-from imagelint.target.values import TargetMatrix
+from imagelint.deploytarget.model import Taint, Target
+from imagelint.deploytarget.values import TargetMatrix
 
 
 @dataclass(frozen=True)

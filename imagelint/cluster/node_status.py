@@ -14,7 +14,7 @@ from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, string_map, text
 from imagelint.cluster.resources import NODES
 from dataclasses import dataclass
-from imagelint.target.model import Taint
+from imagelint.deploytarget.model import Taint
 
 
 @dataclass(frozen=True)

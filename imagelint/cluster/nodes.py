@@ -20,8 +20,8 @@ from imagelint.cluster.operator import OperatorComponent
 from imagelint.cluster.resources import MALFORMED, NODES
 from imagelint.cluster.runtime_classes import runtime_class_for
 from imagelint.errors import UsageError
-from imagelint.target.model import GpuSpec, NodePool, Target, Taint, merge_targets
-from imagelint.target.values import TargetMatrix, cuda_for, parse_driver_version, resolve_gpu
+from imagelint.deploytarget.model import GpuSpec, NodePool, Target, Taint, merge_targets
+from imagelint.deploytarget.values import TargetMatrix, cuda_for, parse_driver_version, resolve_gpu
 from imagelint.untrusted import int_or_none
 
 # Kubernetes' and clouds' own label names (NVIDIA's come from the matrix).

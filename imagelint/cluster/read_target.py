@@ -13,8 +13,8 @@ from imagelint.cluster.operator import read_operator_components
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
 from imagelint.cluster.source import ObjectSource
 from imagelint.errors import UsageError
-from imagelint.target.model import Target
-from imagelint.target.values import TargetMatrix
+from imagelint.deploytarget.model import Target
+from imagelint.deploytarget.values import TargetMatrix
 
 
 def target_from_cluster(

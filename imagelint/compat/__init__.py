@@ -2,7 +2,7 @@
 
 Every rule that speaks about "does this run" (IL101, IL102's notes, IL107, IL401, IL503)
 asks this package and renders its answer, so no two findings can disagree. The
-model reads facts (``imagelint.facts.model``), the pool (``imagelint.target``) and
+model reads facts (``imagelint.facts.model``), the pool (``imagelint.deploytarget``) and
 the matrix (duck-typed ``imagelint.matrix.Matrix``); it never imports a rule.
 
 * ``evidence``: which CUDA runtime governs, which forward-compat libcuda the image has;

@@ -58,7 +58,7 @@ from imagelint.compat.verdict import (
     merge_cases,
 )
 from imagelint.facts.model import DriverLibrary, ImageFacts
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 from imagelint.untrusted import is_digits
 
 # Who puts the compat libcuda first when the image's own loader path names it: the dynamic loader, in every

@@ -85,7 +85,7 @@ def driver_rows(matrix: Any, day: _dt.date, driver: str | None = None) -> list[d
     """``imagelint drivers``: every branch the matrix knows, its CUDA, lifecycle and standing on
     ``day``; only the branch of ``driver`` when it is a driver version (``535.104.05``, ``R570``),
     as ``--driver`` reads it."""
-    from imagelint.target.values import DriverVersion
+    from imagelint.deploytarget.values import DriverVersion
 
     wanted = DriverVersion.parse(driver) if driver else None
     rows = []

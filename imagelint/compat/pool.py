@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from dataclasses import dataclass
-from imagelint.target import GpuSpec, NodePool
-from imagelint.target.values import DriverVersion
+from imagelint.deploytarget import GpuSpec, NodePool
+from imagelint.deploytarget.values import DriverVersion
 
 
 @dataclass(frozen=True)

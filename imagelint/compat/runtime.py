@@ -29,7 +29,7 @@ from imagelint.compat.evidence import compare, major
 from imagelint.compat.pool import HostDriver
 from imagelint.facts.model import DriverLibrary
 from dataclasses import dataclass
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 from imagelint.untrusted import is_digits
 
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).

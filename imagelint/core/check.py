@@ -27,7 +27,7 @@ from imagelint.core.engine import ImageResult, exit_code_for, needs_layers, run_
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
-from imagelint.target import Target
+from imagelint.deploytarget import Target
 
 if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does not import the sources
     from imagelint.sources import SourceOptions

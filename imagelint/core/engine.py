@@ -24,10 +24,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from imagelint.core.config import Config, IgnoreEntry, ignore_root, path_glob_matches
 from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
 from imagelint.facts.model import ImageFacts
-from imagelint.redact import redact_data, redact_text, secret_values
+from imagelint.redact import redact_data, redact_text
 from imagelint.rules import RuleInfo
 from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
-from imagelint.target.model import Target
+from imagelint.deploytarget.model import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
 SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")
@@ -130,7 +130,7 @@ def run_rules(
     today = today or _dt.date.today()
     rules = selected_rules(config)
     ctx = RuleContext(facts, target, matrix, today)
-    secrets = secret_values(facts)
+    secrets = facts.secret_values()
     notices: list[str] = []
     findings: list[Finding] = []
     for rule in rules:

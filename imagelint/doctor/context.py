@@ -21,7 +21,7 @@ from imagelint.doctor.workloads import PodWorkload, pod_workload
 from imagelint.facts.model import WorkloadFacts
 from imagelint.matrix.doctor_signatures import Signatures
 from imagelint.rules._kube import match_pool
-from imagelint.target.model import NodePool, Target
+from imagelint.deploytarget.model import NodePool, Target
 from imagelint.untrusted import is_digits
 
 

@@ -31,7 +31,7 @@ from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
 from imagelint.lazyre import lazy_pattern
-from imagelint.target import GpuSpec
+from imagelint.deploytarget import GpuSpec
 
 _NEGATION = lazy_pattern(r"(?<![=!])!(?!=)")
 _DRIVER = lazy_pattern(r"""^device\.driver\s*==\s*['"]([\w.-]+)['"]$""")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint.facts.codec import decode, encode
 from imagelint.facts.model import ImageFacts
-from imagelint.redact import mask_data, secret_env_values, secret_values, unmask_data
+from imagelint.redact import mask_data, secret_env_values, unmask_data
 
 from imagelint.layers.cache import LayerCache, content_addressed
 from imagelint.untrusted import loads_json
@@ -107,7 +107,7 @@ def cached_facts(store: LayerCache, key: str, image: Image) -> ImageFacts | None
         facts = decode(ImageFacts, unmask_data(doc["facts"], secrets))
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    if secret_values(facts) != secrets:  # the env the entry holds is not this image's
+    if facts.secret_values() != secrets:  # the env the entry holds is not this image's
         return None
     return replace(facts, subject=image.ref)
 
@@ -115,7 +115,7 @@ def cached_facts(store: LayerCache, key: str, image: Image) -> ImageFacts | None
 def store_facts(store: LayerCache, key: str, facts: ImageFacts, image: Image) -> None:
     """Store ``facts`` with every secret env value masked wherever it appears (never written)."""
     secrets = _image_secrets(image)
-    if secret_values(facts) != secrets:  # facts not from this image's env: nothing to key them on
+    if facts.secret_values() != secrets:  # facts not from this image's env: nothing to key them on
         return
     data = mask_data(encode(facts), secrets)
     payload = json.dumps({"format": FORMAT, "key": key, "facts": data}, separators=(",", ":"))

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from imagelint.image import Platform
+from imagelint.redact import secret_env_values
 
 
 @dataclass(frozen=True)
@@ -540,6 +541,11 @@ class ImageFacts:
     arch_lists: tuple[ArchListSetting, ...] = ()
     compose: ComposeService | None = None  # Docker Compose files only
     build: BuildFacts | None = None  # Dockerfiles only
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The secret values of the env, longest first (so a value inside another is not left
+        half-shown): what every report of these facts redacts."""
+        return secret_env_values((e.name, e.value) for e in self.env)
 
     def env_setting(self, name: str) -> EnvSetting | None:
         found = None

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
+from imagelint.versions import compare_parts
 
 # strtoumax() returns UINTMAX_MAX on overflow and dsl.c treats that value itself as invalid.
 _UINTMAX_MAX = 2**64 - 1
@@ -99,8 +100,6 @@ def compare_versions(a: str, b: str) -> int:
 
     Raises ``VersionSyntaxError`` for anything that is not digits and dots in dsl.c's sense.
     """
-    from imagelint.target.versions import compare_parts
-
     parsed = compare_parts(a, b)  # both already parsed where they were written
     if parsed is not None:
         return parsed

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from imagelint.core.engine import ImageResult
 from imagelint.escape import printable
-from imagelint.target import NodePool, Target
+from imagelint.deploytarget import NodePool, Target
 
 SEVERITY_ORDER = ("error", "warning", "info")
 

@@ -16,7 +16,7 @@ import re
 from typing import Iterable
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.target import GpuSpec
+from imagelint.deploytarget import GpuSpec
 
 _ATTR = r"""device\.attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.(\w+)"""
 _STR = r"""['"]([^'"]*)['"]"""

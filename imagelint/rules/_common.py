@@ -22,7 +22,7 @@ from imagelint.compat.evidence import (
     release_version,
 )
 from imagelint.compat.pool import PoolGpu, pool_gpus
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 from imagelint.untrusted import is_digits
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
 from imagelint.lazyre import lazy_pattern
-from imagelint.target import NodePool, Taint
+from imagelint.deploytarget import NodePool, Taint
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -99,7 +99,7 @@ def untolerated_taints(pool: NodePool, tolerations: tuple[Toleration, ...]) -> l
 def labels_complete(pool: NodePool) -> bool:
     """Whether the pool's labels are every label its nodes carry (read from a cluster, or a target
     file that is a snapshot of one), so that a label it lacks is absent, not merely undescribed."""
-    from imagelint.target.file import SNAPSHOT_OF
+    from imagelint.deploytarget.file import SNAPSHOT_OF
 
     return pool.source == "cluster" or pool.source.startswith("cluster:") or f"({SNAPSHOT_OF}cluster:" in pool.source
 
@@ -134,10 +134,10 @@ def _literal(op: str, values: tuple[str, ...], present: bool, value: str | None)
 
 def _described(op: str, values: tuple[str, ...], rule, pool: NodePool) -> bool | None:  # type: ignore[no-untyped-def]
     """A requirement on a label the target does not list but the pool's GPU describes
-    (``imagelint.target.gpu_labels``). Whether the label is on the nodes at all depends on the
+    (``imagelint.deploytarget.gpu_labels``). Whether the label is on the nodes at all depends on the
     provider, so only a value the pool's GPU rules out is certain: ``In`` of values that all name
     other GPUs never matches (present or not), ``Gt``/``Lt`` beyond the pool's range never match."""
-    from imagelint.target.gpu_labels import judge_value, numeric_range
+    from imagelint.deploytarget.gpu_labels import judge_value, numeric_range
 
     if op == "In":
         verdicts = [judge_value(rule, v, pool) for v in values]
@@ -185,7 +185,7 @@ class Selection:
 def _requirement(req: NodeSelectorRequirement, labels: Mapping[str, str], pool: NodePool,
                  complete: bool) -> tuple[bool | None, str]:
     """One requirement against a pool: (verdict, what decided it)."""
-    from imagelint.target.gpu_labels import knowledge
+    from imagelint.deploytarget.gpu_labels import knowledge
 
     if complete:  # a cluster's nodes: what they carry is all there is (a live pod's value is real)
         return _literal(req.operator, tuple(req.values), req.key in labels, labels.get(req.key)), "label"
@@ -226,7 +226,7 @@ def _pool_has(key: str, labels: Mapping[str, str], pool: NodePool, how: str) -> 
     if how == "label":
         have = labels.get(key)
         return f" (pool {pool.name} has {key}={have})" if have is not None else f" (pool {pool.name} has no {key} label)"
-    from imagelint.target.gpu_labels import pool_gpus
+    from imagelint.deploytarget.gpu_labels import pool_gpus
 
     gpus = ", ".join(g.shown() for g in pool_gpus(pool)) or "no GPU described"
     return f" (pool {pool.name} has {gpus})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from imagelint.rules._common import compare
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 
 
 def _numeric(version: str) -> str:

@@ -15,7 +15,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any, Iterator, Mapping, Protocol
 
 from imagelint.facts.model import ImageFacts, Provenance
-from imagelint.target import NodePool, Target
+from imagelint.deploytarget import NodePool, Target
 
 ERROR = "error"
 WARNING = "warning"

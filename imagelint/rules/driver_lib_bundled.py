@@ -47,7 +47,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 def _matching_pools(ctx: RuleContext, version: str | None) -> tuple[str, ...]:
     """The pools when every one of them runs exactly ``version`` (the bundled copy matches the
     kernel module there, so it works today); () otherwise."""
-    from imagelint.target.versions import DriverVersion
+    from imagelint.versions import DriverVersion
 
     wanted = DriverVersion.parse(version) if version else None
     if wanted is None or wanted.bare or not ctx.pools:

@@ -37,7 +37,7 @@ from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_TARGET, WARNIN
 from imagelint.rules._kube import workload
 from imagelint.rules._resources import nearest_resource
 from imagelint.rules._verdict import fit
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 
 if TYPE_CHECKING:
     from imagelint.matrix.model import DevicePluginNaming

@@ -76,7 +76,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 
 ID = "IL401"
 NAME = "no-kernel-for-gpu"
@@ -142,7 +142,7 @@ def _ngc_release(ctx: RuleContext) -> object | None:
         component = ev.component or ""
         if component.startswith("ngc-") and " " not in component:
             return matrix.ngc_image(f"nvcr.io/nvidia/{component[len('ngc-'):]}", ev.version)
-    from imagelint.static.baseimages import parse_image
+    from imagelint.facts.known_images import parse_image
 
     ref = parse_image(ctx.facts.base.name) if ctx.facts.base.name else None
     if ref is None or not ref[0].startswith("nvcr.io/nvidia/"):

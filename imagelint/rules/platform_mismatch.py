@@ -33,8 +33,8 @@ from imagelint.facts.model import ImageFacts, Provenance
 from imagelint.image import normalize_arch
 from imagelint.rules._verdict import fit
 from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
-from imagelint.target import NodePool
-from imagelint.target.values import DriverVersion
+from imagelint.deploytarget import NodePool
+from imagelint.deploytarget.values import DriverVersion
 
 ID = "IL402"
 NAME = "platform-mismatch"
@@ -75,7 +75,7 @@ def _pool_jetson(pool: NodePool, matrix: Any) -> tuple[bool | None, bool, int | 
 
 def _gpu_class(ctx: RuleContext) -> Iterator[tuple[NodePool, Finding]]:
     """Jetson images on discrete-GPU pools, and discrete-GPU images on Jetson (Tegra) pools."""
-    from imagelint.static.baseimages import discrete_gpu_image, jetson_image
+    from imagelint.facts.known_images import discrete_gpu_image, jetson_image
 
     matrix = ctx.matrix
     if matrix is None or not hasattr(matrix, "gpu"):

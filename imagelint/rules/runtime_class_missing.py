@@ -40,7 +40,7 @@ from typing import Iterator
 
 from imagelint.rules.base import INFO, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
-from imagelint.target import NodePool
+from imagelint.deploytarget import NodePool
 
 ID = "IL605"
 NAME = "runtime-class-missing"

@@ -54,7 +54,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 def inherited_from_base(facts) -> bool:  # type: ignore[no-untyped-def]
     """A Dockerfile's NVIDIA_VISIBLE_DEVICES=all that only repeats its official CUDA base image:
-    the convention is stated once per lint run (imagelint.static.lint), not on every file."""
+    the convention is stated once per lint run (imagelint.core.lint), not on every file."""
     setting = facts.gpu.visible_devices
     return bool(facts.kind == "dockerfile" and setting is not None and setting.provenance.key
                 and "(from base image" in setting.provenance.key)

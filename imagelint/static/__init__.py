@@ -13,5 +13,7 @@ the same problems. Modules:
   ``driverlibs``  driver-library names (from ``matrices/driver-libraries.toml``) for COPY/ADD
   ``gpuscan``     GPU-index/capability scanning, reusing ``imagelint.facts`` scanners
   ``scheduling``  ``lint --image``: the pools a manifest's GPU workloads can reach
-  ``lint``        orchestration: files → facts → the rules engine → results
+
+The orchestration (files → facts → the rules engine → results) is ``imagelint.core.lint``: it
+sits above these readers, beside ``check``.
 """

@@ -259,8 +259,8 @@ def _arch_lists_of(ins: Instruction, df: Dockerfile, global_args: Mapping[str, s
 def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any, arch: str = "amd64") -> tuple[
     list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
 ]:
-    """CUDA evidence and env the base image implies, from the matrix (``imagelint.static.baseimages``)."""
-    from imagelint.static.baseimages import image_cuda, is_ngc_release_tag, parse_image
+    """CUDA evidence and env the base image implies, from the matrix (``imagelint.facts.known_images``)."""
+    from imagelint.facts.known_images import image_cuda, is_ngc_release_tag, parse_image
 
     evidence: list[CudaVersionEvidence] = []
     env: dict[str, tuple[str, Provenance]] = {}
@@ -489,7 +489,7 @@ def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]
 def _base_platform(base: str, matrix: Any) -> Platform | None:
     """The platform a base image is only built for (Jetson's L4T images: linux/arm64), per the
     base-image table; None when the table does not pin one."""
-    from imagelint.static.baseimages import image_platform
+    from imagelint.facts.known_images import image_platform
 
     text = image_platform(base, matrix)
     return Platform.parse(text) if text else None

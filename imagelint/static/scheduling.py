@@ -14,7 +14,7 @@ from typing import Sequence
 
 from imagelint.facts.model import ImageFacts
 from imagelint.rules._kube import match_pool, untolerated_taints
-from imagelint.target import Target
+from imagelint.deploytarget import Target
 
 
 def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]

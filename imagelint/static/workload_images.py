@@ -27,7 +27,7 @@ def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     gets_gpus = w.container_requests_gpu if w is not None else facts.compose is not None and facts.compose.gets_gpus
     if not gets_gpus or not image or matrix is None:
         return facts
-    from imagelint.static.baseimages import image_cuda, image_platform
+    from imagelint.facts.known_images import image_cuda, image_platform
 
     if facts.platform is None and not facts.platforms:
         only = image_platform(image, matrix)  # a Jetson L4T image is linux/arm64 only
@@ -50,7 +50,7 @@ def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
 
 def _image_requires(facts: ImageFacts, image: str, matrix: Any, where: Provenance) -> tuple[EnvSetting, ...]:
     """The image's own NVIDIA_REQUIRE_* the container does not set (the container's env wins)."""
-    from imagelint.static.baseimages import official_image_env
+    from imagelint.facts.known_images import official_image_env
 
     arch = facts.platform.architecture if facts.platform is not None and facts.platform.architecture else "amd64"
     env = official_image_env(image, matrix, arch) or {}

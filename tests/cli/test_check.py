@@ -255,7 +255,7 @@ def test_config_only_rules_do_not_read_layers(layouts, monkeypatch):
     from imagelint.core.config import Config
     from imagelint.matrix import load_matrix
     from imagelint.sources import SourceOptions
-    from imagelint.target import Target
+    from imagelint.deploytarget import Target
 
     fast = run_check([layouts["gpuid"]], SourceOptions(), Target(), load_matrix(), Config(select=("IL103", "IL104")))
     full = run_check([layouts["gpuid"]], SourceOptions(), Target(), load_matrix(), Config(select=("IL302",)))

@@ -242,9 +242,9 @@ def test_a_snapshot_from_a_dump_is_a_snapshot_of_the_nodes_labels(tmp_path):
     """Its labels are what the nodes carry (as a live snapshot's): a contradiction among them is a
     warning of the target, not a target-file error that refuses the file written from the dump."""
     from imagelint.matrix import load_matrix
-    from imagelint.target import GpuSpec, NodePool, Target
-    from imagelint.target.file import parse_target_text
-    from imagelint.target.toml_writer import dump_target_toml
+    from imagelint.deploytarget import GpuSpec, NodePool, Target
+    from imagelint.deploytarget.file import parse_target_text
+    from imagelint.deploytarget.toml_writer import dump_target_toml
 
     pool = NodePool(name="t4", driver="550.54.15", gpus=(GpuSpec(product="Tesla-T4", compute_capability="7.5", count=2),),
                     labels={"node.kubernetes.io/instance-type": "g4dn.xlarge"})  # g4dn.xlarge has one T4

@@ -81,7 +81,7 @@ def test_driver_libraries_with_forward_compat_notes_round_trip() -> None:
 
 
 def test_kubernetes_workload_facts_round_trip(tmp_path) -> None:
-    from imagelint.static.lint import read_static
+    from imagelint.core.lint import read_static
 
     path = tmp_path / "deploy.yaml"
     path.write_text(MANIFEST)

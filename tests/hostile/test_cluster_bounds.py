@@ -18,7 +18,7 @@ from tests.hostile.cli import MiB, assert_unreadable, run_cli
 from tests.support.fakekube import FakeKube
 from tests.support.hostile_images import image_of, publish, tar_layer
 from tests.support.imagebuilder import File
-from tests.target.conftest import realistic_state
+from tests.deploytarget.conftest import realistic_state
 
 TOKEN = "kube-bounds-t0ken-never-print-" + "7" * 12
 BOUND = dict(timeout=30, rlimit_as=2048 * MiB)

@@ -203,7 +203,7 @@ def test_fuzz_toml_config(text: str) -> None:
 @given(_toml(st.sampled_from(["[[pool]]", "[[pool.gpus]]", "[pool.labels]", "[[pool.taints]]", "[pool.resources]",
                               "[runtime_classes]", "[[x]]", ""]), TARGET_KEYS))
 def test_fuzz_toml_target(text: str) -> None:
-    from imagelint.target.file import parse_target_text
+    from imagelint.deploytarget.file import parse_target_text
 
     only_imagelint_errors(lambda: parse_target_text(text, "target.toml", None))
 

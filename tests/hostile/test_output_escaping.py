@@ -149,7 +149,7 @@ def test_target_show_and_snapshot_escape_what_the_cluster_says(tmp_path):
     import tomllib
 
     from tests.support.fakekube import FakeKube
-    from tests.target.conftest import realistic_state
+    from tests.deploytarget.conftest import realistic_state
 
     state = realistic_state()
     for node in state.nodes:

@@ -273,7 +273,7 @@ KUBE_TOKEN = "kube-t0ken-never-print-" + "9" * 16
 @pytest.fixture
 def kube(tmp_path):
     from tests.support.fakekube import FakeKube
-    from tests.target.conftest import realistic_state
+    from tests.deploytarget.conftest import realistic_state
 
     k = FakeKube(realistic_state(), tmp_path, KUBE_TOKEN).start()
     yield k

@@ -122,7 +122,7 @@ def _client_key_pem() -> bytes:
 @pytest.mark.parametrize("token_ok", [True, False])
 def test_kubeconfig_tokens_and_client_keys_never_appear(token_ok, tmp_path, dirs):
     from tests.support.fakekube import FakeKube
-    from tests.target.conftest import realistic_state
+    from tests.deploytarget.conftest import realistic_state
 
     token = "kube-bearer-" + uuid.uuid4().hex
     kube = FakeKube(realistic_state(), tmp_path, token).start()

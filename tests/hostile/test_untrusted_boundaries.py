@@ -275,7 +275,7 @@ def test_flags(number: str) -> None:
     from imagelint.audit.shard import parse_shard
     from imagelint.deadline import parse_deadline
     from imagelint.sizes import parse_size
-    from imagelint.target.values import parse_compute_capability
+    from imagelint.deploytarget.values import parse_compute_capability
 
     for parse in (lambda: parse_shard(f"{number}/4"), lambda: parse_shard(f"0/{number}"),
                   lambda: parse_compute_capability(number), lambda: parse_size("--max-image-size", number),

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import imagelint.cli
 from imagelint.matrix import Matrix, load_matrix
 from imagelint.matrix.model import _gpu_key
-from imagelint.target.values import gpus_from_flags
+from imagelint.deploytarget.values import gpus_from_flags
 
 runner = CliRunner()
 

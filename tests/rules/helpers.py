@@ -23,7 +23,7 @@ from imagelint.facts.model import (
     Provenance,
 )
 from imagelint.image import Platform
-from imagelint.target import GpuSpec, NodePool, Target
+from imagelint.deploytarget import GpuSpec, NodePool, Target
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
 

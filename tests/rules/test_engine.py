@@ -92,10 +92,10 @@ def test_exit_codes():
 
 
 def test_secret_names_are_whole_words():
-    from imagelint.redact import looks_secret, secret_values
+    from imagelint.redact import looks_secret
 
     assert looks_secret("HF_TOKEN") and looks_secret("DB_PASSWORD") and looks_secret("AWS_SECRET_ACCESS_KEY")
     assert looks_secret("nvidia-api-key")
     assert not looks_secret("TOKENIZERS_PARALLELISM") and not looks_secret("MONKEYPATCH") and not looks_secret("PWD")
     f = facts({"HF_TOKEN": "hf_abcdef", "TOKENIZERS_PARALLELISM": "false", "API_KEY": "true"})
-    assert secret_values(f) == ("hf_abcdef",)
+    assert f.secret_values() == ("hf_abcdef",)

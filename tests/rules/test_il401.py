@@ -13,7 +13,7 @@ from imagelint.layers.model import CaptureSpec
 from imagelint.layers.reader import read_image_filesystem
 from imagelint.rules import no_kernel_for_gpu as rule
 from imagelint.rules.base import RuleContext
-from imagelint.target import GpuSpec, NodePool
+from imagelint.deploytarget import GpuSpec, NodePool
 from tests.facts.fatbin_support import compile_library
 from tests.facts.helpers import open_spec
 from tests.rules.helpers import facts, file_prov, matrix, pool, target

@@ -17,7 +17,7 @@ from imagelint.core.config import Config
 from imagelint.core.engine import run_rules
 from imagelint.static.dockerfile import parse_dockerfile
 from imagelint.static.dockerfile_facts import dockerfile_facts
-from imagelint.target import GpuSpec, NodePool, Target
+from imagelint.deploytarget import GpuSpec, NodePool, Target
 from tests.cli.test_check import imagelint
 from tests.rules.helpers import matrix
 

@@ -19,7 +19,7 @@ from imagelint.core.config import Config
 from imagelint.core.engine import run_rules
 from imagelint.static.dockerfile import parse_dockerfile
 from imagelint.static.dockerfile_facts import dockerfile_facts
-from imagelint.target import GpuSpec, NodePool, Target
+from imagelint.deploytarget import GpuSpec, NodePool, Target
 
 
 RUNTIME_1241 = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCMD [\"python3\", \"app.py\"]\n"

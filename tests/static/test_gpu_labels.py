@@ -17,8 +17,8 @@ from imagelint.core.engine import run_rules
 from imagelint.errors import ConfigError
 from imagelint.matrix import load_matrix
 from imagelint.static.kubernetes import manifest_facts
-from imagelint.target import GpuSpec, NodePool, Target
-from imagelint.target.file import parse_target_text
+from imagelint.deploytarget import GpuSpec, NodePool, Target
+from imagelint.deploytarget.file import parse_target_text
 
 
 def target(text: str) -> Target:

@@ -11,7 +11,7 @@ import pytest
 from imagelint.core.config import Config
 from imagelint.core.engine import run_rules
 from imagelint.static.kubernetes import manifest_facts
-from imagelint.target import GpuSpec, NodePool, Taint, Target
+from imagelint.deploytarget import GpuSpec, NodePool, Taint, Target
 
 T4 = NodePool(
     name="t4", driver="535.104.05", gpus=(GpuSpec(product="Tesla-T4", count=1),), arch="amd64",

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import imagelint.cli
 from imagelint.cli import app
 from imagelint.matrix import load_matrix
-from imagelint.static.baseimages import image_cuda, image_platform
+from imagelint.facts.known_images import image_cuda, image_platform
 from tests.static.test_lint_cli import DEPLOYMENT
 
 runner = CliRunner()

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 from imagelint.core.config import Config
-from imagelint.static.lint import run_lint
+from imagelint.core.lint import run_lint
 from tests.static.test_real_shapes import FLAGS_535, found, lint
 
 DEPLOYMENT = {
@@ -205,7 +205,7 @@ DAEMONSET = """\
 def _pool_target(source: str):
     from types import MappingProxyType
 
-    from imagelint.target import NodePool, Target
+    from imagelint.deploytarget import NodePool, Target
 
     pool = NodePool(name="t4", driver="550.54.15", cuda_driver_version="12.4", source=source,
                     labels=MappingProxyType({"nvidia.com/gpu.product": "Tesla-T4"}))
@@ -241,7 +241,7 @@ MIG_POD = """\
 
 def _gpu_target(gpu: str):
     from imagelint.matrix import load_matrix
-    from imagelint.target.options import target_from_flags
+    from imagelint.deploytarget.options import target_from_flags
 
     return target_from_flags(["570.124.06"], [gpu], None, None, None, None, None, None, load_matrix())
 
@@ -290,7 +290,7 @@ def test_a_directory_walk_lists_only_files_that_concern_gpus(tmp_path):
     from imagelint.matrix import load_matrix
     from imagelint.report import ReportOptions
     from imagelint.report.text import render
-    from imagelint.target import Target
+    from imagelint.deploytarget import Target
 
     repo = tmp_path / "repo"
     repo.mkdir()

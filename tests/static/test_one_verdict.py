@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from imagelint.core.config import Config
-from imagelint.static.lint import run_lint
-from imagelint.target import GpuSpec, NodePool, Target
+from imagelint.core.lint import run_lint
+from imagelint.deploytarget import GpuSpec, NodePool, Target
 
 from tests.rules.helpers import matrix
 

@@ -10,8 +10,8 @@ from types import MappingProxyType
 import pytest
 
 from imagelint.core.config import Config
-from imagelint.static.lint import run_lint
-from imagelint.target import GpuSpec, NodePool, Target
+from imagelint.core.lint import run_lint
+from imagelint.deploytarget import GpuSpec, NodePool, Target
 
 FLAGS_535 = Target(pools=(NodePool(name="driver-535", driver="535.104.05", cuda_driver_version="12.2"),), source="flags")
 FLAGS_470 = Target(pools=(NodePool(name="driver-470", driver="470.57.02", cuda_driver_version="11.4"),), source="flags")
@@ -331,7 +331,7 @@ def test_dra_pod_running_a_cuda13_image_on_a_535_pool_depends_on_its_compat_pack
 
 def test_claims_resolve_across_files_by_device_class(tmp_path):
     from imagelint.matrix import load_matrix
-    from imagelint.static.lint import enrich, read_static
+    from imagelint.core.lint import enrich, read_static
 
     (tmp_path / "c.yaml").write_text(textwrap.dedent(CLAIMS))
     pods = {"gpu": "resourceClaimTemplateName: one-gpu", "mig": "resourceClaimTemplateName: mig-1g",
@@ -504,7 +504,7 @@ def test_python_files_are_scanned(tmp_path):
 ])
 def test_from_resolves_through_the_table_following_arg_defaults(tmp_path, base, cuda):
     from imagelint.matrix import load_matrix
-    from imagelint.static.lint import read_static
+    from imagelint.core.lint import read_static
 
     (tmp_path / "Dockerfile").write_text(f"ARG FROM_IMAGE_NAME={base}\nFROM ${{FROM_IMAGE_NAME}}\n")
     [facts] = read_static(str(tmp_path / "Dockerfile"), load_matrix()).facts
@@ -589,7 +589,7 @@ def test_a_gpu_pods_image_is_judged_on_the_pools_it_reaches(tmp_path):
 
 def test_cuda_compat_package_from_apt_is_a_forward_compat_library(tmp_path):
     from imagelint.matrix import load_matrix
-    from imagelint.static.lint import read_static
+    from imagelint.core.lint import read_static
 
     (tmp_path / "Dockerfile").write_text(
         "FROM ubuntu:24.04\nENV CUDA_VERSION=13.0.1\n"
@@ -611,7 +611,7 @@ def test_classic_dra_objects_are_named(tmp_path):
 
 
 def test_il603_resource_keyed_taint_is_a_warning_other_taints_errors(tmp_path):
-    from imagelint.target import Taint
+    from imagelint.deploytarget import Taint
 
     pool = NodePool(name="t4", driver="535.104.05", resources=MappingProxyType({"nvidia.com/gpu": 4}),
                     taints=(Taint("nvidia.com/gpu", "present", "NoSchedule"),), source="file:t.toml")

@@ -15,8 +15,8 @@ from types import MappingProxyType
 import pytest
 
 from imagelint.core.config import Config
-from imagelint.static.lint import run_lint
-from imagelint.target import GpuSpec, NodePool, Taint, Target
+from imagelint.core.lint import run_lint
+from imagelint.deploytarget import GpuSpec, NodePool, Taint, Target
 
 FLAGS = Target(pools=(NodePool(name="flags", driver="535.104.05", cuda_driver_version="12.2"),), source="flags")
 T4_FILE = Target(pools=(NodePool(

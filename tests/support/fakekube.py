@@ -321,7 +321,7 @@ class FakeKube:
         if "items" in body and "fieldSelector" in query:
             body = {**body, "items": [i for i in body["items"] if _field_selected(i, query["fieldSelector"][0])]}
         # Pods and the generic kinds honour a labelSelector (the other lists keep answering everything:
-        # tests/target check that the client passes it, not that this server filters).
+        # tests/deploytarget check that the client passes it, not that this server filters).
         if body.get("kind") in ("PodList", "List") and query.get("labelSelector", [""])[0]:
             body = {**body, "items": [i for i in body["items"] if _label_selected(i, query["labelSelector"][0])]}
         self._send(request, 200, self._page(body, query))

@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 
 from imagelint.errors import ConfigError
-from imagelint.target import GpuSpec, NodePool, Taint
-from imagelint.target.file import load_target_file, parse_target_text
-from imagelint.target.toml_writer import dump_target_toml
+from imagelint.deploytarget import GpuSpec, NodePool, Taint
+from imagelint.deploytarget.file import load_target_file, parse_target_text
+from imagelint.deploytarget.toml_writer import dump_target_toml
 
 GOOD = """\
 runtime-classes = ["nvidia", "nvidia-cdi"]
@@ -78,7 +78,7 @@ def test_dump_round_trips_awkward_strings(tmp_path):
         labels={"a.b/c d": 'quote " and \\ back\nline'},
         gpus=(GpuSpec(product="X", compute_capability="1.0", count=0),),
     )
-    from imagelint.target import Target
+    from imagelint.deploytarget import Target
 
     again = parse_target_text(dump_target_toml(Target(pools=(pool,))), "x.toml", None)
     assert dataclasses.replace(again.pools[0], source="flags") == pool

@@ -1,6 +1,6 @@
 """The target file (TOML): read and validated, each problem located by file and line.
 
-Format, also what :mod:`imagelint.target.toml_writer` writes::
+Format, also what :mod:`imagelint.deploytarget.toml_writer` writes::
 
     runtime-classes = ["nvidia"]
 
@@ -35,9 +35,9 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from imagelint.errors import ConfigError, UsageError
-from imagelint.target.gpu_labels import PoolContradiction, refine_pool
-from imagelint.target.model import GpuSpec, NodePool, Target, Taint
-from imagelint.target.values import (
+from imagelint.deploytarget.gpu_labels import PoolContradiction, refine_pool
+from imagelint.deploytarget.model import GpuSpec, NodePool, Target, Taint
+from imagelint.deploytarget.values import (
     DEVICE_LIST_STRATEGIES,
     MIG_STRATEGIES,
     TAINT_EFFECTS,

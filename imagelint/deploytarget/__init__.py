@@ -12,11 +12,11 @@
 
 A live cluster is read by :mod:`imagelint.cluster` (``target_from_cluster``); the typer
 flags are in ``imagelint/cli/target_options.py``. Only the model is re-exported here, so
-``from imagelint.target import Target`` costs nothing more than the dataclasses.
+``from imagelint.deploytarget import Target`` costs nothing more than the dataclasses.
 """
 
 from __future__ import annotations
 
-from imagelint.target.model import GpuSpec, NodePool, Target, Taint
+from imagelint.deploytarget.model import GpuSpec, NodePool, Target, Taint
 
 __all__ = ["GpuSpec", "NodePool", "Target", "Taint"]

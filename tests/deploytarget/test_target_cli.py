@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from imagelint.cli import app
-from imagelint.target.file import load_target_file
-from tests.target.conftest import TOKEN
+from imagelint.deploytarget.file import load_target_file
+from tests.deploytarget.conftest import TOKEN
 
 runner = CliRunner()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from imagelint.target.model import Target
+from imagelint.deploytarget.model import Target
 
 
 def describe_target(target: Target) -> str:

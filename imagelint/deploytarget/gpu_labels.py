@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from imagelint.target.model import GpuSpec, NodePool
+from imagelint.deploytarget.model import GpuSpec, NodePool
 from imagelint.untrusted import int_or_none
 
 if TYPE_CHECKING:
@@ -262,7 +262,7 @@ def refine_pool(pool: NodePool, matrix: Any = None) -> NodePool:
     Raises :class:`PoolContradiction` when two descriptions name different GPUs (``gpus`` says
     T4, the instance type says p4d), different memory sizes or different counts.
     """
-    from imagelint.target.values import resolve_gpu
+    from imagelint.deploytarget.values import resolve_gpu
 
     if not pool.labels:
         return pool  # nothing to refine with: the label table is not even read

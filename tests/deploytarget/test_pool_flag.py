@@ -11,8 +11,8 @@ import pytest
 
 from imagelint.errors import UsageError
 from imagelint.image import Platform
-from imagelint.target.options import TargetOptions, build_target, pool_from_spec
-from imagelint.target.values import parse_compute_capability
+from imagelint.deploytarget.options import TargetOptions, build_target, pool_from_spec
+from imagelint.deploytarget.values import parse_compute_capability
 
 from tests.rules.helpers import matrix
 

@@ -7,7 +7,7 @@ and matrix as ``check``; the result is a ``CheckRun`` so every report format
 and the exit-code policy are shared.
 
 Inline suppressions: ``# imagelint ignore=IL302 reason`` in every file kind that has comments
-(``imagelint.static.inline_ignores``: the line before, or the end of the line; a reason is
+(``imagelint.core.inline_ignores``: the line before, or the end of the line; a reason is
 required, like the image label), and the annotation
 ``imagelint.io/ignore: "IL602: reason"`` on a Kubernetes object or its pod
 template (mapped to the engine's ``io.imagelint.ignore`` label). Both are
@@ -36,8 +36,8 @@ from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
-from imagelint.static.inline_ignores import apply_ignores, dockerfile_ignores, ignores_in_text
-from imagelint.target import Target
+from imagelint.core.inline_ignores import apply_ignores, dockerfile_ignores, ignores_in_text
+from imagelint.deploytarget import Target
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 _SNIFF_BYTES = 16 * 1024

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from imagelint.target.options import TargetOptions
+from imagelint.deploytarget.options import TargetOptions
 from tests.cli.test_check import imagelint
 
 CONFIG = '[target]\ndriver = ["535.104.05"]\n'
@@ -84,9 +84,9 @@ def test_a_snapshot_of_a_cluster_has_complete_labels_a_hand_written_file_does_no
 def test_target_snapshot_of_a_cluster_says_so_and_reads_back(tmp_path):
     from types import MappingProxyType
 
-    from imagelint.target import NodePool, Target
-    from imagelint.target.file import load_target_file
-    from imagelint.target.toml_writer import dump_target_toml
+    from imagelint.deploytarget import NodePool, Target
+    from imagelint.deploytarget.file import load_target_file
+    from imagelint.deploytarget.toml_writer import dump_target_toml
 
     pool = NodePool(name="t4", driver="550.54.15", labels=MappingProxyType({"a": "b"}), source="cluster:prod")
     text = dump_target_toml(Target(pools=(pool,), source="cluster:prod"))

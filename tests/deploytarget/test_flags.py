@@ -5,9 +5,9 @@ from types import SimpleNamespace
 import pytest
 
 from imagelint.errors import UsageError
-from imagelint.target import GpuSpec, NodePool, Target
-from imagelint.target.model import merge_targets
-from imagelint.target.options import TargetOptions, build_target, target_from_flags
+from imagelint.deploytarget import GpuSpec, NodePool, Target
+from imagelint.deploytarget.model import merge_targets
+from imagelint.deploytarget.options import TargetOptions, build_target, target_from_flags
 
 
 def flags(drivers=(), gpus=(), cc=None, brand=None, arch=None, toolkit=None, plugin=None, mode=None, matrix=None):

@@ -2,9 +2,9 @@
 
 ``target_from_flags`` turns ``--driver``/``--gpu``/... into pools (one per
 driver); ``build_target`` combines them with a target file
-(:mod:`imagelint.target.file`) and the live cluster (:mod:`imagelint.cluster`,
-imported only when ``--cluster`` asks for it: the ``kubernetes`` client is slow to
-import). The typer flags that fill ``TargetOptions`` are in
+(:mod:`imagelint.deploytarget.file`) and the live cluster, read by the ``cluster_reader`` its caller
+hands in (the CLI passes :mod:`imagelint.cluster`'s reader, imported only when ``--cluster`` asks
+for it; the target sits below the cluster reader in the package order). The typer flags that fill ``TargetOptions`` are in
 ``imagelint/cli/target_options.py``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from imagelint.errors import UsageError
 from dataclasses import dataclass
-from imagelint.target.file import load_target_file
-from imagelint.target.model import GpuSpec, NodePool, Target, merge_targets
-from imagelint.target.values import (
+from imagelint.deploytarget.file import load_target_file
+from imagelint.deploytarget.model import GpuSpec, NodePool, Target, merge_targets
+from imagelint.deploytarget.values import (
     TargetMatrix,
     cuda_for,
     gpus_from_flags,
@@ -233,10 +233,9 @@ def _build_target(
     if options.target_file:
         parts.append(load_target_file(options.target_file, matrix))
     if options.cluster:
-        reader = cluster_reader
-        if reader is None:
-            from imagelint.cluster.read_target import target_from_cluster as reader  # slow import: only when asked
-        parts.append(reader(options.context, options.kubeconfig, matrix))
+        if cluster_reader is None:  # the caller's mistake, not the user's: the CLI always hands one in
+            raise TypeError("build_target: --cluster needs a cluster_reader (imagelint.cluster.read_target.target_from_cluster)")
+        parts.append(cluster_reader(options.context, options.kubeconfig, matrix))
     elif (options.context or options.kubeconfig) and not cluster_matrix:
         raise UsageError("--context/--kubeconfig need --cluster (or --matrix cluster)")
 

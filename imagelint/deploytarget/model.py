@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from imagelint.target.versions import CudaVersion, DriverVersion
+from imagelint.versions import CudaVersion, DriverVersion
 
 
 

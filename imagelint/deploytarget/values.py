@@ -3,7 +3,7 @@
 Everything that turns a written value into a model value lives here, once, for
 every source of a target (flags, target files, the live cluster): driver and
 release versions, compute capabilities, node architectures, runtime modes and the
-other enumerations of :class:`~imagelint.target.model.NodePool`; ``resolve_gpu``
+other enumerations of :class:`~imagelint.deploytarget.model.NodePool`; ``resolve_gpu``
 fills compute capability, brand and family from the matrix (``matrix.gpu(name)``);
 ``cuda_for`` is the CUDA version a driver reports. A bad value is a one-line
 ``UsageError`` naming where it was written.
@@ -18,8 +18,8 @@ from typing import Any, Protocol, Sequence
 
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
-from imagelint.target.model import GpuSpec
-from imagelint.target.versions import CUDA_RE, CudaVersion, DriverVersion
+from imagelint.deploytarget.model import GpuSpec
+from imagelint.versions import CUDA_RE, CudaVersion, DriverVersion
 from imagelint.untrusted import is_digits
 
 
@@ -46,7 +46,7 @@ class TargetMatrix(Protocol):
 _RELEASE_RE = lazy_pattern(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
 COMPUTE_CAPABILITY_RE = lazy_pattern(r"^\d+\.\d+$")
 
-# The enumerations the NodePool model documents (imagelint/target/model.py).
+# The enumerations the NodePool model documents (imagelint/deploytarget/model.py).
 RUNTIME_MODES = ("legacy", "cdi", "jit-cdi", "csv")
 ARCHES = ("amd64", "arm64")
 _ARCH_ALIASES = {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "arm64/v8": "arm64"}

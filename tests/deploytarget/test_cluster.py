@@ -6,11 +6,11 @@ import pytest
 
 from imagelint.cluster import read_configmap, target_from_cluster
 from imagelint.errors import ClusterError
-from imagelint.target import Taint
-from imagelint.target.file import parse_target_text
-from imagelint.target.toml_writer import dump_target_toml
+from imagelint.deploytarget import Taint
+from imagelint.deploytarget.file import parse_target_text
+from imagelint.deploytarget.toml_writer import dump_target_toml
 from tests.support.fakekube import dead_url, gfd_node, make_ca
-from tests.target.conftest import TOKEN
+from tests.deploytarget.conftest import TOKEN
 
 
 def test_gpu_nodes_collapse_into_pools(fakekube, kubeconfig, matrix):

@@ -4,7 +4,7 @@ A driver version (``535.104.05``, a bare branch ``R535``) and a CUDA version (``
 ``str`` values (the text NVML reports and node labels carry, which reports, target files and
 cluster keys use as written) with their parsed parts beside the text: comparisons use the parts
 and never read the text again. Invalid text raises ``ValueError``; the edges
-(``imagelint.target.values``) turn that into a one-line usage error naming where it was written.
+(``imagelint.deploytarget.values``) turn that into a one-line usage error naming where it was written.
 """
 
 from __future__ import annotations

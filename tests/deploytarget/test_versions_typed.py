@@ -6,9 +6,9 @@ import pytest
 
 from imagelint.errors import UsageError
 from imagelint.matrix.versions import compare_versions
-from imagelint.target import NodePool
-from imagelint.target.options import TargetOptions, build_target
-from imagelint.target.values import CudaVersion, DriverVersion, parse_driver_version
+from imagelint.deploytarget import NodePool
+from imagelint.deploytarget.options import TargetOptions, build_target
+from imagelint.deploytarget.values import CudaVersion, DriverVersion, parse_driver_version
 
 from tests.rules.helpers import matrix
 

@@ -1,6 +1,6 @@
 """Write a Target as a target file (``imagelint target snapshot``).
 
-``dump_target_toml(target)`` is the inverse of :func:`imagelint.target.file.load_target_file`:
+``dump_target_toml(target)`` is the inverse of :func:`imagelint.deploytarget.file.load_target_file`:
 reading its output back gives an equal Target (apart from ``source``).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from imagelint.target.model import GpuSpec, NodePool, Target
+from imagelint.deploytarget.model import GpuSpec, NodePool, Target
 
 
 def _gpu_table(gpu: GpuSpec) -> dict[str, Any]:

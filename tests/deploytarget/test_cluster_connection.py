@@ -90,7 +90,7 @@ def test_optional_reads_are_not_checked_on_403_and_404(fakekube, kubeconfig):
 
 
 def test_importing_the_cluster_package_does_not_import_the_kubernetes_client():
-    probe = "import sys, imagelint.cluster, imagelint.target.options; print('kubernetes' in sys.modules)"
+    probe = "import sys, imagelint.cluster, imagelint.deploytarget.options; print('kubernetes' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"

@@ -40,12 +40,11 @@ import io
 import json
 import random
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
-
-from isal import igzip
 
 import real_content
+from isal import igzip
 
 MTIME = 1_700_000_000
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"

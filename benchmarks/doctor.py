@@ -35,8 +35,23 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from tests.doctor.clusters import GPU_TERMS, PLUGIN_IMAGE, TOOLKIT_IMAGE, container_status, event, pod, ready  # noqa: E402
-from tests.support.fakekube import ClusterState, FakeKube, cpu_node, daemonset, gfd_node, runtimeclass  # noqa: E402
+from tests.doctor.clusters import (  # noqa: E402
+    GPU_TERMS,
+    PLUGIN_IMAGE,
+    TOOLKIT_IMAGE,
+    container_status,
+    event,
+    pod,
+    ready,
+)
+from tests.support.fakekube import (  # noqa: E402
+    ClusterState,
+    FakeKube,
+    cpu_node,
+    daemonset,
+    gfd_node,
+    runtimeclass,
+)
 
 TOKEN = "bench-token-0123456789abcdef0123"
 

@@ -82,12 +82,11 @@ def imagelint_scan(path: Path) -> dict:
 
 def il401_outcome(scan: dict, path: str, cc: tuple[int, int], driver: str) -> str:
     """IL401's verdict for one library on one pool: the rule itself, through its public check()."""
+    from imagelint.deploytarget import GpuSpec, NodePool, Target
+    from imagelint.facts.fatbin import code_object_details
     from imagelint.facts.model import GpuCodeObject, ImageFacts, Provenance
     from imagelint.rules import no_kernel_for_gpu
     from imagelint.rules.base import RuleContext
-    from imagelint.deploytarget import GpuSpec, NodePool, Target
-
-    from imagelint.facts.fatbin import code_object_details
 
     obj = GpuCodeObject(path, tuple(scan["sass"]), tuple(scan["ptx"]), Provenance(kind="file", path=path),
                         **code_object_details(scan))
@@ -220,7 +219,11 @@ class Row:
 
 
 def measure(lib: Path, dest: Path) -> Row | None:
-    from tests.facts.fatbin_support import as_cuobjdump_names, cuobjdump, cuobjdump_oracle
+    from tests.facts.fatbin_support import (
+        as_cuobjdump_names,
+        cuobjdump,
+        cuobjdump_oracle,
+    )
 
     scan = imagelint_scan(lib)
     oracle = cuobjdump_oracle(lib)

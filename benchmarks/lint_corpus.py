@@ -15,7 +15,13 @@ the same files through imagelint.static to count GPU pod specs found and CUDA ev
 Info findings are counted, never scored as false positives.
 """
 from __future__ import annotations
-import json, os, subprocess, sys, tempfile, time
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from collections import Counter, defaultdict
 
 corpus, labels_path = sys.argv[1], sys.argv[2]
@@ -91,6 +97,7 @@ for p in paths:
 sys.path.insert(0, os.getcwd())
 os.chdir(corpus)
 from imagelint.core.lint import read_static
+
 try:
     from imagelint.core.lint import enrich
 except ImportError:  # an imagelint from before run-level enrichment (for a baseline)

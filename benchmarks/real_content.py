@@ -23,8 +23,8 @@ import json
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 TORCH = "torch==2.13.0"
 CUDA_WHEELS = ("nvidia-cuda-runtime-cu12", "nvidia-cuda-cupti-cu12", "nvidia-nvtx-cu12", "nvidia-nvjitlink-cu12",

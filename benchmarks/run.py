@@ -35,16 +35,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))  # tests.support.registry
 
-from install import Venv, child_env, install_imagelint, install_peers  # noqa: E402  (benchmarks/install.py)
 import real_content  # noqa: E402  (benchmarks/real_content.py)
+from install import Venv, child_env, install_imagelint, install_peers  # noqa: E402  (benchmarks/install.py)
 
 WORKERS = 2  # imagelint.layers.reader.DEFAULT_WORKERS: the floor uses the same parallelism
 REPO_NAME = "bench/gpu"
@@ -153,7 +153,7 @@ class Runner:
                 before: Callable[[], None] | None = None, ok_codes: tuple[int, ...] = (0, 1)) -> Measure:
         return self.interleaved([Plan(m, argv, runs, env, before, ok_codes)])[0]
 
-    def interleaved(self, plans: list["Plan"]) -> list[Measure]:
+    def interleaved(self, plans: list[Plan]) -> list[Measure]:
         """Run the plans in rounds (each plan once per round, in order) instead of one after the
         other: a ratio between two rows then compares runs made minutes apart at most, whatever
         the shared machine's load does over the benchmark's half hour."""
@@ -398,7 +398,9 @@ def main() -> None:
         server.stop()
         shutil.rmtree(regdir, ignore_errors=True)
 
-    from scan_counts import scan_counts  # imports imagelint from this tree: after the timed rows
+    from scan_counts import (
+        scan_counts,  # imports imagelint from this tree: after the timed rows
+    )
 
     counts = ({"": scan_counts(layout)} if layout else {}) | {f"{shape}: ": scan_counts(Path(built["layout"])) for shape, built in shapes.items()}
     table = render(measures, summary, large, args, shapes, counts)

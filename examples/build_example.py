@@ -25,7 +25,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from examples.synth_elf import build_elf, compat_libcuda  # noqa: E402
-from tests.support.imagebuilder import Dir, File, ImageSpec, LayerSpec, Symlink, write_oci_layout  # noqa: E402
+from tests.support.imagebuilder import (  # noqa: E402
+    Dir,
+    File,
+    ImageSpec,
+    LayerSpec,
+    Symlink,
+    write_oci_layout,
+)
 
 CUDA = "cuda-12.4"
 LIB = f"usr/local/{CUDA}/targets/x86_64-linux/lib"

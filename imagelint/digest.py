@@ -92,7 +92,7 @@ class VerifyingReader:
         if close:
             close()
 
-    def __enter__(self) -> "VerifyingReader":
+    def __enter__(self) -> VerifyingReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

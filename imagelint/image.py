@@ -7,9 +7,10 @@ here does I/O except ``Layer.open()``, which calls the source's opener.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import BinaryIO, Callable, Mapping
+from typing import BinaryIO
 
 from imagelint.errors import UsageError
 
@@ -49,7 +50,7 @@ class Platform:
     variant: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "Platform":
+    def parse(cls, text: str) -> Platform:
         """Parse ``linux/arm64/v8``, ``linux/amd64``, a bare ``arm64`` (linux assumed) or a bare
         OS, ``linux`` (its default architecture, amd64: the default platform's)."""
         parts = [p for p in (text or "").strip().split("/")]
@@ -62,7 +63,7 @@ class Platform:
         variant = parts[2] if len(parts) == 3 else None
         return cls(parts[0].lower(), normalize_arch(parts[1]), variant)
 
-    def matches(self, other: "Platform") -> bool:
+    def matches(self, other: Platform) -> bool:
         """True when ``other`` (an image's platform) satisfies this requested platform.
 
         A request without a variant accepts any variant; arm64 with no variant

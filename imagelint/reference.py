@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from imagelint.errors import SourceError, UsageError
-from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 SCHEMES = ("registry", "docker", "docker-archive", "oci-dir", "oci-archive")

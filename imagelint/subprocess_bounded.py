@@ -13,8 +13,7 @@ import os
 import selectors
 import subprocess
 import time
-from typing import Mapping, Sequence
-
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 MAX_HELPER_OUTPUT = 1 << 20  # a credential is a small JSON document

@@ -51,7 +51,7 @@ def loads(text: str) -> dict:  # type: ignore[type-arg]
 
 
 MAX_TOML_DIGITS = 4300  # CPython's int() limit (sys.get_int_max_str_digits), which tomllib and tomli call
-_LONG_NUMBER = lazy_pattern(r"[0-9_]{%d,}" % (MAX_TOML_DIGITS + 1))
+_LONG_NUMBER = lazy_pattern(f"[0-9_]{{{MAX_TOML_DIGITS + 1},}}")
 
 
 def _long_number_point(text: str) -> tuple[int, int]:

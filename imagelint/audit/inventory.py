@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from imagelint.audit.model import AuditImage, Inventory, Workload
+from imagelint.deploytarget.model import Target
 from imagelint.errors import UsageError
 from imagelint.localfile import read_regular_file
-from imagelint.deploytarget.model import Target
 from imagelint.untrusted import loads_json
 
 INVENTORY_SCHEMA = "imagelint-audit-inventory/1"

@@ -6,8 +6,7 @@ upgrade planner read; its JSON form is ``imagelint.audit.jsonout`` (schema docs/
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
-
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 # A pool verdict, worst first. "error": the image could not be read (not checked), never a pass.

@@ -15,10 +15,10 @@ renames pools says nothing about them).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.audit.model import FAIL, AuditReport, FindingLine, Workload
-from dataclasses import dataclass
 
 BREAKS, FIXED, STILL_FAILING, UNCHANGED = "breaks", "fixed", "still-failing", "unchanged"
 PLAN_SCHEMA = "imagelint-audit-plan/1"
@@ -113,7 +113,11 @@ def diff(current: AuditReport, proposed: AuditReport) -> PlanReport:
 def proposed_target(target: Any, matrix: Any, *, driver: str | None = None, toolkit: str | None = None,
                     device_plugin: str | None = None) -> Any:
     """Every pool of ``target`` with the proposed versions (``--plan-driver/--plan-toolkit/...``)."""
-    from imagelint.deploytarget.values import cuda_for, parse_driver_version, parse_release_version
+    from imagelint.deploytarget.values import (
+        cuda_for,
+        parse_driver_version,
+        parse_release_version,
+    )
 
     changes: dict[str, Any] = {}
     if driver:

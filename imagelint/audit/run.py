@@ -13,16 +13,25 @@ cluster) is an ``error`` verdict for each of its pools with the one-line reason:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from imagelint import __version__
-from imagelint.audit.model import ERROR, AuditImage, AuditReport, FindingLine, Inventory, PoolCheck, verdict_of
+from imagelint.audit.model import (
+    ERROR,
+    AuditImage,
+    AuditReport,
+    FindingLine,
+    Inventory,
+    PoolCheck,
+    verdict_of,
+)
 from imagelint.audit.shard import inventory_digest, shard_of
-from imagelint.errors import ImagelintError
 from imagelint.deploytarget.model import Target
+from imagelint.errors import ImagelintError
 
 DEFAULT_JOBS = 4
 MAX_JOBS = 64

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
 from imagelint.audit.model import ERROR, AuditReport, Inventory, verdict_of
 from imagelint.errors import UsageError

@@ -6,7 +6,7 @@ shown escaped (``\\x1b``), never sent to the terminal.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from imagelint.audit.jsonout import summary
 from imagelint.audit.model import PASS, VERDICT_RANK, AuditReport

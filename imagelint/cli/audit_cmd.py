@@ -18,10 +18,18 @@ from imagelint.cli.choices import choose
 from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import epilog, examples, exit_codes
-from imagelint.cli.run_options import ConfigOpt, FailOnOpt, IgnoreOpt, MatrixOpt, MatrixOverlayOpt, SelectOpt, write_output
+from imagelint.cli.run_options import (
+    ConfigOpt,
+    FailOnOpt,
+    IgnoreOpt,
+    MatrixOpt,
+    MatrixOverlayOpt,
+    SelectOpt,
+    write_output,
+)
 from imagelint.cli.target_options import with_target_options
-from imagelint.errors import ImagelintError, UsageError
 from imagelint.deploytarget.options import TargetOptions
+from imagelint.errors import ImagelintError, UsageError
 from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:
@@ -72,7 +80,11 @@ def _setup(config: Optional[str], select: Any, ignore: Any, fail_on: Optional[st
 def _inventory(images: Optional[str], target_options: TargetOptions, setup: Any, namespace: Optional[str],
                all_namespaces: bool, selector: Optional[str], use_pull_secrets: bool = False) -> tuple[Any, Any, Any]:
     """(inventory, live target, pull-secret credentials by image) from the cluster or from --images."""
-    from imagelint.audit.inventory import image_credentials, inventory_from_fleet, read_images_file
+    from imagelint.audit.inventory import (
+        image_credentials,
+        inventory_from_fleet,
+        read_images_file,
+    )
 
     if use_pull_secrets and not target_options.cluster:
         raise UsageError("--use-pull-secrets reads the cluster's image pull secrets: it needs --cluster")

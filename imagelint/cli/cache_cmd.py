@@ -9,6 +9,7 @@ default 512 MiB).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -17,7 +18,6 @@ import typer
 from imagelint.cli.failure import fail
 from imagelint.cli.help import INFO_EXIT_CODES, epilog, examples
 from imagelint.errors import ImagelintError
-from dataclasses import dataclass
 
 EPILOG = epilog(examples("imagelint cache info", "imagelint cache info --format json", "imagelint cache clean"),
                 INFO_EXIT_CODES)

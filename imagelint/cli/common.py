@@ -30,7 +30,9 @@ import typer
 
 from imagelint.errors import ImagelintError, UsageError
 from imagelint.image import Platform
-from imagelint.sizes import parse_size  # the flags' size grammar (also used here by --max-*-size)
+from imagelint.sizes import (
+    parse_size,  # the flags' size grammar (also used here by --max-*-size)
+)
 
 if TYPE_CHECKING:
     from imagelint.sources import SourceOptions

@@ -18,27 +18,27 @@ from imagelint.cli.failure import fail
 from imagelint.cli.help import EXIT_CODES, REFERENCES, epilog, examples
 from imagelint.cli.run_options import (
     COLOR_MODES,
+    ColorOpt,
     ConfigOpt,
+    DockerfileOpt,
     FailOnOpt,
     FormatOpt,
     IgnoreOpt,
     MatrixOpt,
     MatrixOverlayOpt,
-    ColorOpt,
-    DockerfileOpt,
     NoInlineIgnoresOpt,
     OutputOpt,
     QuietOpt,
-    SarifArtifactOpt,
     ReportsInOrder,
+    SarifArtifactOpt,
     SelectOpt,
     emit_reports,
     prepare_run,
     report_unreadable,
 )
 from imagelint.cli.target_options import with_target_options
-from imagelint.errors import ImagelintError
 from imagelint.deploytarget.options import TargetOptions
+from imagelint.errors import ImagelintError
 
 app = typer.Typer()
 

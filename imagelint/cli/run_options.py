@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import click
@@ -15,14 +16,13 @@ from typer.core import TyperCommand
 
 from imagelint.cli import completion
 from imagelint.cli.choices import choose
-from imagelint.errors import UsageError
-from dataclasses import dataclass
 from imagelint.deploytarget.options import TargetOptions
+from imagelint.errors import UsageError
 
 if TYPE_CHECKING:  # annotations only: the matrix and config modules load when a run needs them
     from imagelint.core.config import Config
-    from imagelint.matrix import Matrix
     from imagelint.deploytarget import Target
+    from imagelint.matrix import Matrix
 
 FAIL_ON = ("error", "warning", "info", "never")
 COLOR_MODES = ("auto", "always", "never")
@@ -187,7 +187,6 @@ def config_target_options(target: dict, origin: str | None = None) -> TargetOpti
 
 def load_matrix_selected(selector: str | None, overlays: tuple[str, ...], target_options: TargetOptions | None = None):
     from imagelint.matrix import load_matrix
-
     from imagelint.matrix.loader import is_cluster_matrix_selector
 
     if is_cluster_matrix_selector(selector):
@@ -243,8 +242,8 @@ def prepare_run(
     images: list[str] | None = None,
 ) -> RunSetup:
     """Flags + config file → RunSetup. Flags beat config. Raises ImagelintError (exit 2/3)."""
-    from imagelint.core.config import load_config, validate_code_prefix
     from imagelint.cli.target_options import read_cluster_target
+    from imagelint.core.config import load_config, validate_code_prefix
     from imagelint.deploytarget.options import build_target
 
     cfg = load_config(config_path)
@@ -309,7 +308,11 @@ def sarif_artifacts_from(cfg: Any, dockerfiles: list[str], sarif_artifact: str |
     a Dockerfile: ``--sarif-artifact``, else the config file, else under GitHub Actions the
     workflow file, else none (SARIF then names the image itself).
     """
-    from imagelint.report.artifacts import SarifArtifacts, repository_path, repository_root
+    from imagelint.report.artifacts import (
+        SarifArtifacts,
+        repository_path,
+        repository_root,
+    )
 
     root = repository_root()
 
@@ -383,7 +386,6 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if summary_path and (in_actions or any(f == "github" for f, _ in plan)):
         from imagelint.report.github import step_summary
-
         from imagelint.report.output import write_report
 
         write_report(summary_path, step_summary(run), append=True)

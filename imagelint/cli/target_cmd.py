@@ -9,8 +9,8 @@ import typer
 from imagelint.cli.failure import fail
 from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.target_options import resolve_target, with_target_options
-from imagelint.errors import ImagelintError, UsageError
 from imagelint.deploytarget.options import TargetOptions
+from imagelint.errors import ImagelintError, UsageError
 
 EPILOG = epilog(
     examples(
@@ -51,9 +51,8 @@ def show(target_options: TargetOptions, matrix: MatrixOpt = None) -> None:
         loaded = load_matrix_for(matrix, target_options)
     except ImagelintError as exc:
         raise fail(exc) from None
-    from imagelint.matrix.loader import is_cluster_matrix_selector
-
     from imagelint.deploytarget.describe import describe_target
+    from imagelint.matrix.loader import is_cluster_matrix_selector
 
     target = resolve_target(_with_config(target_options), loaded, cluster_matrix=is_cluster_matrix_selector(matrix))
     typer.echo(describe_target(target))
@@ -91,9 +90,9 @@ def snapshot(
             target = target_from_dump(dump, loaded)
     except ImagelintError as exc:
         raise fail(exc) from None
+    from imagelint.deploytarget.toml_writer import dump_target_toml
     from imagelint.escape import guard_line, printable
     from imagelint.matrix.loader import is_cluster_matrix_selector
-    from imagelint.deploytarget.toml_writer import dump_target_toml
 
     if dump is None:
         target = resolve_target(target_options, loaded, cluster_matrix=is_cluster_matrix_selector(matrix))

@@ -30,11 +30,10 @@ import typer
 
 from imagelint.cli import completion
 from imagelint.cli.common import signature_without
-from imagelint.errors import ImagelintError
 from imagelint.deploytarget import Target
 from imagelint.deploytarget.options import TargetOptions, build_target
 from imagelint.deploytarget.values import TargetMatrix
-
+from imagelint.errors import ImagelintError
 
 DriverOpt = Annotated[
     Optional[List[str]],

@@ -79,7 +79,10 @@ from imagelint.cluster.connection import (
     connect,
     status_text,
 )
-from imagelint.cluster.matrix_configmap import matrix_from_cluster, parse_cluster_matrix_selector
+from imagelint.cluster.matrix_configmap import (
+    matrix_from_cluster,
+    parse_cluster_matrix_selector,
+)
 from imagelint.cluster.nodes import pools_from_nodes
 from imagelint.cluster.read_target import target_from_cluster
 from imagelint.cluster.resources import Resource

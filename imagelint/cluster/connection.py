@@ -23,14 +23,15 @@ timeout is ``--timeout`` when the CLI gives one.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from imagelint.cluster.kubeconfig import load_client_configuration
 from imagelint.cluster.resources import Resource
 from imagelint.errors import ClusterError, UsageError
 from imagelint.untrusted import loads_json
-from dataclasses import dataclass
 
 # (connect, read) seconds for every API call: a dead or stalled API server must
 # fail the run quickly, not hang CI.

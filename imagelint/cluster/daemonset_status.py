@@ -8,13 +8,13 @@ that finds those pods. 403/404 → ``refused``.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, string_map, text
 from imagelint.cluster.operator import OperatorComponent, workloads_from_daemonsets
 from imagelint.cluster.resources import DAEMON_SETS
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,14 @@ round. ``seen`` is whichever says when the event last happened, parsed once here
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, text
 from imagelint.cluster.resources import EVENTS
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@ node is in, and every container the workloads run (:mod:`imagelint.cluster.workl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.cluster.connection import DEFAULT_TIMEOUT, connect
 from imagelint.cluster.nodes import pools_and_members, read_nodes

@@ -18,11 +18,11 @@ the root logger before going on without credentials.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import ClusterError, UsageError
 from imagelint.untrusted import loads_json
-from dataclasses import dataclass
 
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 # kubeconfigs are kilobytes; a larger file is refused before the client's YAML loader reads it.

@@ -8,12 +8,13 @@ runtime reports, when the runtime reports them (empty = unknown). 403/404 → ``
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, string_map, text
 from imagelint.cluster.resources import NODES
-from dataclasses import dataclass
 from imagelint.deploytarget.model import Taint
 
 

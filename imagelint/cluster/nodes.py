@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.operator import OperatorComponent
 from imagelint.cluster.resources import MALFORMED, NODES
 from imagelint.cluster.runtime_classes import runtime_class_for
+from imagelint.deploytarget.model import GpuSpec, NodePool, Taint, Target, merge_targets
+from imagelint.deploytarget.values import (
+    TargetMatrix,
+    cuda_for,
+    parse_driver_version,
+    resolve_gpu,
+)
 from imagelint.errors import UsageError
-from imagelint.deploytarget.model import GpuSpec, NodePool, Target, Taint, merge_targets
-from imagelint.deploytarget.values import TargetMatrix, cuda_for, parse_driver_version, resolve_gpu
 from imagelint.untrusted import int_or_none
 
 # Kubernetes' and clouds' own label names (NVIDIA's come from the matrix).

@@ -11,17 +11,16 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from dataclasses import dataclass
 
-
-def _any_match(patterns: tuple[str, ...]) -> "re.Pattern[str]":
+def _any_match(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regex for ``*`` globs (``*`` spans anything, "/" included)."""
     return re.compile("|".join(fnmatch.translate(p) for p in patterns))
 
 
-def _with_profile(template: str) -> "re.Pattern[str]":
+def _with_profile(template: str) -> re.Pattern[str]:
     """``"-MIG-{profile}"`` -> a regex capturing the MIG profile (``1g.5gb``) where it stands."""
     head, _, tail = template.partition("{profile}")
     return re.compile(re.escape(head) + r"(\d+g\.\d+gb)" + re.escape(tail))
@@ -40,12 +39,12 @@ class NvidiaNames:
     family: str
     count: str
     mig_strategy: str
-    gpu_node_labels: "re.Pattern[str]"  # labels only GFD writes, on GPU nodes
-    product_shared: "re.Pattern[str]"  # "-SHARED" at the end of gpu.product (time-slicing/MPS)
-    product_mig: "re.Pattern[str]"  # "-MIG-<profile>" at the end of gpu.product (MIG single)
-    mig_mixed_count: "re.Pattern[str]"  # nvidia.com/mig-<profile>.count (MIG mixed)
-    kept_labels: "re.Pattern[str]"
-    volatile_labels: "re.Pattern[str]"  # change over time or per node on the same stack
+    gpu_node_labels: re.Pattern[str]  # labels only GFD writes, on GPU nodes
+    product_shared: re.Pattern[str]  # "-SHARED" at the end of gpu.product (time-slicing/MPS)
+    product_mig: re.Pattern[str]  # "-MIG-<profile>" at the end of gpu.product (MIG single)
+    mig_mixed_count: re.Pattern[str]  # nvidia.com/mig-<profile>.count (MIG mixed)
+    kept_labels: re.Pattern[str]
+    volatile_labels: re.Pattern[str]  # change over time or per node on the same stack
     resource_prefix: str  # "nvidia.com/"
     device_plugin_images: tuple[str, ...]  # last path component of the repository
     toolkit_images: tuple[str, ...]

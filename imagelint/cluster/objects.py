@@ -8,7 +8,8 @@ these so a malformed object is skipped or read as empty, never a traceback.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits

@@ -9,13 +9,14 @@ to a warning (``read_operator_components``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, MALFORMED
-from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 _IMAGE_VERSION = lazy_pattern(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")

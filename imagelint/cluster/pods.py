@@ -8,12 +8,13 @@ for (GPUs, claims, tolerations); nothing else reads it raw. 403/404 → ``refuse
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import clean, items, mapping, number, string_map, text
 from imagelint.cluster.resources import PODS
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

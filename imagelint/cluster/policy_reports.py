@@ -15,8 +15,9 @@ still written, and the caller keeps the audit's own verdict (``imagelint.cli.aud
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from imagelint.cluster.connection import Connection, Refused
 from imagelint.cluster.resources import CLUSTER_POLICY_REPORTS, POLICY_REPORTS, Resource

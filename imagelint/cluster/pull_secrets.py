@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from imagelint.cluster.connection import Connection, status_text
 from imagelint.cluster.resources import SECRETS

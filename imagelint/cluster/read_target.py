@@ -12,9 +12,9 @@ from imagelint.cluster.nodes import pools_from_nodes, read_nodes
 from imagelint.cluster.operator import read_operator_components
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
 from imagelint.cluster.source import ObjectSource
-from imagelint.errors import UsageError
 from imagelint.deploytarget.model import Target
 from imagelint.deploytarget.values import TargetMatrix
+from imagelint.errors import UsageError
 
 
 def target_from_cluster(

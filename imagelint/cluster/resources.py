@@ -12,9 +12,9 @@ ConfigMaps) goes through ``CoreV1Api``'s ``list_<name>`` / ``list_namespaced_<na
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
-
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from imagelint.cluster.connection import Connection
 from imagelint.cluster.resources import RUNTIME_CLASSES

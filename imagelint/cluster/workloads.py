@@ -26,7 +26,9 @@ CronJob. Objects are untrusted: one that does not fit the API is left out with a
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from imagelint.cluster.connection import Connection, status_text
 from imagelint.cluster.pods import PodInfo, pod_from_object
@@ -42,7 +44,6 @@ from imagelint.cluster.resources import (
     Resource,
 )
 from imagelint.facts.model import WorkloadFacts
-from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 TEMPLATE_KINDS = (DEPLOYMENTS, STATEFUL_SETS, DAEMON_SETS, JOBS, CRON_JOBS, *GPU_WORKLOAD_KINDS)

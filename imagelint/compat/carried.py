@@ -26,10 +26,15 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from imagelint.facts.model import DriverLibrary, ForwardCompatNote, ImageFacts, Provenance
-from imagelint.lazyre import lazy_pattern
-from imagelint.facts.known_images import NVIDIA_CUDA_REPOS, parse_image
 from imagelint.deploytarget.values import DriverVersion
+from imagelint.facts.known_images import NVIDIA_CUDA_REPOS, parse_image
+from imagelint.facts.model import (
+    DriverLibrary,
+    ForwardCompatNote,
+    ImageFacts,
+    Provenance,
+)
+from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
 
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"

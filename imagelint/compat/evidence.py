@@ -8,7 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from imagelint.facts.model import CUDA_SOURCES, CudaVersionEvidence, DriverLibrary, ImageFacts
+from imagelint.facts.model import (
+    CUDA_SOURCES,
+    CudaVersionEvidence,
+    DriverLibrary,
+    ImageFacts,
+)
 from imagelint.untrusted import is_digits
 
 

@@ -21,7 +21,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from imagelint.compat.carried import NGC_ENTRYPOINT, NgcCompat, ngc_compat, official_base_compat, removal_note
+from imagelint.compat.carried import (
+    NGC_ENTRYPOINT,
+    NgcCompat,
+    ngc_compat,
+    official_base_compat,
+    removal_note,
+)
 from imagelint.compat.evidence import (
     GoverningCuda,
     compare,
@@ -57,8 +63,8 @@ from imagelint.compat.verdict import (
     Verdict,
     merge_cases,
 )
-from imagelint.facts.model import DriverLibrary, ImageFacts
 from imagelint.deploytarget import NodePool
+from imagelint.facts.model import DriverLibrary, ImageFacts
 from imagelint.untrusted import is_digits
 
 # Who puts the compat libcuda first when the image's own loader path names it: the dynamic loader, in every
@@ -274,7 +280,11 @@ class _Judge:
         return self._host_only(sc, skipped)
 
     def _refused(self, sc: Scenario) -> Case | None:
-        from imagelint.matrix.require import Device, evaluate_env, runtime_enforces_requirements
+        from imagelint.matrix.require import (
+            Device,
+            evaluate_env,
+            runtime_enforces_requirements,
+        )
 
         if sc.mode not in ("legacy", "csv") or not runtime_enforces_requirements(sc.mode):
             return None

@@ -6,9 +6,9 @@ GPU classes and driver-branch facts come from the matrix (``gpus``, ``driver_bra
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from dataclasses import dataclass
 from imagelint.deploytarget import GpuSpec, NodePool
 from imagelint.deploytarget.values import DriverVersion
 

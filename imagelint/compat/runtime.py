@@ -23,13 +23,13 @@ become ``Scenario`` s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.compat.evidence import compare, major
 from imagelint.compat.pool import HostDriver
-from imagelint.facts.model import DriverLibrary
-from dataclasses import dataclass
 from imagelint.deploytarget import NodePool
+from imagelint.facts.model import DriverLibrary
 from imagelint.untrusted import is_digits
 
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).

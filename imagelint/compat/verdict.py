@@ -8,9 +8,8 @@ outcome depends on what instead of guessing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass
+from typing import Any
 
 NATIVE = "native"                 # the host driver runs the image's CUDA as is
 MINOR = "minor-version-compat"    # runs within the CUDA major, with documented limits

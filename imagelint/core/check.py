@@ -18,16 +18,24 @@ images still get a result (with ``error``) so SARIF/JSON are always written.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from imagelint import __version__
 from imagelint.core.config import Config
-from imagelint.core.engine import ImageResult, exit_code_for, needs_layers, run_rules, selected_rules, summary_counts
+from imagelint.core.engine import (
+    ImageResult,
+    exit_code_for,
+    needs_layers,
+    run_rules,
+    selected_rules,
+    summary_counts,
+)
+from imagelint.deploytarget import Target
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
-from imagelint.deploytarget import Target
 
 if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does not import the sources
     from imagelint.sources import SourceOptions

@@ -34,15 +34,15 @@ Selection lives here too (``RuleSelection``, ``selected_rules``, ``validate_code
 
 from __future__ import annotations
 
-import functools
-
 import datetime as _dt
+import functools
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
@@ -129,7 +129,7 @@ class Config:
     dockerfiles: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # image ref -> Dockerfile
     notices: tuple[str, ...] = ()  # deprecation notes (old spellings), for the CLI to print
 
-    def with_overrides(self, **changes: Any) -> "Config":
+    def with_overrides(self, **changes: Any) -> Config:
         """Flags beat the file: only the values given (not None) replace the file's."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

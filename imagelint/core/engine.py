@@ -17,17 +17,25 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from imagelint.core.config import Config, IgnoreEntry, ignore_root, path_glob_matches
-from imagelint.core.config import RuleSelection, selected_rules, validate_code_prefix  # noqa: F401  (re-exported: the engine's API)
+from imagelint.core.config import (  # noqa: F401  (re-exported: the engine's API)
+    Config,
+    IgnoreEntry,
+    RuleSelection,
+    ignore_root,
+    path_glob_matches,
+    selected_rules,
+    validate_code_prefix,
+)
+from imagelint.deploytarget.model import Target
 from imagelint.facts.model import ImageFacts
 from imagelint.redact import redact_data, redact_text
 from imagelint.rules import RuleInfo
 from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
-from imagelint.deploytarget.model import Target
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
 SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")

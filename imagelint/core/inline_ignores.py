@@ -17,8 +17,8 @@ rules that ran on the file) each get a note naming ``file:line``. Notes do not f
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping, Sequence
 
 from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, SuppressedFinding

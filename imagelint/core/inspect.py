@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from imagelint import progress
 from imagelint.facts.model import EnvSetting, ImageFacts, LoaderPathEntry, Provenance
@@ -105,10 +106,18 @@ def _read_facts(image: Image, options: SourceOptions, store: LayerCache | None, 
                 spec: CaptureSpec | None, gpu_code: bool) -> ImageFacts:
     from dataclasses import replace
 
-    from imagelint.facts.capture import CAPTURE_SPEC, CAPTURE_SPEC_WITHOUT_GPU_CODE, spec_reads_gpu_code
+    from imagelint.facts.capture import (
+        CAPTURE_SPEC,
+        CAPTURE_SPEC_WITHOUT_GPU_CODE,
+        spec_reads_gpu_code,
+    )
     from imagelint.facts.collect import collect_image_facts
     from imagelint.layers.cache import caching_extractor
-    from imagelint.layers.reader import DEFAULT_WORKERS, extract_layer, read_image_filesystem
+    from imagelint.layers.reader import (
+        DEFAULT_WORKERS,
+        extract_layer,
+        read_image_filesystem,
+    )
 
     chosen = spec if spec is not None else (CAPTURE_SPEC if gpu_code else CAPTURE_SPEC_WITHOUT_GPU_CODE)
     extract = caching_extractor(store, extract_layer) if store is not None else extract_layer

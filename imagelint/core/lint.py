@@ -24,20 +24,25 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from imagelint.core.check import CheckRun, target_findings_once
 from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, run_rules
+from imagelint.core.inline_ignores import (
+    apply_ignores,
+    dockerfile_ignores,
+    ignores_in_text,
+)
 from imagelint.deadline import check as deadline_check
+from imagelint.deploytarget import Target
 from imagelint.errors import ConfigError, SourceError, UsageError
 from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
-from imagelint.core.inline_ignores import apply_ignores, dockerfile_ignores, ignores_in_text
-from imagelint.deploytarget import Target
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 _SNIFF_BYTES = 16 * 1024

@@ -17,6 +17,6 @@ flags are in ``imagelint/cli/target_options.py``. Only the model is re-exported 
 
 from __future__ import annotations
 
-from imagelint.deploytarget.model import GpuSpec, NodePool, Target, Taint
+from imagelint.deploytarget.model import GpuSpec, NodePool, Taint, Target
 
 __all__ = ["GpuSpec", "NodePool", "Target", "Taint"]

@@ -31,12 +31,12 @@ Errors are ``ConfigError`` (exit 2) with the file and the line of the key.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from imagelint.errors import ConfigError, UsageError
 from imagelint.deploytarget.gpu_labels import PoolContradiction, refine_pool
-from imagelint.deploytarget.model import GpuSpec, NodePool, Target, Taint
+from imagelint.deploytarget.model import GpuSpec, NodePool, Taint, Target
 from imagelint.deploytarget.values import (
     DEVICE_LIST_STRATEGIES,
     MIG_STRATEGIES,
@@ -53,9 +53,9 @@ from imagelint.deploytarget.values import (
     resolve_gpu,
     unknown_gpu_message,
 )
+from imagelint.errors import ConfigError, UsageError
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
-
 
 _TOP_KEYS = ("runtime-classes", "pool", "snapshot-of")
 # A snapshot of a cluster (``imagelint target snapshot --cluster``) says so: its pools carry every

@@ -25,8 +25,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget.model import GpuSpec, NodePool
 from imagelint.untrusted import int_or_none

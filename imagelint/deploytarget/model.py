@@ -8,12 +8,11 @@ Frozen dataclasses; ``merge_targets`` combines targets from several sources.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from imagelint.versions import CudaVersion, DriverVersion
-
 
 
 @dataclass(frozen=True)

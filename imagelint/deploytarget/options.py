@@ -11,10 +11,10 @@ for it; the target sits below the cluster reader in the package order). The type
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence
-
-from imagelint.errors import UsageError
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
 from imagelint.deploytarget.file import load_target_file
 from imagelint.deploytarget.model import GpuSpec, NodePool, Target, merge_targets
 from imagelint.deploytarget.values import (
@@ -27,7 +27,7 @@ from imagelint.deploytarget.values import (
     parse_release_version,
     parse_runtime_mode,
 )
-
+from imagelint.errors import UsageError
 
 # --- flags ---------------------------------------------------------------------------
 

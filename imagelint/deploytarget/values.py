@@ -14,14 +14,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+from imagelint.deploytarget.model import GpuSpec
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
-from imagelint.deploytarget.model import GpuSpec
-from imagelint.versions import CUDA_RE, CudaVersion, DriverVersion
 from imagelint.untrusted import is_digits
-
+from imagelint.versions import CUDA_RE, CudaVersion, DriverVersion
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
 

@@ -21,7 +21,13 @@ Nothing here imports typer.
 
 from __future__ import annotations
 
-from imagelint.doctor.model import DoctorReport, Evidence, Finding, ObjectRef, StageResult
+from imagelint.doctor.model import (
+    DoctorReport,
+    Evidence,
+    Finding,
+    ObjectRef,
+    StageResult,
+)
 from imagelint.doctor.run import diagnose, run_doctor
 from imagelint.doctor.snapshot import DoctorOptions
 

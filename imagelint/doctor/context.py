@@ -4,10 +4,10 @@ component DaemonSets and their pods, the workload pods in scope, events per obje
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Callable
 
 from imagelint.cluster.daemonset_status import DaemonSetStatus
 from imagelint.cluster.events import EventInfo
@@ -15,15 +15,14 @@ from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.objects import items, mapping
 from imagelint.cluster.pods import PodInfo
+from imagelint.deploytarget.model import NodePool, Target
 from imagelint.doctor.model import Finding, ImageSide
 from imagelint.doctor.snapshot import Snapshot
 from imagelint.doctor.workloads import PodWorkload, pod_workload
 from imagelint.facts.model import WorkloadFacts
 from imagelint.matrix.doctor_signatures import Signatures
 from imagelint.rules._kube import match_pool
-from imagelint.deploytarget.model import NodePool, Target
 from imagelint.untrusted import is_digits
-
 
 # Cloud node-group labels: a node's pool is named after the first it carries.
 NODE_GROUP_LABELS = (

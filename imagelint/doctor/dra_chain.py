@@ -26,12 +26,12 @@ from imagelint.cluster.dra import ClaimInfo, RequestInfo, SliceDevice, TemplateI
 from imagelint.cluster.objects import items, text
 from imagelint.cluster.pods import PodInfo
 from imagelint.cluster.source import NOT_IN_DUMP
+from imagelint.deploytarget import GpuSpec
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
 from imagelint.lazyre import lazy_pattern
-from imagelint.deploytarget import GpuSpec
 
 _NEGATION = lazy_pattern(r"(?<![=!])!(?!=)")
 _DRIVER = lazy_pattern(r"""^device\.driver\s*==\s*['"]([\w.-]+)['"]$""")

@@ -10,8 +10,9 @@ nodes its pods run on. An image that cannot be read is a warning, not the end of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from imagelint.cluster.objects import items, text
 from imagelint.doctor.model import ImageSide, ImageVerdict

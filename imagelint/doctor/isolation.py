@@ -11,7 +11,8 @@ nvidia`` are affected — read here from the toolkit's settings, not from a vers
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from imagelint.cluster.objects import items, text
 from imagelint.cluster.operator import OperatorComponent
@@ -19,7 +20,6 @@ from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
-from dataclasses import dataclass
 
 _TRUE = ("1", "t", "true", "yes", "on")
 _NO_DEVICES = ("", "void", "none")

@@ -8,7 +8,13 @@ from dataclasses import replace
 
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
-from imagelint.doctor.common import Clue, finding, init_progress, merge_by_pool, pod_clues
+from imagelint.doctor.common import (
+    Clue,
+    finding,
+    init_progress,
+    merge_by_pool,
+    pod_clues,
+)
 from imagelint.doctor.context import Context, gpu_count
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 

@@ -7,20 +7,33 @@ goes on. Findings keep the stage's order (a node that failed stage 2 is not judg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from imagelint.cluster.source import ObjectSource
 from imagelint.doctor.context import Context
 from imagelint.doctor.isolation import check_isolation
-from imagelint.doctor.model import BLOCKED, FAILED, NOT_CHECKED, OK, STAGES, DoctorReport, Finding, ImageSide, StageResult
-from imagelint.doctor.node_stages import check_advertised, check_device_plugin, check_driver
+from imagelint.doctor.model import (
+    BLOCKED,
+    FAILED,
+    NOT_CHECKED,
+    OK,
+    STAGES,
+    DoctorReport,
+    Finding,
+    ImageSide,
+    StageResult,
+)
+from imagelint.doctor.node_stages import (
+    check_advertised,
+    check_device_plugin,
+    check_driver,
+)
 from imagelint.doctor.runtime import check_runtime
 from imagelint.doctor.scheduling import check_scheduling
 from imagelint.doctor.snapshot import DoctorOptions, Snapshot, read_snapshot
 from imagelint.errors import UsageError
 from imagelint.matrix.doctor_signatures import Signatures, load_signatures
-
 
 CHECKS: dict[int, Callable[[Context], list[str]]] = {
     1: check_driver, 2: check_device_plugin, 3: check_advertised, 4: check_scheduling, 5: check_runtime, 6: check_isolation,

@@ -10,9 +10,9 @@ from fractions import Fraction
 from imagelint.cluster.events import latest_first
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.pods import PodInfo
-from imagelint.doctor.dra_chain import uses_claims
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
+from imagelint.doctor.dra_chain import uses_claims
 from imagelint.doctor.model import Evidence, Finding, ObjectRef
 from imagelint.doctor.scheduler_message import is_lifecycle_taint, parse_reasons
 from imagelint.doctor.selectors import nearest_label, nearest_name
@@ -77,17 +77,17 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> tup
         evidence, hints = [], []
         labels = [n.labels for n in nodes]
         for key, value in workload.node_selector.items():
-            if not any(l.get(key) == value for l in labels):
+            if not any(node_labels.get(key) == value for node_labels in labels):
                 near = nearest_label(key, value, pairs)
                 hints.append(f"nodeSelector {key}={value}" + (f": did you mean {near}?" if near else ""))
                 evidence.append(Evidence(pod_ref(pod), field="spec.nodeSelector", value=f"{key}={value} (no node has it" + (f"; nearest {near})" if near else ")")))
         for term in workload.affinity_terms:
             for req in term:
-                if req.operator == "In" and not any(l.get(req.key) in req.values for l in labels):
+                if req.operator == "In" and not any(node_labels.get(req.key) in req.values for node_labels in labels):
                     near = nearest_label(req.key, req.values[0] if req.values else None, pairs)
                     hints.append(f"affinity {req.key} In {list(req.values)}" + (f": did you mean {near}?" if near else ""))
                     evidence.append(Evidence(pod_ref(pod), field="spec.affinity.nodeAffinity", value=f"{req.key} In {list(req.values)} (no node has it" + (f"; nearest {near})" if near else ")")))
-                elif req.operator == "Exists" and not any(req.key in l for l in labels):
+                elif req.operator == "Exists" and not any(req.key in node_labels for node_labels in labels):
                     near = nearest_label(req.key, None, pairs)
                     hints.append(f"affinity {req.key} Exists" + (f": did you mean {near}?" if near else ""))
                     evidence.append(Evidence(pod_ref(pod), field="spec.affinity.nodeAffinity", value=f"{req.key} Exists (no node has the key)"))

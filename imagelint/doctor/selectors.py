@@ -8,7 +8,7 @@ ratio, cut-off 0.6) — "did you mean hardware-type=ai-training?". Pure, no clus
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 CUTOFF = 0.6
 

@@ -9,8 +9,9 @@ need them, within budgets (``MAX_LOGS``, ``MAX_CONFIGMAPS``), and cached.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.cluster.configmap_data import ConfigMapData, read_configmap_data
 from imagelint.cluster.connection import status_text
@@ -18,11 +19,11 @@ from imagelint.cluster.daemonset_status import DaemonSetStatus, read_daemonset_s
 from imagelint.cluster.dra import DraInventory, read_dra
 from imagelint.cluster.events import EventInfo, read_warning_events
 from imagelint.cluster.node_status import NodeInfo, read_node_status
+from imagelint.cluster.objects import items, mapping, text
 from imagelint.cluster.operator import OperatorComponent, workloads_from_clusterpolicy
 from imagelint.cluster.pod_logs import LogTail, log_tail_of
 from imagelint.cluster.pods import PodInfo, read_pods
 from imagelint.cluster.resources import CLUSTER_POLICIES, REPLICA_SETS, RUNTIME_CLASSES
-from imagelint.cluster.objects import items, mapping, text
 from imagelint.cluster.source import NOT_IN_DUMP, ObjectSource
 
 MAX_LOGS = 24  # log tails read per run (one per failing component pod is enough)

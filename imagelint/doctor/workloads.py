@@ -9,11 +9,11 @@ containers and asks ``imagelint.static.kubernetes`` — doctor does not re-imple
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.cluster.pods import PodInfo
 from imagelint.facts.model import ImageFacts, WorkloadFacts
-from dataclasses import dataclass
 
 MAX_DEPTH = 40
 

@@ -25,10 +25,10 @@ Syntax (each tool's documentation):
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from imagelint.facts.model import ArchListSetting, EnvSetting, Provenance
-from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 TORCH = "TORCH_CUDA_ARCH_LIST"

@@ -9,7 +9,7 @@ or recognisable from the env every official CUDA image sets (``NVARCH``,
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from imagelint.facts import names
 from imagelint.facts.model import BaseImageFacts, EnvSetting, Provenance

@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint.facts.codec import decode, encode
 from imagelint.facts.model import ImageFacts
-from imagelint.redact import mask_data, secret_env_values, unmask_data
-
 from imagelint.layers.cache import LayerCache, content_addressed
+from imagelint.redact import mask_data, secret_env_values, unmask_data
 from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:

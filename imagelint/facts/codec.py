@@ -17,9 +17,10 @@ import collections.abc
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
-from typing import Any, Mapping, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from imagelint.facts.model import EnvSetting, Provenance
 from imagelint.image import ImageConfig

@@ -12,10 +12,16 @@ major alone: precision ``major``), pip CUDA runtime wheels (dist-info directory 
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from imagelint.facts import names
-from imagelint.facts.common import FilesystemView, env_provenance, file_provenance, norm, text_lines
+from imagelint.facts.common import (
+    FilesystemView,
+    env_provenance,
+    file_provenance,
+    norm,
+    text_lines,
+)
 from imagelint.facts.model import CudaFacts, CudaVersionEvidence, EnvSetting, Provenance
 from imagelint.layers.model import DIRECTORY, CaptureRule
 from imagelint.lazyre import lazy_pattern

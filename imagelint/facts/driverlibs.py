@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -17,14 +18,17 @@ from imagelint.errors import ConfigError
 from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import ElfNoteScanner
 from imagelint.facts.loader import LoaderView
-from imagelint.facts.model import DriverLibrary, ForwardCompatNote, LoaderFacts, Provenance
-from dataclasses import dataclass
+from imagelint.facts.model import (
+    DriverLibrary,
+    ForwardCompatNote,
+    LoaderFacts,
+    Provenance,
+)
 from imagelint.layers.model import FILE, HARDLINK, SYMLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
-from imagelint.untrusted import loads_json
-from imagelint.untrusted import is_digits
+from imagelint.untrusted import is_digits, loads_json
 
 MATRIX_FILE = "driver-libraries.toml"
 ELF_NOTES_SCANNER = "elf-notes"

@@ -28,7 +28,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-
 ELF_MAGIC = b"\x7fELF"
 PT_NOTE = 4
 SHT_NOTE = 7
@@ -319,7 +318,7 @@ class SectionTableCapture:
         return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _note_record(endian: str, owner: bytes) -> re.Pattern[bytes]:
     """A note record whose owner is ``owner``: namesz (its length), descsz and type, then the owner."""
     return re.compile(re.escape(struct.pack(endian + "I", len(owner))) + b".{8}" + re.escape(owner), re.DOTALL)

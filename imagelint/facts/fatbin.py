@@ -41,12 +41,18 @@ import struct
 from array import array
 from bisect import bisect_right
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.facts.common import FilesystemView, file_provenance
-from imagelint.facts.elf import SHT_NOBITS, SectionHeader, SectionTableCapture, parse_elf_header, read_sections
+from imagelint.facts.elf import (
+    SHT_NOBITS,
+    SectionHeader,
+    SectionTableCapture,
+    parse_elf_header,
+    read_sections,
+)
 from imagelint.facts.model import GpuCodeObject
-from dataclasses import dataclass
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits

@@ -13,9 +13,10 @@ major with Z >= Y. These are ISA rules, not product data, so they live here.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
-
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
 
@@ -35,7 +36,7 @@ class GpuTarget:
     ptx: bool
 
     @classmethod
-    def parse(cls, name: str) -> "GpuTarget | None":
+    def parse(cls, name: str) -> GpuTarget | None:
         m = _TARGET.match(name.strip())
         if m is None:
             return None

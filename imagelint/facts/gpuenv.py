@@ -20,9 +20,9 @@ the requirement evaluator's ``is_legacy_image`` (``imagelint.matrix.require``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from imagelint.facts.model import EnvSetting, ImageFacts
-from dataclasses import dataclass
 
 # NVIDIA_DRIVER_CAPABILITIES when empty or unset (nvidia-container-toolkit).
 DEFAULT_CAPABILITIES = ("compute", "utility")

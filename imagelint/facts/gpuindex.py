@@ -15,8 +15,8 @@ Text is scanned the way grep does: ``hit_lines`` finds, in C, the lines that hol
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
+
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
 
@@ -169,7 +169,8 @@ def newline_text(text: str) -> str:
 
 
 try:
-    from imagelint.facts._hitscan import lines as _native_lines, newlines as _native_newlines
+    from imagelint.facts._hitscan import lines as _native_lines
+    from imagelint.facts._hitscan import newlines as _native_newlines
 except ImportError:  # not built (no compiler at install time): str.find passes do the search
     _native_lines = _native_newlines = None
 

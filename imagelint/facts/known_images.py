@@ -22,10 +22,10 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import UsageError
-from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 
 NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")

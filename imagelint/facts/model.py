@@ -10,9 +10,10 @@ a Kubernetes manifest's from a container spec. ``Provenance`` says which.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.image import Platform
 from imagelint.redact import secret_env_values

@@ -15,7 +15,8 @@ Two kinds, kept apart on purpose:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # The runtime (nvidia-container-toolkit cuda_image.go).
 REQUIRE_PREFIX = "NVIDIA_REQUIRE_"

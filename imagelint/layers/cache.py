@@ -26,11 +26,10 @@ import hashlib
 import os
 import threading
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable
-
+from collections.abc import Callable
 from dataclasses import dataclass
-
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the model is imported where layers are read; a warm run reads none
     from imagelint.layers.model import CaptureSpec, LayerExtract

@@ -29,7 +29,16 @@ from types import MappingProxyType
 from typing import Any
 
 from imagelint.errors import ImageFormatError
-from imagelint.layers.model import DIRECTORY, EXTRACTOR_VERSION, FILE, HARDLINK, OTHER, SYMLINK, Entry, LayerExtract
+from imagelint.layers.model import (
+    DIRECTORY,
+    EXTRACTOR_VERSION,
+    FILE,
+    HARDLINK,
+    OTHER,
+    SYMLINK,
+    Entry,
+    LayerExtract,
+)
 from imagelint.untrusted import loads_json
 
 try:  # ISA-L's zlib: the same format, faster to inflate and to deflate at level 1

@@ -28,9 +28,15 @@ Only what the CaptureSpec recorded is visible: this is not a full filesystem.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
-from imagelint.layers.match import compile_glob, literal_prefix, literal_runs, literal_suffix
+from imagelint.layers.match import (
+    compile_glob,
+    literal_prefix,
+    literal_runs,
+    literal_suffix,
+)
 from imagelint.layers.model import DIRECTORY, HARDLINK, SYMLINK, Entry, LayerExtract
 
 # Linux follows at most 40 symlinks per lookup (MAXSYMLINKS); past that a path "loops".
@@ -140,7 +146,7 @@ class ImageFilesystem:
     # -- building ----------------------------------------------------------------------
 
     @classmethod
-    def from_extracts(cls, extracts: Iterable[LayerExtract]) -> "ImageFilesystem":
+    def from_extracts(cls, extracts: Iterable[LayerExtract]) -> ImageFilesystem:
         """Apply layers in the order given (lowest first).
 
         For each layer: its whiteouts remove the path and everything below it,

@@ -18,8 +18,8 @@ runs the few regexes that can match it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cached_property
-from typing import Sequence
 
 from imagelint.layers.model import CaptureRule
 

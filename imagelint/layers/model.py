@@ -13,10 +13,10 @@ Paths are normalised: no leading '/', no '.' or '..' components, '/'-separated.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Protocol
-
+from typing import Any, Protocol
 
 # Bump whenever what is captured or how it is stored changes: it keys the layer cache.
 EXTRACTOR_VERSION = 4

@@ -14,21 +14,29 @@ a warning. Nothing from the image is ever executed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextvars import ContextVar, copy_context
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
-from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededError, SourceError
+from imagelint.errors import (
+    ImageFormatError,
+    ImagelintError,
+    LimitExceededError,
+    SourceError,
+)
 from imagelint.image import Image, Layer
 from imagelint.layers import tarwalk
-from imagelint.layers.tarwalk import normalize_member_path
-from imagelint.layers.decompress import InflatedBudget, LayerCancelled, open_decompressed
+from imagelint.layers.decompress import (
+    InflatedBudget,
+    LayerCancelled,
+    open_decompressed,
+)
 from imagelint.layers.filesystem import ImageFilesystem
 from imagelint.layers.limits import DEFAULT_LIMITS, ReadLimits
 from imagelint.layers.match import RuleMatcher
-from imagelint.layers.prefetch import prefetched
 from imagelint.layers.model import (
     DIRECTORY,
     FILE,
@@ -40,6 +48,8 @@ from imagelint.layers.model import (
     Entry,
     LayerExtract,
 )
+from imagelint.layers.prefetch import prefetched
+from imagelint.layers.tarwalk import normalize_member_path
 
 # Two workers: inflating releases the GIL, so two layers read side by side on two cores, and
 # more workers than cores only add contention (python3 -m tests.layers.bench_parallel measures it).
@@ -440,7 +450,7 @@ def read_image_filesystem(
     budget = InflatedBudget(limits.max_image_inflated_bytes)
     layers = list(image.layers)
     if workers <= 1 or len(layers) <= 1:
-        extracts = [copy_context().run(_extract_with_budget, budget, extract, l, spec, limits) for l in layers]
+        extracts = [copy_context().run(_extract_with_budget, budget, extract, layer, spec, limits) for layer in layers]
         return ImageFilesystem.from_extracts(extracts)
     with ThreadPoolExecutor(max_workers=min(workers, len(layers)), thread_name_prefix="imagelint-layer") as pool:
         # Largest layers first (longest-processing-time order): a 700 MB layer started last

@@ -24,7 +24,8 @@ data; the size field of links, directories, devices and fifos is ignored.
 
 from __future__ import annotations
 
-from typing import BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 from zlib import adler32
 
 from imagelint.errors import ImageFormatError, LimitExceededError

@@ -10,7 +10,12 @@ container toolkit does. See docs/matrix.md.
 
 from __future__ import annotations
 
-from imagelint.matrix.loader import apply_overlay, load_matrix, matrix_from_text, shipped_versions
+from imagelint.matrix.loader import (
+    apply_overlay,
+    load_matrix,
+    matrix_from_text,
+    shipped_versions,
+)
 from imagelint.matrix.model import (
     CudaImageEnv,
     CudaRelease,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from imagelint.errors import ConfigError
-from dataclasses import dataclass
 
 FILE = "doctor-signatures.toml"
 STAGES = (1, 2, 3, 4, 5, 6)  # 6 = isolation

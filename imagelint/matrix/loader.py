@@ -21,13 +21,18 @@ from typing import Any
 
 from imagelint import __version__
 from imagelint.errors import ConfigError
-from imagelint.tomlcompat import loads as toml_loads
-from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.matrix.compiled import compiled_document
 from imagelint.matrix.model import Matrix
-from imagelint.matrix.schema import KIND_MATRIX, KIND_OVERLAY, SECTIONS, row_key, validate_document
+from imagelint.matrix.schema import (
+    KIND_MATRIX,
+    KIND_OVERLAY,
+    SECTIONS,
+    row_key,
+    validate_document,
+)
+from imagelint.tomlcompat import loads as toml_loads
+from imagelint.tomlcompat import tomllib as toml_parser
 from imagelint.untrusted import loads_json
-
 
 
 def _file_version(name: str) -> str | None:

@@ -10,7 +10,6 @@ say so in their findings rather than state them as fact.
 from __future__ import annotations
 
 import functools
-
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -279,7 +278,7 @@ class NvidiaName:
     uncertain: bool
 
 
-def naming_from_rows(rows: "tuple[Mapping[str, Any], ...] | list[Mapping[str, Any]]") -> DevicePluginNaming | None:
+def naming_from_rows(rows: tuple[Mapping[str, Any], ...] | list[Mapping[str, Any]]) -> DevicePluginNaming | None:
     """A ``DevicePluginNaming`` from ``device_plugin_resource_names`` rows (None if incomplete)."""
     by_name = {r["name"]: r for r in rows}
     needed = ("prefix", "full-gpu", "mig-single", "mig-mixed", "shared-suffix", "max-length")
@@ -309,7 +308,7 @@ def _image_arch(arch: str) -> str | None:
     return _ARCH_ALIASES.get(parts[0])
 
 
-def _env_map(entries: "list[str] | tuple[str, ...]") -> dict[str, str]:
+def _env_map(entries: list[str] | tuple[str, ...]) -> dict[str, str]:
     return dict(e.split("=", 1) for e in entries)
 
 
@@ -461,7 +460,7 @@ class Matrix:
         info = self.driver_branch_info(driver)
         return info.max_cuda if info else None
 
-    def age_notice(self, today: "Any" = None, max_days: int = 183) -> str | None:
+    def age_notice(self, today: Any = None, max_days: int = 183) -> str | None:
         """A notice when the matrix data is more than six months old (its ``data_version`` date):
         NVIDIA releases since then are unknown to it, so newer CUDA, drivers and toolkits
         come out as "could not judge"."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from imagelint.lazyre import lazy_pattern
 from imagelint.errors import ConfigError
+from imagelint.lazyre import lazy_pattern
 
 FILE = "node-labels.toml"
 READS = (

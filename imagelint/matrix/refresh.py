@@ -55,10 +55,10 @@ from typing import Any
 
 from imagelint.errors import ImagelintError
 from imagelint.lazyre import lazy_pattern
+from imagelint.localfile import read_regular_file
 from imagelint.matrix.model import Matrix
 from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
 from imagelint.untrusted import loads_json, version_parts
-from imagelint.localfile import read_regular_file
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
 MAX_COMPONENTS = 1000  # components (or PyPI releases) looked at in one file: real ones have < 100

@@ -26,10 +26,10 @@ Nothing in this module raises for bad requirement text: outcomes carry ``error``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from imagelint.errors import EXIT_USAGE, ImagelintError
-from dataclasses import dataclass
 from imagelint.matrix.versions import GoSemver, VersionSyntaxError, dsl_compare
 
 Result = Literal["pass", "fail", "error"]

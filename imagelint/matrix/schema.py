@@ -23,10 +23,10 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import ConfigError
-from dataclasses import dataclass
 
 SCHEMA_VERSION = 1
 KIND_MATRIX = "imagelint-matrix"
@@ -59,7 +59,7 @@ def _common() -> dict[str, Field]:
     }
 
 
-def _section(key: tuple[str, ...], **fields: Field) -> "Section":
+def _section(key: tuple[str, ...], **fields: Field) -> Section:
     return Section(key=key, fields={**fields, **_common()})
 
 

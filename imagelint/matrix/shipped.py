@@ -18,7 +18,12 @@ from typing import Any
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
-from imagelint.matrix.model import DevicePluginNaming, NvidiaName, name_from_row, naming_from_rows
+from imagelint.matrix.model import (
+    DevicePluginNaming,
+    NvidiaName,
+    name_from_row,
+    naming_from_rows,
+)
 
 _HEADER = lazy_pattern(r"^[ \t]*\[", re.MULTILINE)
 
@@ -45,11 +50,16 @@ def _slice(text: str, section: str) -> str:
     return "".join(parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def shipped_section(section: str) -> tuple[Mapping[str, Any], ...]:
     """The validated rows of one section of the newest shipped matrix (cached)."""
     from imagelint.matrix.compiled import compiled_document
-    from imagelint.matrix.loader import _read, _shipped_files, load_matrix, parse_text_cached
+    from imagelint.matrix.loader import (
+        _read,
+        _shipped_files,
+        load_matrix,
+        parse_text_cached,
+    )
     from imagelint.matrix.schema import KIND_OVERLAY, SCHEMA_VERSION, validate_document
 
     files = _shipped_files()

@@ -15,8 +15,8 @@ Two comparison flavours exist because NVIDIA's two requirement evaluators differ
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
+
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
 from imagelint.versions import compare_parts
@@ -155,7 +155,7 @@ class GoSemver:
     original: str
 
     @classmethod
-    def parse(cls, text: str) -> "GoSemver":
+    def parse(cls, text: str) -> GoSemver:
         match = _GO_SEMVER.fullmatch(text)
         if match is None:
             raise VersionSyntaxError(f"invalid semantic version: {text!r}")
@@ -172,7 +172,7 @@ class GoSemver:
                 raise VersionSyntaxError(f"invalid semantic version: {text!r}")
         return cls(numbers[0], numbers[1], numbers[2], pre, text)
 
-    def compare(self, other: "GoSemver") -> int:
+    def compare(self, other: GoSemver) -> int:
         for mine, theirs in ((self.major, other.major), (self.minor, other.minor), (self.patch, other.patch)):
             if mine != theirs:
                 return -1 if mine < theirs else 1

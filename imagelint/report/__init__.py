@@ -7,10 +7,11 @@ already redacted secret-looking env values from findings).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from imagelint.core.check import CheckRun
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from imagelint.report.artifacts import SarifArtifacts
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 class ReportOptions:
     color: bool = False
     # Where SARIF points image findings (None: the working directory's repository, the config file).
-    sarif_artifacts: "SarifArtifacts | None" = None
+    sarif_artifacts: SarifArtifacts | None = None
     # The CLI prints each unreadable image's error on stderr: a report on stdout then names the
     # image as unreadable without repeating the message (printed once, in the same terminal).
     errors_on_stderr: bool = False

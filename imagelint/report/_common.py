@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from imagelint.core.engine import ImageResult
-from imagelint.escape import printable
 from imagelint.deploytarget import NodePool, Target
+from imagelint.escape import printable
 
 SEVERITY_ORDER = ("error", "warning", "info")
 

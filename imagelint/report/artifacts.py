@@ -7,8 +7,8 @@ importing the SARIF writer.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from imagelint.localfile import enclosing_repository
 

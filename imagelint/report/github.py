@@ -18,9 +18,15 @@ from imagelint.escape import github_data as escape_data
 from imagelint.escape import github_property as escape_property
 from imagelint.escape import markdown_cell
 from imagelint.report import ReportOptions
+from imagelint.report._common import (
+    ANNOTATION_WIDTH,
+    annotation_text,
+    counts_line,
+    image_label,
+    subjects_line,
+)
 from imagelint.report.artifacts import SarifArtifacts
 from imagelint.rules.base import Finding
-from imagelint.report._common import ANNOTATION_WIDTH, annotation_text, counts_line, image_label, subjects_line
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -46,7 +46,8 @@ import json
 import os
 import re
 import urllib.parse
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from imagelint.core.check import CheckRun
 from imagelint.core.engine import ImageResult, SuppressedFinding
@@ -56,7 +57,12 @@ from imagelint.facts.model import Provenance
 from imagelint.lazyre import lazy_pattern
 from imagelint.report import ReportOptions
 from imagelint.report._common import finding_lines
-from imagelint.report.artifacts import REPOSITORY_KINDS, SarifArtifacts, repository_path, repository_root
+from imagelint.report.artifacts import (
+    REPOSITORY_KINDS,
+    SarifArtifacts,
+    repository_path,
+    repository_root,
+)
 from imagelint.rules import RULES, RuleInfo
 from imagelint.rules.base import SEVERITY_RANK, Finding
 

@@ -6,7 +6,12 @@ from imagelint.core.check import CheckRun
 from imagelint.escape import guard_line
 from imagelint.escape import printable as p
 from imagelint.report import ReportOptions
-from imagelint.report._common import SEVERITY_ORDER, finding_lines, image_label, summary_line
+from imagelint.report._common import (
+    SEVERITY_ORDER,
+    finding_lines,
+    image_label,
+    summary_line,
+)
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m"}
 _RESET = "\033[0m"

@@ -6,8 +6,8 @@ Each module carries ``ID``, ``NAME``, ``SEVERITY``, ``TITLE``, ``NEEDS``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from imagelint.rules import (
     compat_libs_unusable,

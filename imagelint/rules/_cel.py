@@ -13,10 +13,10 @@ has spaces; both spellings are compared.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
-from imagelint.lazyre import lazy_pattern
 from imagelint.deploytarget import GpuSpec
+from imagelint.lazyre import lazy_pattern
 
 _ATTR = r"""device\.attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.(\w+)"""
 _STR = r"""['"]([^'"]*)['"]"""

@@ -6,7 +6,8 @@ combines facts and matrix answers.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 # The CUDA evidence and pool readers live with the compatibility model (imagelint.compat);
 # rules import them from here as before.

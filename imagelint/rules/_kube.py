@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
-from imagelint.facts.model import ImageFacts, NodeSelectorRequirement, Toleration, WorkloadFacts
-from imagelint.lazyre import lazy_pattern
 from imagelint.deploytarget import NodePool, Taint
+from imagelint.facts.model import (
+    ImageFacts,
+    NodeSelectorRequirement,
+    Toleration,
+    WorkloadFacts,
+)
+from imagelint.lazyre import lazy_pattern
 
 if TYPE_CHECKING:
     from fractions import Fraction

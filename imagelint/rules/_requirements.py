@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from imagelint.rules._common import compare
 from imagelint.deploytarget import NodePool
+from imagelint.rules._common import compare
 
 
 def _numeric(version: str) -> str:

@@ -8,7 +8,7 @@ slice and memory (``<g>g.<mem>gb``, suffixes such as ``+me`` ignored); other nam
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 from imagelint.lazyre import lazy_pattern
 

@@ -13,7 +13,8 @@ what stops working, the notes, and each uncertain matrix row the verdict rests o
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from imagelint.compat.verdict import (
     COMPAT_HW,

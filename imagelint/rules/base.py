@@ -10,12 +10,13 @@ a finding is selected, suppressed or fatal: the engine does (flake8 style).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
-from imagelint.facts.model import ImageFacts, Provenance
 from imagelint.deploytarget import NodePool, Target
+from imagelint.facts.model import ImageFacts, Provenance
 
 ERROR = "error"
 WARNING = "warning"
@@ -128,7 +129,7 @@ class RuleInfo:
     security_severity: str | None = None  # SECURITY_SEVERITY: "0.0".."10.0", only for rules tagged security
 
     @classmethod
-    def from_module(cls, module: ModuleType) -> "RuleInfo":
+    def from_module(cls, module: ModuleType) -> RuleInfo:
         return cls(
             id=module.ID,
             name=module.NAME,
@@ -174,7 +175,7 @@ class FindingFactory:
         severity: str | None = None,
         pool: NodePool | str | None = None,
         remediation: str | None = None,
-        details: "tuple[str, ...] | list[str]" = (),
+        details: tuple[str, ...] | list[str] = (),
         **extra: Any,
     ) -> Finding:
         pool_name = pool.name if isinstance(pool, NodePool) else pool

@@ -28,10 +28,19 @@ package (or keep it off the loader path) and build for the host driver's CUDA ve
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.rules._common import compat_libcudas
-from imagelint.rules.base import ERROR, INFO, NEEDS_FILES, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_FILES,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL107"
 NAME = "compat-libs-unusable"

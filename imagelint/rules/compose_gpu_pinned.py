@@ -24,9 +24,16 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    INFO,
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 from imagelint.untrusted import is_digits
 
 ID = "IL611"

@@ -29,9 +29,15 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL610"
 NAME = "compose-gpu-request-invalid"

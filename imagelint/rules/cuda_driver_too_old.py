@@ -58,10 +58,20 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.rules._common import governing_cuda
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL101"
 NAME = "cuda-driver-too-old"

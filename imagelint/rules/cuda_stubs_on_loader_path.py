@@ -25,11 +25,18 @@ Best practice::
 from __future__ import annotations
 
 import posixpath
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.facts.common import norm
 from imagelint.facts.model import LoaderPathEntry
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL202"
 NAME = "cuda-stubs-on-loader-path"

@@ -11,10 +11,17 @@ the toolkit that is installed.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.rules._common import distinct_major_minors, governing_cuda
-from imagelint.rules.base import NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL105"
 NAME = "cuda-version-conflict"

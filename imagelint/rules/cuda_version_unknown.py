@@ -16,9 +16,17 @@ the CUDA release the image is built with.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import INFO, NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL106"
 NAME = "cuda-version-unknown"

@@ -13,10 +13,16 @@ that supports the pool's driver, toolkit and strategies.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.rules._requirements import component_findings, device_plugin_unmet
-from imagelint.rules.base import ERROR, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_TARGET,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL501"
 NAME = "device-plugin-incompatible"

@@ -37,9 +37,17 @@ Best practice::
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, INFO, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL503"
 NAME = "driver-branch-unsupported"
@@ -58,7 +66,12 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
     if ctx.matrix is None:
         return
-    from imagelint.compat.pool import driver_facts, driver_supports_gpu, host_driver, pool_gpus
+    from imagelint.compat.pool import (
+        driver_facts,
+        driver_supports_gpu,
+        host_driver,
+        pool_gpus,
+    )
 
     today = today or ctx.today or _dt.date.today()
     for pool in ctx.pools:

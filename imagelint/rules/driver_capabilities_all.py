@@ -21,9 +21,15 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL703"
 NAME = "driver-capabilities-all"

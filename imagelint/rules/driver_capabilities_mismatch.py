@@ -27,10 +27,17 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.facts.gpuenv import driver_capabilities
-from imagelint.rules.base import NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL304"
 NAME = "driver-capabilities-mismatch"

@@ -29,9 +29,16 @@ Best practice::
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_FILES,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL201"
 NAME = "driver-lib-bundled"

@@ -25,10 +25,16 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
+from imagelint.rules.base import (
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL607"
 NAME = "gpu-claim-with-device-plugin"

@@ -48,10 +48,19 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, HEADLINE_LIMIT, INFO, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import NODE_IDENTITY_LABELS, asks_for, selection, workload
+from imagelint.rules.base import (
+    ERROR,
+    HEADLINE_LIMIT,
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL604"
 NAME = "gpu-node-selector-unsatisfiable"

@@ -26,10 +26,17 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    INFO,
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL701"
 NAME = "gpu-query-at-build"

@@ -26,10 +26,17 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import parse_quantity, workload
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL601"
 NAME = "gpu-request-limit-mismatch"

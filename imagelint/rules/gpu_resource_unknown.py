@@ -31,13 +31,23 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.deploytarget import NodePool
 from imagelint.rules._kube import workload
 from imagelint.rules._resources import nearest_resource
 from imagelint.rules._verdict import fit
-from imagelint.deploytarget import NodePool
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 if TYPE_CHECKING:
     from imagelint.matrix.model import DevicePluginNaming

@@ -25,10 +25,18 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import asks_for, untolerated_taints, workload
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL603"
 NAME = "gpu-taint-not-tolerated"
@@ -42,7 +50,7 @@ finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
 def _taint_text(t: object) -> str:
-    key, value, effect = getattr(t, "key"), getattr(t, "value"), getattr(t, "effect")
+    key, value, effect = t.key, t.value, t.effect
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 

@@ -24,9 +24,17 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL302"
 NAME = "hardcoded-gpu-index"

@@ -38,13 +38,22 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.facts.gpuenv import selected_devices
 from imagelint.facts.model import ImageFacts, Provenance
 from imagelint.lazyre import lazy_pattern
 from imagelint.rules._verdict import fit
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_FILES, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_FILES,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 from imagelint.untrusted import is_digits
 
 ID = "IL301"

@@ -22,10 +22,17 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL702"
 NAME = "host-gpu-stack-installed"

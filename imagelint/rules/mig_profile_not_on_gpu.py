@@ -24,11 +24,20 @@ Best practice::
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL612"
 NAME = "mig-profile-not-on-gpu"

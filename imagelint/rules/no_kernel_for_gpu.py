@@ -61,8 +61,9 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
+from imagelint.deploytarget import NodePool
 from imagelint.facts.model import GpuCodeObject, Provenance
 from imagelint.rules._common import PoolGpu, pool_gpus
 from imagelint.rules.base import (
@@ -76,7 +77,6 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
-from imagelint.deploytarget import NodePool
 
 ID = "IL401"
 NAME = "no-kernel-for-gpu"

@@ -27,14 +27,23 @@ or schedule it on a pool of the GPUs it is built for.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
+from imagelint.deploytarget import NodePool
+from imagelint.deploytarget.values import DriverVersion
 from imagelint.facts.model import ImageFacts, Provenance
 from imagelint.image import normalize_arch
 from imagelint.rules._verdict import fit
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
-from imagelint.deploytarget import NodePool
-from imagelint.deploytarget.values import DriverVersion
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL402"
 NAME = "platform-mismatch"

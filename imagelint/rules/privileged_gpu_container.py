@@ -33,10 +33,16 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.facts.gpuenv import selected_devices
-from imagelint.rules.base import NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL609"
 NAME = "privileged-gpu-container"

@@ -31,11 +31,18 @@ the official images if forward compatibility is intended).
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.lazyre import lazy_pattern
 from imagelint.rules._common import compare, governing_cuda
-from imagelint.rules.base import INFO, NEEDS_CONFIG, WARNING, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    INFO,
+    NEEDS_CONFIG,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 from imagelint.untrusted import is_digits
 
 ID = "IL104"

@@ -27,9 +27,15 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL103"
 NAME = "require-invalid"
@@ -47,7 +53,12 @@ _PROBE_CUDA = "99.9"
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    from imagelint.matrix.require import Device, RequireEnvError, evaluate_requirement, requirements_from_env
+    from imagelint.matrix.require import (
+        Device,
+        RequireEnvError,
+        evaluate_requirement,
+        requirements_from_env,
+    )
 
     cuda = ctx.facts.cuda
     try:

@@ -29,10 +29,17 @@ satisfies the requirement, or rebuild it on a base image whose requirement the d
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.rules._common import pool_cuda, pool_gpus, runtime_modes
-from imagelint.rules.base import ERROR, NEEDS_CONFIG, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL102"
 NAME = "require-unsatisfied"
@@ -56,7 +63,12 @@ def cli_message(message: str | None, requirement: str | None) -> str:
 def check(ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.pools or ctx.matrix is None:
         return
-    from imagelint.matrix.require import Device, RequireEnvError, evaluate_env, requirements_from_env
+    from imagelint.matrix.require import (
+        Device,
+        RequireEnvError,
+        evaluate_env,
+        requirements_from_env,
+    )
 
     env = dict(ctx.facts.cuda.env)
     try:

@@ -36,10 +36,17 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import ERROR, INFO, NEEDS_CONFIG, Finding, FindingFactory, RuleContext
 from imagelint.rules._kube import workload
+from imagelint.rules.base import (
+    ERROR,
+    INFO,
+    NEEDS_CONFIG,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL606"
 NAME = "resource-claim-undefined"

@@ -36,11 +36,19 @@ Best practice::
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from imagelint.rules.base import INFO, NEEDS_CONFIG, NEEDS_TARGET, WARNING, Finding, FindingFactory, RuleContext
-from imagelint.rules._kube import workload
 from imagelint.deploytarget import NodePool
+from imagelint.rules._kube import workload
+from imagelint.rules.base import (
+    INFO,
+    NEEDS_CONFIG,
+    NEEDS_TARGET,
+    WARNING,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL605"
 NAME = "runtime-class-missing"

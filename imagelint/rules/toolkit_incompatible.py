@@ -13,10 +13,16 @@ that supports the pool's driver and runtime mode.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from imagelint.rules._requirements import component_findings, toolkit_unmet
-from imagelint.rules.base import ERROR, NEEDS_TARGET, Finding, FindingFactory, RuleContext
+from imagelint.rules.base import (
+    ERROR,
+    NEEDS_TARGET,
+    Finding,
+    FindingFactory,
+    RuleContext,
+)
 
 ID = "IL502"
 NAME = "toolkit-incompatible"

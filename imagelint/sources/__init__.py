@@ -8,13 +8,12 @@ per platform; otherwise the list has exactly one image.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from imagelint.errors import DaemonError, SourceError
 from imagelint.image import Image
 from imagelint.reference import ImageReference, parse_reference
 from imagelint.sources.options import SourceOptions
-
 
 Opener = Callable[[ImageReference, SourceOptions], list[Image]]
 

@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.digest import compute_digest, parse_digest, verify_bytes
-from imagelint.errors import ImageFormatError, LimitExceededError, SourceError, UsageError
-from dataclasses import dataclass
+from imagelint.errors import (
+    ImageFormatError,
+    LimitExceededError,
+    SourceError,
+    UsageError,
+)
 from imagelint.image import Image, Layer
 from imagelint.lazyre import lazy_pattern
 from imagelint.reference import ImageReference, parse_registry_name
-from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
     BlobStore,
     check_member_name,
@@ -36,6 +40,7 @@ from imagelint.sources.blobstore import (
 )
 from imagelint.sources.layout import ImageOrigin, build_image, find_manifest_for_config
 from imagelint.sources.manifest import MAX_DOCUMENT_BYTES, parse_config
+from imagelint.sources.options import SourceOptions
 from imagelint.untrusted import loads_json
 
 # A docker-save archive carries no media types: what we sniff maps to Docker's names.

@@ -20,11 +20,16 @@ import io
 import os
 import posixpath
 import tarfile
+from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
 from imagelint.digest import VerifyingReader, parse_digest, verify_bytes
-from imagelint.errors import DigestMismatchError, ImageFormatError, LimitExceededError, SourceError
-from dataclasses import dataclass
+from imagelint.errors import (
+    DigestMismatchError,
+    ImageFormatError,
+    LimitExceededError,
+    SourceError,
+)
 from imagelint.sources.manifest import MAX_DOCUMENT_BYTES
 
 MAX_ARCHIVE_MEMBERS = 1_000_000  # real archives have a few hundred; this bounds the index

@@ -22,25 +22,26 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from imagelint.digest import parse_digest
 from imagelint.errors import DaemonError, ImageFormatError
 from imagelint.image import Image, Layer
 from imagelint.reference import ImageReference
-from imagelint.sources.options import SourceOptions
 from imagelint.sources.daemon_save import (
     CLASSIC_LAYER_TYPE,
-    DaemonConnection,
     GARBLED_ANSWER,
+    DaemonConnection,
     DaemonLayerOpener,
     SaveArchive,
     one_line_reason,
     shown_host,
 )
 from imagelint.sources.manifest import parse_config
+from imagelint.sources.options import SourceOptions
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
 # Engine 25 (API 1.44) may save compressed OCI blobs; older engines save uncompressed layer.tar.

@@ -25,8 +25,9 @@ import posixpath
 import re
 import tarfile
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Iterator, Mapping
+from typing import Any, BinaryIO
 
 from imagelint.digest import VerifyingReader
 from imagelint.errors import DaemonError, ImageFormatError

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from imagelint.errors import ConfigError
-from dataclasses import dataclass
 from imagelint.reference import DOCKER_HUB
 from imagelint.untrusted import loads_json
 

@@ -33,8 +33,8 @@ import ssl
 import threading
 import time
 import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import urllib3
@@ -155,7 +155,7 @@ class Response:
             raw.close()  # the rest of the body is not read: the connection cannot carry another request
         raw.release_conn()
 
-    def __enter__(self) -> "Response":
+    def __enter__(self) -> Response:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -11,13 +11,12 @@ when read; every layer stream is verified at EOF (``VerifyingReader``).
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from imagelint.errors import ImageFormatError, SourceError, UsageError
-from dataclasses import dataclass
 from imagelint.image import LAYER_COMPRESSION, OCI_INDEX, Image, Layer
 from imagelint.reference import ImageReference, parse_registry_name
-from imagelint.sources.options import SourceOptions
 from imagelint.sources.blobstore import (
     BlobStore,
     DirBlobStore,
@@ -37,6 +36,7 @@ from imagelint.sources.manifest import (
     parse_document,
     select_platforms,
 )
+from imagelint.sources.options import SourceOptions
 
 REF_NAME = "org.opencontainers.image.ref.name"
 CONTAINERD_NAME = "io.containerd.image.name"

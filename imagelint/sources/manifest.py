@@ -7,9 +7,10 @@ every failure is an ImageFormatError with a one-line reason.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.digest import parse_digest
 from imagelint.errors import ImageFormatError, LimitExceededError, SourceError

@@ -6,9 +6,10 @@ can import it without importing the dispatching package ``imagelint.sources``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from imagelint.image import DEFAULT_PLATFORM, Platform
 from imagelint.layers.limits import ReadLimits

@@ -20,12 +20,13 @@ as requests and docker read them:
 
 from __future__ import annotations
 
-from imagelint.untrusted import int_or_none
 import ipaddress
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 from urllib.parse import unquote, urlsplit
+
+from imagelint.untrusted import int_or_none
 
 PROXY_SCHEMES = ("http", "https")
 

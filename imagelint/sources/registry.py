@@ -17,20 +17,27 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
-from typing import BinaryIO, Callable, Mapping
+from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from imagelint import deadline
 from imagelint.deadline import DeadlineExceeded
 from imagelint.deadline import message as deadline_message
 from imagelint.digest import VerifyingReader, compute_digest, parse_digest, verify_bytes
-from imagelint.errors import ImageFormatError, LimitExceededError, RegistryError, SourceError, UsageError
-from dataclasses import dataclass
+from imagelint.errors import (
+    ImageFormatError,
+    LimitExceededError,
+    RegistryError,
+    SourceError,
+    UsageError,
+)
 from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
-from imagelint.sources.options import SourceOptions
+from imagelint.sources.docker_config import config_key
 from imagelint.sources.http import (
     BodyError,
     ConnectionLost,
@@ -55,7 +62,7 @@ from imagelint.sources.manifest import (
     parse_document,
     select_platforms,
 )
-from imagelint.sources.docker_config import config_key
+from imagelint.sources.options import SourceOptions
 from imagelint.sources.registry_auth import Authenticator, Redactor, load_credentials
 from imagelint.untrusted import loads_json
 

@@ -21,17 +21,29 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 from urllib.parse import urlencode, urlsplit
 
 from imagelint.deadline import DeadlineExceeded, bounded
 from imagelint.deadline import message as deadline_message
 from imagelint.errors import ConfigError, RegistryError
 from imagelint.lazyre import lazy_pattern
-from imagelint.sources.docker_config import auths_entry, config_key, credential_store, find_docker_config, read_docker_config
-from imagelint.sources.http import BodyError, HttpTransport, TransportFailure, basic_authorization, read_capped
+from imagelint.sources.docker_config import (
+    auths_entry,
+    config_key,
+    credential_store,
+    find_docker_config,
+    read_docker_config,
+)
+from imagelint.sources.http import (
+    BodyError,
+    HttpTransport,
+    TransportFailure,
+    basic_authorization,
+    read_capped,
+)
 from imagelint.untrusted import loads_json
 
 DEFAULT_TOKEN_LIFETIME = 60  # seconds, per the token spec when expires_in is absent

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from types import MappingProxyType
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from imagelint.facts.model import (
     BaseImageFacts,

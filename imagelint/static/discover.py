@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import re
-
 from dataclasses import dataclass
+
 from imagelint.static.detect import FILES_REGEX
 from imagelint.static.gitignore import not_ignored
 

@@ -18,9 +18,9 @@ instruction suppresses those rules for findings on that instruction.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern

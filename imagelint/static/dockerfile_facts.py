@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from imagelint.errors import ConfigError, UsageError
 from imagelint.facts.model import (

@@ -15,8 +15,9 @@ linted stays ``unknown``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from imagelint.facts.model import DeviceRequest, ImageFacts, PodClaim
 from imagelint.lazyre import lazy_pattern
@@ -190,7 +191,7 @@ class DraIndex:
     imex_templates: Mapping[str, DraObject]
 
     @classmethod
-    def build(cls, objects: Iterable[DraObject]) -> "DraIndex":
+    def build(cls, objects: Iterable[DraObject]) -> DraIndex:
         claims: dict[str, DraObject] = {}
         templates: dict[str, DraObject] = {}
         classes: dict[str, DraObject] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import posixpath
-from typing import Iterable
+from collections.abc import Iterable
 
 from imagelint.facts.model import DriverLibrary, Provenance
 from imagelint.lazyre import lazy_pattern

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Collection, Iterable, Sequence
 
 from imagelint.deadline import check as deadline_check
 from imagelint.localfile import read_regular_file

@@ -8,8 +8,8 @@ the provenance differs (a repository file and line instead of a config field).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from imagelint.facts.model import GpuFacts, GpuIndexSetting, Provenance
 

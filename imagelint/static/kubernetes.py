@@ -17,8 +17,10 @@ runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotatio
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from imagelint.facts.model import (
     BaseImageFacts,
@@ -36,7 +38,6 @@ from imagelint.facts.model import (
     Toleration,
     WorkloadFacts,
 )
-from dataclasses import dataclass
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.podspecs import PodSpecAt, find_pod_specs, privileged_by
 from imagelint.static.yamlsafe import LineDict, LineList, iter_documents

@@ -16,9 +16,10 @@ found and whose kind is not known to carry none are reported by the caller as no
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
-
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
+
 from imagelint.static.yamlsafe import LineDict, LineList
 
 MAX_DEPTH = 14

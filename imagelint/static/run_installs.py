@@ -23,6 +23,7 @@ Package syntax, not NVIDIA facts (so code, like ``imagelint.facts.gpuindex``):
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from imagelint.lazyre import lazy_pattern
 
 _TORCH_LOCAL = lazy_pattern(r"(?<![\w-])torch(?:vision|audio)?==\d[\w.]*\+cu(\d{2,3})\b")

@@ -9,12 +9,12 @@ so that IL603/IL604 and this narrowing agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
+from imagelint.deploytarget import Target
 from imagelint.facts.model import ImageFacts
 from imagelint.rules._kube import match_pool, untolerated_taints
-from imagelint.deploytarget import Target
 
 
 def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]

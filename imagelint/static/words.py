@@ -16,7 +16,7 @@ may expand to at most ``MAX_WORD_CHARS`` characters and a whole file's expansion
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")

@@ -18,7 +18,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from imagelint.facts.model import CudaVersionEvidence, EnvSetting, ImageFacts, Provenance
+from imagelint.facts.model import (
+    CudaVersionEvidence,
+    EnvSetting,
+    ImageFacts,
+    Provenance,
+)
 
 
 def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:

@@ -17,7 +17,8 @@ at a time (``iter_documents``), so memory is one document's, not the file's.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import yaml
 
@@ -105,7 +106,7 @@ def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterat
         try:
             hash(key)
         except TypeError:
-            raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1)
+            raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1) from None
         data[key] = _construct(loader, value_node)
         data.key_lines[key] = key_node.start_mark.line + 1
 

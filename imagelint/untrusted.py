@@ -191,13 +191,7 @@ def parse_float(text: str, what: str, *, minimum: float | None = None, maximum: 
     return value
 
 
-def version_parts(text: str) -> tuple[int, ...]:
-    """The numeric dot-separated parts of a version string (``"12.4.1"`` → (12, 4, 1)); parts that
-    are not ASCII digits of a bounded length are left out, as ``isdigit()`` filters did."""
-    return tuple(int(p) for p in text.split(".") if is_digits(p))
-
-
 __all__ = [
     "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "UntrustedInputError", "int_or_none", "is_digits",
-    "json_depth", "loads_json", "parse_float", "parse_int", "shown", "version_parts",
+    "json_depth", "loads_json", "parse_float", "parse_int", "shown",
 ]

@@ -15,6 +15,7 @@ from imagelint.facts.model import (
     ImageFacts,
 )
 from imagelint.untrusted import is_digits
+from imagelint.versions import major_minor, version_key
 
 
 def compare(a: str, b: str) -> int:
@@ -22,15 +23,6 @@ def compare(a: str, b: str) -> int:
     from imagelint.matrix.versions import compare_versions
 
     return compare_versions(a, b)
-
-
-def major_minor(version: str) -> str | None:
-    """``12.4.1`` / ``12.2.2.009`` / ``v12.4`` → ``12.4``; None when not numeric."""
-    v = version.strip().lstrip("vV")
-    parts = v.split(".")
-    if len(parts) < 2 or not all(is_digits(p) for p in parts[:2]):
-        return None
-    return f"{int(parts[0])}.{int(parts[1])}"
 
 
 def major(version: str) -> int | None:
@@ -140,7 +132,7 @@ def compat_libcudas(facts: ImageFacts) -> list[DriverLibrary]:
     """Forward-compat libcuda files (not their symlinks) in the image, newest first."""
     libs = [d for d in facts.driver_libraries if d.role == "compat" and d.name.startswith("libcuda.so")]
     real = [d for d in libs if not d.is_symlink and d.version] or [d for d in libs if d.version]
-    return sorted(real, key=_version_key, reverse=True)
+    return sorted(real, key=lambda lib: version_key(lib.version or ""), reverse=True)
 
 
 def compat_on_loader_path(facts: ImageFacts, lib: DriverLibrary) -> bool:
@@ -156,6 +148,3 @@ def compat_on_loader_path(facts: ImageFacts, lib: DriverLibrary) -> bool:
         for d in facts.driver_libraries
     )
 
-
-def _version_key(lib: DriverLibrary) -> tuple[int, ...]:
-    return tuple(int(p) for p in (lib.version or "").split(".") if is_digits(p))

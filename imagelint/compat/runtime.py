@@ -30,7 +30,7 @@ from imagelint.compat.evidence import compare, major
 from imagelint.compat.pool import HostDriver
 from imagelint.deploytarget import NodePool
 from imagelint.facts.model import DriverLibrary
-from imagelint.untrusted import is_digits
+from imagelint.versions import version_key
 
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).
 MOUNT_OFF = "compat-libs-from-container-off"
@@ -76,7 +76,7 @@ def scenarios(pool: NodePool, matrix: Any) -> list[Scenario]:
             return [Scenario(default, pool.toolkit, f"in {default} mode (toolkit {pool.toolkit}'s default)", True)]
         return [Scenario(mode, pool.toolkit, "", True)]
     bounds = sorted({b for b in (_since(matrix, f) for f in (MOUNT_OFF, HOOK, LEGACY_MODE_SETTING, NOTE_CHECK, ALWAYS_CHECK)) if b},
-                    key=_key)
+                    key=version_key)
     out = []
     for m in ((mode,) if mode else UNKNOWN_MODES):
         first = _since(matrix, MODE_SINCE[m]) if m in MODE_SINCE else None
@@ -122,7 +122,7 @@ def describe(chosen: list[Scenario], every: list[Scenario], short: bool = False)
 def _merged_eras(scenarios: list[Scenario]) -> list[list[str | None]]:
     """The toolkit eras of ``scenarios`` as [low, high) ranges, adjacent eras joined."""
     eras: list[list[str | None]] = []
-    for sc in sorted(scenarios, key=lambda s: _key(s.era[0]) if s.era else ()):
+    for sc in sorted(scenarios, key=lambda s: version_key(s.era[0]) if s.era else ()):
         lo, hi = sc.era if sc.era else ("0", None)
         if eras and eras[-1][1] == lo:
             eras[-1][1] = hi
@@ -142,7 +142,7 @@ def _describe_short(chosen: list[Scenario], every: list[Scenario]) -> str:
         if len(mine) == len(total):
             parts.append(name or "any toolkit")
             continue
-        first = min((sc.era[0] for sc in total if sc.era), key=_key, default="0")
+        first = min((sc.era[0] for sc in total if sc.era), key=version_key, default="0")
         eras = _merged_eras(mine)
         text = " or ".join(_era_short("0" if lo == first else (lo or "0"), hi) for lo, hi in eras)
         parts.append(f"{name or 'toolkit'} {text}")
@@ -160,9 +160,6 @@ def _era(lo: str, hi: str | None) -> str:
         return f"< {hi}"
     return f">= {lo}" if hi is None else f">= {lo}, < {hi}"
 
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if is_digits(p))
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget.model import GpuSpec, NodePool
 from imagelint.untrusted import int_or_none
+from imagelint.versions import ComputeCapability
 
 if TYPE_CHECKING:
     from imagelint.matrix.node_labels import GpuDescription, LabelRule, NodeLabels
@@ -64,11 +65,6 @@ class PoolGpu:
         return f"{self.name or 'a GPU of unknown model'}{memory}"
 
 
-def _cc(text: str | None) -> tuple[int, int] | None:
-    major, _, minor = (text or "").partition(".")
-    numbers = int_or_none(major, 3), int_or_none(minor or "0", 3)
-    return (numbers[0], numbers[1]) if numbers[0] is not None and numbers[1] is not None else None
-
 
 def pool_gpu(spec: GpuSpec) -> PoolGpu:
     from imagelint.matrix.node_labels import product_and_memory
@@ -77,7 +73,7 @@ def pool_gpu(spec: GpuSpec) -> PoolGpu:
     name = knowledge().gpu_name(product) if product else None
     if memory_gb is None and name:  # a name without its memory: the size when the table knows one (T4, L4)
         memory_gb = knowledge().only_memory(name)
-    return PoolGpu(name or product or None, name is not None, memory_gb, spec.count, _cc(spec.compute_capability),
+    return PoolGpu(name or product or None, name is not None, memory_gb, spec.count, ComputeCapability.parts_of(spec.compute_capability),
                    spec.family)
 
 

@@ -20,8 +20,7 @@ from typing import Any, Protocol
 from imagelint.deploytarget.model import GpuSpec
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
-from imagelint.untrusted import is_digits
-from imagelint.versions import CUDA_RE, CudaVersion, DriverVersion
+from imagelint.versions import CUDA_RE, ComputeCapability, CudaVersion, DriverVersion
 
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
 
@@ -44,7 +43,6 @@ class TargetMatrix(Protocol):
 
 # Toolkit / device plugin release versions, with an optional leading v and pre-release.
 _RELEASE_RE = lazy_pattern(r"^v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?)$")
-COMPUTE_CAPABILITY_RE = lazy_pattern(r"^\d+\.\d+$")
 
 # The enumerations the NodePool model documents (imagelint/deploytarget/model.py).
 RUNTIME_MODES = ("legacy", "cdi", "jit-cdi", "csv")
@@ -79,20 +77,14 @@ def parse_release_version(value: str, what: str) -> str:
 
 
 # nvcc spellings of an architecture: sm_90, sm_90a, compute_86, sm_100f (major = all but the last digit).
-_SM_RE = lazy_pattern(r"^(?:sm|compute)_?([0-9]{1,3})([0-9])[af]?$", re.IGNORECASE)  # ASCII, bounded: for int()
 
 
-def parse_compute_capability(value: str, what: str = "--compute-capability") -> str:
+def parse_compute_capability(value: str, what: str = "--compute-capability") -> ComputeCapability:
     """``8.0``; also ``9`` (= 9.0) and nvcc's ``sm_90`` / ``sm_90a`` / ``compute_86`` (= 9.0, 9.0, 8.6)."""
-    text = str(value).strip()
-    if is_digits(text, 2):
-        return f"{int(text)}.0"
-    sm = _SM_RE.match(text)
-    if sm:
-        return f"{int(sm.group(1))}.{sm.group(2)}"
-    if not COMPUTE_CAPABILITY_RE.match(text):
-        raise UsageError(f"{what}: {value!r} is not a compute capability; expected MAJOR.MINOR (8.0), MAJOR (9) or sm_90")
-    return text
+    try:
+        return ComputeCapability(value)
+    except ValueError:
+        raise UsageError(f"{what}: {value!r} is not a compute capability; expected MAJOR.MINOR (8.0), MAJOR (9) or sm_90") from None
 
 
 def parse_arch(value: str, what: str = "--arch") -> str:
@@ -215,7 +207,6 @@ def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> str | None:
 
 __all__ = [
     "ARCHES",
-    "COMPUTE_CAPABILITY_RE",
     "DEVICE_LIST_STRATEGIES",
     "MIG_STRATEGIES",
     "RUNTIME_MODES",

@@ -56,6 +56,7 @@ from imagelint.facts.model import GpuCodeObject
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
+from imagelint.versions import version_key
 
 FATBIN_MAGIC = 0xBA55ED50
 CONTAINER_HEADER_SIZE = 16
@@ -189,7 +190,7 @@ class _Summary:
         if entry.kind == KIND_PTX:
             isa = f"{entry.version[0]}.{entry.version[1]}"
             old = self.ptx_isa.get(target)
-            if old is None or _version_key(isa) > _version_key(old):
+            if old is None or version_key(isa) > version_key(old):
                 self.ptx_isa[target] = isa  # the newest ISA of a target decides whether a driver can JIT it
 
     def merge(self, other: _Summary) -> None:
@@ -200,7 +201,7 @@ class _Summary:
             self.targets[target] = self.targets.get(target, 0) + n
         for target, isa in other.ptx_isa.items():
             old = self.ptx_isa.get(target)
-            if old is None or _version_key(isa) > _version_key(old):
+            if old is None or version_key(isa) > version_key(old):
                 self.ptx_isa[target] = isa
 
     def of(self, prefix: str) -> list[str]:
@@ -343,10 +344,6 @@ def _placer(is_elf: bool, sections: tuple[SectionHeader, ...] | None):  # type: 
         return ELSEWHERE, "(no section)"
 
     return place
-
-
-def _version_key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
 
 
 def _target_key(target: str) -> tuple[str, int, str]:

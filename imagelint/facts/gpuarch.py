@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.untrusted import is_digits
+from imagelint.versions import version_key
 
 # --- what runs where ---------------------------------------------------------------------
 
 _TARGET = lazy_pattern(r"^(sm|compute)_(\d{2,3})([af]?)$")
-_CC = lazy_pattern(r"^(\d{1,2})\.(\d)$")
 
 
 @dataclass(frozen=True, order=True)
@@ -54,14 +53,6 @@ class GpuTarget:
         if self.ptx and self.variant == "":
             return (major, minor) >= (self.major, self.minor)
         return major == self.major and minor >= self.minor  # SASS, and "f" PTX: the same family
-
-
-def parse_compute_capability(text: str | None) -> tuple[int, int] | None:
-    """``9.0`` -> (9, 0); ``12.1`` -> (12, 1); None when not ``X.Y``."""
-    if not text:
-        return None
-    m = _CC.match(text.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @dataclass(frozen=True)
@@ -140,10 +131,6 @@ class KernelVerdict:
         return self.outcome in (SASS_RUNS, JIT_RUNS, JIT_UNJUDGED)
 
 
-def _isa_key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if is_digits(p))
-
-
 def judge_kernels(
     sass: Iterable[str],
     ptx: Iterable[str],
@@ -169,23 +156,23 @@ def judge_kernels(
     if not fit.ptx:
         return KernelVerdict(NO_KERNEL, cc, (), (), None, jit, f"no SASS for {where} and no PTX that can be "
                              f"JIT-compiled for it (needs {needed_for(cc)})", ERR_NO_KERNEL)
-    isas = [isa_of[p] for p in fit.ptx if p in isa_of and _isa_key(isa_of[p])]
+    isas = [isa_of[p] for p in fit.ptx if p in isa_of and version_key(isa_of[p])]
     known_all = len(isas) == len(fit.ptx)
-    oldest = min(isas, key=_isa_key) if isas else None
+    oldest = min(isas, key=version_key) if isas else None
     shown = f"PTX {', '.join(fit.ptx)}" + (f" (ISA {oldest})" if oldest else "")
     if jit is None or oldest is None:
         missing = "the driver's PTX JIT version is not known" if jit is None else "the PTX ISA version is not known"
         return KernelVerdict(JIT_UNJUDGED, cc, (), fit.ptx, oldest, jit,
                              f"no SASS for {where}; {shown} must be JIT-compiled and {missing}")
-    if not known_all and _isa_key(oldest) > _isa_key(jit.ptx_isa):
+    if not known_all and version_key(oldest) > version_key(jit.ptx_isa):
         return KernelVerdict(JIT_UNJUDGED, cc, (), fit.ptx, oldest, jit,
                              f"no SASS for {where}; {shown} must be JIT-compiled and the ISA of some of it is not known")
-    if _isa_key(oldest) <= _isa_key(jit.ptx_isa):
+    if version_key(oldest) <= version_key(jit.ptx_isa):
         return KernelVerdict(JIT_RUNS, cc, (), fit.ptx, oldest, jit,
                              f"no SASS for {where}; the driver (CUDA {jit.cuda}, PTX ISA up to {jit.ptx_isa}) "
                              f"JIT-compiles {shown} at first launch")
-    if jit.matrix_newest is not None and _isa_key(oldest) > _isa_key(jit.matrix_newest) and (
-            _isa_key(jit.ptx_isa) >= _isa_key(jit.matrix_newest)):
+    if jit.matrix_newest is not None and version_key(oldest) > version_key(jit.matrix_newest) and (
+            version_key(jit.ptx_isa) >= version_key(jit.matrix_newest)):
         # Both the PTX and the driver are at or past what the matrix knows: cannot tell.
         return KernelVerdict(JIT_UNJUDGED, cc, (), fit.ptx, oldest, jit,
                              f"no SASS for {where}; {shown} is newer than any PTX ISA the matrix knows")

@@ -20,9 +20,9 @@ from imagelint.lazyre import lazy_pattern
 from imagelint.matrix.versions import (
     VersionSyntaxError,
     compare_versions,
+    cuda_series,
     driver_branch,
     is_numeric_version,
-    major_minor,
 )
 from imagelint.untrusted import is_digits
 
@@ -406,9 +406,9 @@ class Matrix:
                 if compare_versions(row["version"], wanted) == 0:
                     return self._cuda(row)
             return None
-        mm = major_minor(wanted)
+        mm = cuda_series(wanted)
         for row in rows:
-            if row["release_kind"] == "ga" and major_minor(row["version"]) == mm:
+            if row["release_kind"] == "ga" and cuda_series(row["version"]) == mm:
                 return self._cuda(row)
         return None
 
@@ -422,7 +422,7 @@ class Matrix:
             exact = self.cuda_release(wanted)
             if exact is not None:
                 return DriverFloor(exact.min_driver, exact.version, True, exact.source, exact.uncertain)
-        ga = self.cuda_release(major_minor(wanted))
+        ga = self.cuda_release(cuda_series(wanted))
         if ga is None:
             return None
         return DriverFloor(ga.min_driver, ga.version, False, ga.source, ga.uncertain)
@@ -501,10 +501,10 @@ class Matrix:
         wanted = _cuda_parts(cuda_version)
         if wanted is None:
             return None
-        mm = major_minor(wanted)
+        mm = cuda_series(wanted)
         brands = [r for r in self._section("forward_compat_brands") if r["eligible"]]
         for row in self._section("forward_compat"):
-            if major_minor(row["cuda"]) == mm:
+            if cuda_series(row["cuda"]) == mm:
                 return ForwardCompat(
                     row["package"], row["cuda"], tuple(row["compatible_branches"]),
                     tuple(row["not_needed_branches"]), tuple(row["incompatible_branches"]),
@@ -779,7 +779,7 @@ class Matrix:
         wanted = _cuda_parts(cuda_version)
         if wanted is None or "." not in wanted:
             return None  # a major alone ("12") does not say which ISA
-        mm = major_minor(wanted)
+        mm = cuda_series(wanted)
         best: Mapping[str, Any] | None = None
         for row in self._section("ptx_isa_versions"):
             if compare_versions(row["min_cuda"], mm) <= 0 and (

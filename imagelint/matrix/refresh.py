@@ -57,8 +57,9 @@ from imagelint.errors import ImagelintError
 from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.matrix.model import Matrix
-from imagelint.matrix.versions import compare_versions, is_numeric_version, major_minor
-from imagelint.untrusted import loads_json, version_parts
+from imagelint.matrix.versions import compare_versions, cuda_series, is_numeric_version
+from imagelint.untrusted import loads_json
+from imagelint.versions import version_key
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024  # real manifests are ~50 KiB
 MAX_COMPONENTS = 1000  # components (or PyPI releases) looked at in one file: real ones have < 100
@@ -103,7 +104,7 @@ class DriverManifest:
     def max_cuda(self) -> str | None:
         """The newest major.minor among the variants (None when they name majors only)."""
         full = [v for v in self.cuda_variants if "." in v]
-        return max(full, key=version_parts) if full else None
+        return max(full, key=version_key) if full else None
 
 
 @dataclass(frozen=True)
@@ -246,8 +247,8 @@ def differences(manifest: Manifest, matrix: Matrix) -> list[Difference]:
             if stated and stated.split("-", 1)[0] != manifest.cudart:
                 say("cudart", f"CUDA {manifest.release} ({env_row['arch']} {env_row['flavor']} image env): "
                               f"NV_CUDA_CUDART_VERSION {stated} names another cudart than the manifest's {manifest.cudart}")
-    mm = major_minor(manifest.release)
-    if not any(major_minor(r["max_cuda"]) == mm for r in matrix.rows("driver_branches")):
+    mm = cuda_series(manifest.release)
+    if not any(cuda_series(r["max_cuda"]) == mm for r in matrix.rows("driver_branches")):
         say("no-driver-branch", f"CUDA {mm}: no driver_branches row reports it (which branch ships with it?)")
     return out
 
@@ -279,8 +280,8 @@ def driver_differences(manifest: DriverManifest, matrix: Matrix) -> list[Differe
 
 def wheel_differences(wheel: WheelMetadata, matrix: Matrix) -> list[Difference]:
     """A CUDA major.minor PyPI ships that the matrix has no ``cuda_releases`` row of."""
-    mm = major_minor(wheel.version)
-    if any(major_minor(r["version"]) == mm for r in matrix.rows("cuda_releases")):
+    mm = cuda_series(wheel.version)
+    if any(cuda_series(r["version"]) == mm for r in matrix.rows("cuda_releases")):
         return []
     uploaded = f" (uploaded {wheel.date})" if wheel.date else ""
     return [Difference(wheel.path, wheel.version, "missing-release",
@@ -319,7 +320,7 @@ def derived_rows(items: Sequence[Manifest | DriverManifest | WheelMetadata], mat
                     "note": "derived by imagelint.matrix.refresh from the driver manifest's cuda_variant"}
     out: dict[str, list[dict[str, Any]]] = {}
     if cuda_rows:
-        out["cuda_releases"] = [cuda_rows[k] for k in sorted(cuda_rows, key=version_parts)]
+        out["cuda_releases"] = [cuda_rows[k] for k in sorted(cuda_rows, key=version_key)]
     if branch_rows:
         out["driver_branches"] = [branch_rows[k] for k in sorted(branch_rows)]
     return out

@@ -125,8 +125,11 @@ def driver_branch(driver: str) -> int:
     return int(head)
 
 
-def major_minor(version: str) -> str:
-    """``"12.4.1" -> "12.4"``, ``"12" -> "12.0"`` (numeric versions only)."""
+def cuda_series(version: str) -> str:
+    """The matrix's key for the CUDA series a version belongs to: ``"12.4.1" -> "12.4"``, and a
+    bare major ``"12" -> "12.0"`` (the rows name series ``X.Y``); raises ``VersionSyntaxError`` for
+    text that is not numeric. For evidence, where a bare major says no minor at all, use
+    ``imagelint.versions.major_minor``."""
     parts = version.strip().split(".")
     if not parts or not all(is_digits(p) for p in parts[:2]):
         raise VersionSyntaxError(f"not a numeric version: {version!r}")
@@ -208,5 +211,5 @@ __all__ = [
     "driver_branch",
     "dsl_compare",
     "is_numeric_version",
-    "major_minor",
+    "cuda_series",
 ]

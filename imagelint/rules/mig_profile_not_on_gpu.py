@@ -38,6 +38,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.versions import ComputeCapability
 
 ID = "IL612"
 NAME = "mig-profile-not-on-gpu"
@@ -71,20 +72,13 @@ def _variants(matrix: Any, product: str) -> tuple[str, list[Mapping[str, Any]], 
     return gpu.name, rows, exact
 
 
-def _cc(text: str | None) -> tuple[int, int] | None:
-    try:
-        major, _, minor = (text or "").partition(".")
-        return int(major), int(minor or 0)
-    except ValueError:
-        return None
-
 
 def _judge(profile: str, gpu_spec: Any, matrix: Any) -> tuple[bool | None, str]:
     """(True: the GPU has it / False: it cannot / None: depends on what the target does not say, why)."""
     product = gpu_spec.product or ""
     found = _variants(matrix, product) if product else None
     if found is None or not found[1]:
-        cc = _cc(gpu_spec.compute_capability)
+        cc = ComputeCapability.parts_of(gpu_spec.compute_capability)
         if cc is not None and cc < _FIRST_MIG_CC:
             return False, f"{product or 'the GPU'} (compute capability {gpu_spec.compute_capability}) has no MIG"
         return None, ""

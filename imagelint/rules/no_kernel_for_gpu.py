@@ -77,6 +77,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.versions import ComputeCapability
 
 ID = "IL401"
 NAME = "no-kernel-for-gpu"
@@ -115,10 +116,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             secondary = ("no library in the image has fatbin GPU code" if facts.complete
                          else "the image's layers were not read")
 
-    from imagelint.facts.gpuarch import parse_compute_capability
-
     for pool in ctx.pools:
-        gpus = [(g, parse_compute_capability(g.arch)) for g in pool_gpus(pool, ctx.matrix)]
+        gpus = [(g, ComputeCapability.parts_of(g.arch)) for g in pool_gpus(pool, ctx.matrix)]
         known = [(g, cc) for g, cc in gpus if cc is not None]
         if not known:
             yield _no_target_gpu(code, pool, secondary)
@@ -163,9 +162,7 @@ def _below_ngc_floor(ctx: RuleContext) -> Iterator[Finding]:
     floor_text = getattr(ngc, "min_compute_capability", None)
     if ngc is None or not floor_text:
         return
-    from imagelint.facts.gpuarch import parse_compute_capability
-
-    floor = parse_compute_capability(floor_text)
+    floor = ComputeCapability.parts_of(floor_text)
     if floor is None:
         return
     uncertain = bool(getattr(ngc, "uncertain", False))
@@ -174,7 +171,7 @@ def _below_ngc_floor(ctx: RuleContext) -> Iterator[Finding]:
     for pool in ctx.pools:
         older = {}
         for gpu in pool_gpus(pool, ctx.matrix):
-            cc = parse_compute_capability(gpu.arch)
+            cc = ComputeCapability.parts_of(gpu.arch)
             if cc is not None and cc < floor:
                 older.setdefault(cc, []).append(gpu.label)
         for cc, labels in older.items():

@@ -43,7 +43,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
-from imagelint.untrusted import is_digits
+from imagelint.versions import version_key
 
 ID = "IL104"
 NAME = "require-check-disabled"
@@ -91,14 +91,14 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     f"NVIDIA_REQUIRE_CUDA={setting.value.strip()} is NGC's convention: the runtime does not check "
                     f"the driver for CUDA {governing.version}; the NGC entrypoint and forward-compat libraries "
                     "do (data-centre GPUs only), so a too-old driver shows up at container start, not at admission",
-                    setting.provenance, severity=INFO, remediation="", floor=max(floors, key=_key),
+                    setting.provenance, severity=INFO, remediation="", floor=max(floors, key=version_key),
                     cuda=governing.version, convention="ngc",
                 )
                 continue
             yield finding(
-                f"NVIDIA_REQUIRE_CUDA asks only for cuda>={max(floors, key=_key)} but the image's CUDA is "
+                f"NVIDIA_REQUIRE_CUDA asks only for cuda>={max(floors, key=version_key)} but the image's CUDA is "
                 f"{governing.version}: the runtime lets it start on drivers too old for it",
-                setting.provenance, floor=max(floors, key=_key), cuda=governing.version,
+                setting.provenance, floor=max(floors, key=version_key), cuda=governing.version,
                 remediation=f"Set NVIDIA_REQUIRE_CUDA=cuda>={governing.major_minor or governing.version} (the image's CUDA), "
                 "plus the brand/driver terms of the official images if forward compatibility is intended.",
             )
@@ -112,6 +112,3 @@ _NGC_ENV = lazy_pattern(r"^(?:NVIDIA_PRODUCT_NAME|NVIDIA_BUILD_ID|NVIDIA_[A-Z]+_
 def _ngc_convention(facts, value: str) -> bool:  # type: ignore[no-untyped-def]
     return value.strip() == "cuda>=9.0" and any(_NGC_ENV.match(e.name) for e in facts.env)
 
-
-def _key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if is_digits(p))

@@ -17,16 +17,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from imagelint.facts.fatbin import FATBIN_CAPTURE_RULES, SCANNERS, FatbinScanner, gpu_code_facts, parse_fatbins
-from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for, parse_compute_capability
+from imagelint.facts.fatbin import (
+    FATBIN_CAPTURE_RULES,
+    SCANNERS,
+    FatbinScanner,
+    gpu_code_facts,
+    parse_fatbins,
+)
+from imagelint.facts.gpuarch import GpuTarget, code_fit, needed_for
 from imagelint.layers.match import compile_glob
 from imagelint.layers.model import CaptureRule, CaptureSpec
 from imagelint.layers.reader import read_image_filesystem
+from imagelint.versions import ComputeCapability
 from tests.facts.fatbin_support import (
     DEBUG,
+    as_cuobjdump_names,
     compile_library,
     container,
-    as_cuobjdump_names,
     cuobjdump_listing,
     cuobjdump_targets,
     elf_with_sections,
@@ -398,7 +405,9 @@ def test_code_fit_and_needed_for():
     assert code_fit(["sm_80"], ["compute_80"], (8, 6)).sass == ("sm_80",)
     assert needed_for((9, 0)) == "sm_90 SASS or PTX <= compute_90"
     assert needed_for((8, 6)) == "sm_80..sm_86 SASS or PTX <= compute_86"
-    assert parse_compute_capability("12.1") == (12, 1) and parse_compute_capability("sm_90") is None
+    # One reading of a compute capability, wherever it is written: dotted, a bare major, or as nvcc names it.
+    assert ComputeCapability.parts_of("12.1") == (12, 1) and ComputeCapability.parts_of("sm_90") == (9, 0)
+    assert ComputeCapability.parts_of("9") == (9, 0) and ComputeCapability.parts_of("9.x") is None
     assert GpuTarget.parse("sm_9") is None and str(GpuTarget.parse("compute_120f")) == "compute_120f"
 
 

@@ -22,13 +22,13 @@ Nothing here imports typer.
 from __future__ import annotations
 
 from imagelint.doctor.model import (
+    Diagnosis,
     DoctorReport,
     Evidence,
-    Finding,
     ObjectRef,
     StageResult,
 )
 from imagelint.doctor.run import diagnose, run_doctor
 from imagelint.doctor.snapshot import DoctorOptions
 
-__all__ = ["DoctorOptions", "DoctorReport", "Evidence", "Finding", "ObjectRef", "StageResult", "diagnose", "run_doctor"]
+__all__ = ["DoctorOptions", "DoctorReport", "Evidence", "Diagnosis", "ObjectRef", "StageResult", "diagnose", "run_doctor"]

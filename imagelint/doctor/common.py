@@ -7,16 +7,16 @@ from dataclasses import dataclass, replace
 
 from imagelint.cluster.pods import ContainerState, PodInfo
 from imagelint.doctor.context import Context
-from imagelint.doctor.model import Evidence, Finding, ObjectRef
+from imagelint.doctor.model import Diagnosis, Evidence, ObjectRef
 from imagelint.matrix.doctor_signatures import Signature
 
 MAX_EVIDENCE = 4  # per finding: enough to check it, short enough to read
 
 
 def finding(ctx: Context, signature_id: str, subject_kind: str, subject: str, message: str,
-            evidence: list[Evidence] | tuple[Evidence, ...], nodes: tuple[str, ...] = (), stage: int | None = None) -> Finding:
+            evidence: list[Evidence] | tuple[Evidence, ...], nodes: tuple[str, ...] = (), stage: int | None = None) -> Diagnosis:
     row = ctx.signatures.by_id(signature_id)
-    return Finding(
+    return Diagnosis(
         stage=stage or row.stage, signature=row.id, subject_kind=subject_kind, subject=subject, message=message,
         evidence=tuple(evidence)[:MAX_EVIDENCE], meaning=row.meaning, fix=row.fix, source=row.source, nodes=nodes,
     )
@@ -95,9 +95,9 @@ def pod_clues(ctx: Context, pod: PodInfo, component: str = "any") -> list[Clue]:
     return clues
 
 
-def merge_by_pool(findings: list[Finding]) -> list[Finding]:
+def merge_by_pool(findings: list[Diagnosis]) -> list[Diagnosis]:
     """Per-node findings with the same stage, signature, pool and message → one, nodes joined."""
-    merged: dict[tuple[int, str, str, str], Finding] = {}
+    merged: dict[tuple[int, str, str, str], Diagnosis] = {}
     for f in findings:
         key = (f.stage, f.signature, f.subject, f.message)
         if key in merged:

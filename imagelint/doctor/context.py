@@ -16,7 +16,7 @@ from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.objects import items, mapping
 from imagelint.cluster.pods import PodInfo
 from imagelint.deploytarget.model import NodePool, Target
-from imagelint.doctor.model import Finding, ImageSide
+from imagelint.doctor.model import Diagnosis, ImageSide
 from imagelint.doctor.snapshot import Snapshot
 from imagelint.doctor.workloads import PodWorkload, pod_workload
 from imagelint.facts.model import WorkloadFacts
@@ -43,7 +43,7 @@ def gpu_count(node: NodeInfo, prefix: str) -> int:
 class Context:
     snap: Snapshot
     signatures: Signatures
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Diagnosis] = field(default_factory=list)
     # node name → first stage (1-3) that failed there: later stages on it are "blocked"
     blocked: dict[str, int] = field(default_factory=dict)
     # stage → how many of its subjects (Pending pods) it left to an earlier stage's failure
@@ -313,7 +313,7 @@ class Context:
     def events_for(self, kind: str, namespace: str, name: str) -> list[EventInfo]:
         return self._events_by_object.get((kind, namespace, name), [])
 
-    def add(self, finding: Finding) -> None:
+    def add(self, finding: Diagnosis) -> None:
         self.findings.append(finding)
 
     def block(self, node: str, stage: int) -> None:

@@ -29,7 +29,7 @@ from imagelint.cluster.source import NOT_IN_DUMP
 from imagelint.deploytarget import GpuSpec
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
-from imagelint.doctor.model import Evidence, Finding, ObjectRef
+from imagelint.doctor.model import Diagnosis, Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
 from imagelint.lazyre import lazy_pattern
 
@@ -79,7 +79,7 @@ def _drivers(selectors: tuple[str, ...]) -> set[str]:
     return {m.group(1) for e in selectors for atom in " ".join(e.split()).split("&&") if (m := _DRIVER.match(atom.strip().strip("()")))}
 
 
-def check_dra_pod(ctx: Context, w: PodWorkload, word: Evidence | None) -> tuple[list[Finding], list[str]]:
+def check_dra_pod(ctx: Context, w: PodWorkload, word: Evidence | None) -> tuple[list[Diagnosis], list[str]]:
     """Findings for one Pending pod that asks through claims, and notes on links not judged."""
     pod, dra, notes = w.pod, ctx.snap.dra, []
     if not dra.served and not dra.refused:
@@ -126,7 +126,7 @@ def _unread(status: int | None, kind: str) -> str:
     return f"partly checked: {kind} {why}: the DRA claim chain is not judged"
 
 
-def _with_word(f: Finding, word: Evidence | None) -> Finding:
+def _with_word(f: Diagnosis, word: Evidence | None) -> Diagnosis:
     from dataclasses import replace
 
     return replace(f, evidence=(f.evidence + (word,))[:4]) if word is not None else f
@@ -138,7 +138,7 @@ def _field(holder: ObjectRef, index: int, leaf: str) -> str:
 
 
 def _classes(ctx: Context, pod: PodInfo, holder: ObjectRef, requests: tuple[RequestInfo, ...], word: Evidence | None,
-             notes: list[str]) -> Finding | None:
+             notes: list[str]) -> Diagnosis | None:
     dra = ctx.snap.dra
     if dra.unread("deviceclasses") is not None:
         notes.append(_unread(dra.unread("deviceclasses"), "deviceclasses"))
@@ -155,7 +155,7 @@ def _classes(ctx: Context, pod: PodInfo, holder: ObjectRef, requests: tuple[Requ
     return None
 
 
-def _reserved_elsewhere(ctx: Context, w: PodWorkload, claim: ClaimInfo, word: Evidence | None) -> Finding | None:
+def _reserved_elsewhere(ctx: Context, w: PodWorkload, claim: ClaimInfo, word: Evidence | None) -> Diagnosis | None:
     pod = w.pod
     if not claim.reserved_for or pod.name in claim.reserved_for:
         return None
@@ -181,7 +181,7 @@ def _reserved_elsewhere(ctx: Context, w: PodWorkload, claim: ClaimInfo, word: Ev
 
 
 def _published(ctx: Context, pod: PodInfo, holder: ObjectRef, requests: tuple[RequestInfo, ...], word: Evidence | None,
-               notes: list[str]) -> Finding | None:
+               notes: list[str]) -> Diagnosis | None:
     dra = ctx.snap.dra
     if dra.unread("resourceslices") is not None:
         notes.append(_unread(dra.unread("resourceslices"), "resourceslices"))

@@ -1,6 +1,6 @@
 """What doctor reports: findings with evidence and a fix, grouped by stage, and the verdict.
 
-Frozen values that cross from the stages to the renderers (text, JSON). A ``Finding`` is about
+Frozen values that cross from the stages to the renderers (text, JSON). A ``Diagnosis`` is about
 a node pool (stages 1-3) or a pod (4-5, isolation); its ``evidence`` names the object and the
 field, event or log line that shows the failure, so a reader can check it with kubectl.
 """
@@ -53,7 +53,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Diagnosis:
     stage: int
     signature: str  # the doctor-signatures.toml row id
     subject_kind: str  # "node pool" | "pod" | "node" | "workload"
@@ -73,7 +73,7 @@ class StageResult:
     id: str
     title: str
     status: str  # ok | failed | not checked | blocked
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Diagnosis, ...] = ()
     notes: tuple[str, ...] = ()  # "not checked: RBAC forbids listing pods", "2 GPU nodes checked"...
 
 
@@ -89,7 +89,7 @@ class DoctorReport:
     pods_read: bool = True
 
     @property
-    def findings(self) -> tuple[Finding, ...]:
+    def findings(self) -> tuple[Diagnosis, ...]:
         return tuple(f for s in self.stages for f in s.findings)
 
     @property
@@ -147,4 +147,4 @@ class ImageSide:
     unread: dict[str, str] = field(default_factory=dict)  # image → why it could not be read
 
 
-__all__ = ["BLOCKED", "ImageSide", "ImageVerdict", "FAILED", "NOT_CHECKED", "OK", "STAGES", "DoctorReport", "Evidence", "Finding", "ObjectRef", "StageResult"]
+__all__ = ["BLOCKED", "ImageSide", "ImageVerdict", "FAILED", "NOT_CHECKED", "OK", "STAGES", "DoctorReport", "Evidence", "Diagnosis", "ObjectRef", "StageResult"]

@@ -16,7 +16,7 @@ from imagelint.doctor.common import (
     pod_clues,
 )
 from imagelint.doctor.context import Context, gpu_count
-from imagelint.doctor.model import Evidence, Finding, ObjectRef
+from imagelint.doctor.model import Diagnosis, Evidence, ObjectRef
 
 
 def _node_ref(node: NodeInfo) -> ObjectRef:
@@ -37,7 +37,7 @@ def _component_clues(ctx: Context, node: NodeInfo) -> list[tuple[str, Clue]]:
 
 def check_driver(ctx: Context) -> list[str]:
     """Stage 1: a driver signature in a component pod's log or events, or an event on the node."""
-    findings: list[Finding] = []
+    findings: list[Diagnosis] = []
     names = nvidia_names()
     labelled = 0
     for node in ctx.gpu_nodes:
@@ -63,9 +63,9 @@ def check_driver(ctx: Context) -> list[str]:
 
 def check_device_plugin(ctx: Context) -> list[str]:
     """Stage 2: a device plugin DaemonSet selects the node and its pod there is Ready (or DRA publishes the GPUs)."""
-    findings: list[Finding] = []
+    findings: list[Diagnosis] = []
     plugins = ctx.components("device-plugin")
-    seen: dict[tuple[str, str, str], Finding] = {}
+    seen: dict[tuple[str, str, str], Diagnosis] = {}
     dra_nodes = other_plugin = 0
     for node in ctx.gpu_nodes:
         if node.name in ctx.blocked:
@@ -135,7 +135,7 @@ def check_device_plugin(ctx: Context) -> list[str]:
 
 def check_advertised(ctx: Context) -> list[str]:
     """Stage 3: the node is Ready and its allocatable carries nvidia.com/* GPUs (or DRA devices)."""
-    findings: list[Finding] = []
+    findings: list[Diagnosis] = []
     prefix = ctx.prefix
     advertising = 0
     for node in ctx.gpu_nodes:

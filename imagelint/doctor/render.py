@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from imagelint import __version__
-from imagelint.doctor.model import FAILED, DoctorReport, Evidence, Finding
+from imagelint.doctor.model import FAILED, Diagnosis, DoctorReport, Evidence
 from imagelint.escape import printable_lines
 
 SCHEMA_VERSION = 1
@@ -14,7 +14,7 @@ MAX_TEXT_FINDINGS = 15  # per stage in text (JSON has them all): a big cluster's
 _STATUS = {"ok": "ok", "failed": "FAILED", "not checked": "not checked", "blocked": "blocked (what it judges fails an earlier stage)"}
 
 
-def _subject(f: Finding) -> str:
+def _subject(f: Diagnosis) -> str:
     text = f"{f.subject_kind} {f.subject}" + (f" ({f.workload})" if f.workload else "")
     if f.nodes and f.subject_kind == "node pool" and f.nodes != (f.subject,):
         shown = ", ".join(f.nodes[:5]) + (f" and {len(f.nodes) - 5} more" if len(f.nodes) > 5 else "")
@@ -22,9 +22,9 @@ def _subject(f: Finding) -> str:
     return text
 
 
-def _same_problem(findings: tuple[Finding, ...]) -> list[tuple[Finding, list[Finding]]]:
+def _same_problem(findings: tuple[Diagnosis, ...]) -> list[tuple[Diagnosis, list[Diagnosis]]]:
     """Pods with the same signature and message (a Job's 100 Pending pods) → one entry in text."""
-    groups: dict[tuple[str, str, str], tuple[Finding, list[Finding]]] = {}
+    groups: dict[tuple[str, str, str], tuple[Diagnosis, list[Diagnosis]]] = {}
     for f in findings:
         key = (f.signature, f.subject_kind, f.message) if f.subject_kind == "pod" else (f.signature, f.subject, id(f))
         if key in groups:
@@ -80,7 +80,7 @@ def _evidence(e: Evidence) -> dict[str, Any]:
     return out
 
 
-def _finding(f: Finding) -> dict[str, Any]:
+def _finding(f: Diagnosis) -> dict[str, Any]:
     return {
         "stage": f.stage, "signature": f.signature,
         "subject": {"kind": f.subject_kind, "name": f.subject, "nodes": list(f.nodes), **({"workload": f.workload} if f.workload else {})},

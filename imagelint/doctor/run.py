@@ -19,8 +19,8 @@ from imagelint.doctor.model import (
     NOT_CHECKED,
     OK,
     STAGES,
+    Diagnosis,
     DoctorReport,
-    Finding,
     ImageSide,
     StageResult,
 )
@@ -99,7 +99,7 @@ def _not_ok_without(stage: StageResult, snap: Snapshot) -> StageResult:
                    notes=(f"stage {stage.number} not checked in full: {'; '.join(lacking)}",) + stage.notes)
 
 
-def _named_by_workload(ctx: Context, f: Finding) -> Finding:
+def _named_by_workload(ctx: Context, f: Diagnosis) -> Diagnosis:
     """A pod of a Deployment is named with it: its ReplicaSet's name is a hash nobody wrote."""
     if f.subject_kind != "pod":
         return f

@@ -13,7 +13,7 @@ from imagelint.cluster.pods import PodInfo
 from imagelint.doctor.common import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.dra_chain import uses_claims
-from imagelint.doctor.model import Evidence, Finding, ObjectRef
+from imagelint.doctor.model import Diagnosis, Evidence, ObjectRef
 from imagelint.doctor.scheduler_message import is_lifecycle_taint, parse_reasons
 from imagelint.doctor.selectors import nearest_label, nearest_name
 from imagelint.doctor.workloads import PodWorkload
@@ -34,7 +34,7 @@ def _requests(w: PodWorkload) -> dict[str, Fraction]:
     return total
 
 
-def _requests_vs_limits(ctx: Context, w: PodWorkload) -> list[Finding]:
+def _requests_vs_limits(ctx: Context, w: PodWorkload) -> list[Diagnosis]:
     found = []
     for facts in w.containers:
         for r in facts.workload.resources if facts.workload else ():
@@ -52,7 +52,7 @@ def _usable(ctx: Context, nodes: tuple[NodeInfo, ...] | list[NodeInfo]) -> list[
     return [n for n in nodes if n.name not in ctx.blocked]
 
 
-def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> tuple[list[Finding], bool]:
+def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> tuple[list[Diagnosis], bool]:
     """Doctor's own reading of why the pod is not placed, and whether it waits on nodes that fail
     an earlier stage (then stage 4 has nothing to add: those nodes' failure is the cause)."""
     workload = w.workload
@@ -60,7 +60,7 @@ def _placement(ctx: Context, w: PodWorkload, wanted: dict[str, Fraction]) -> tup
         return [], False
     pod = w.pod
     nodes = ctx.snap.nodes
-    found: list[Finding] = []
+    found: list[Diagnosis] = []
     advertised = ctx.advertised
     missing = [name for name in wanted if name not in advertised]
     for name in missing:
@@ -241,7 +241,7 @@ def check_scheduling(ctx: Context) -> list[str]:
     return notes
 
 
-def _dra_chain(ctx: Context, w: PodWorkload, notes: list[str]) -> list[Finding]:
+def _dra_chain(ctx: Context, w: PodWorkload, notes: list[str]) -> list[Diagnosis]:
     """A Pending pod that asks through ResourceClaims: its claim chain (imagelint.doctor.dra_chain)
     first; where every link holds (or could not be read), the scheduler's own DRA words."""
     from imagelint.doctor.dra_chain import check_dra_pod
@@ -258,7 +258,7 @@ def _dra_chain(ctx: Context, w: PodWorkload, notes: list[str]) -> list[Finding]:
             if row.id.startswith("dra-") or "nvidia.com" in message]
 
 
-def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Finding], own: list[Finding], word: Evidence) -> list[Finding]:
+def _with_scheduler_word(ctx: Context, w: PodWorkload, found: list[Diagnosis], own: list[Diagnosis], word: Evidence) -> list[Diagnosis]:
     """The scheduler's message as evidence of doctor's own finding, or as findings of its own
     where doctor found no cause (or could not read the nodes) — each reason read as a count."""
     pod = w.pod
@@ -300,7 +300,7 @@ def _scope_ok(ctx: Context, namespace: str) -> bool:
     return not options.pod and (not options.namespace or options.namespace == namespace)
 
 
-def _with(f: Finding, evidence: Evidence) -> Finding:
+def _with(f: Diagnosis, evidence: Evidence) -> Diagnosis:
     from dataclasses import replace
 
     return replace(f, evidence=(f.evidence + (evidence,))[:4])

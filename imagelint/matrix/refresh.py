@@ -76,7 +76,7 @@ class ManifestError(ValueError):
 
 
 @dataclass(frozen=True)
-class Manifest:
+class CudaManifest:
     """What the refresh compares: the release and the versions of the components it reads."""
 
     path: str
@@ -142,7 +142,7 @@ def _load_json(path: Path) -> dict[str, Any]:
     return doc
 
 
-def read_any(path: Path) -> Manifest | DriverManifest | WheelMetadata:
+def read_any(path: Path) -> CudaManifest | DriverManifest | WheelMetadata:
     """A CUDA or driver redistributable manifest, or PyPI's metadata of an NVIDIA CUDA wheel."""
     doc = _load_json(path)
     if isinstance(doc.get("info"), dict) and "releases" in doc:
@@ -152,12 +152,12 @@ def read_any(path: Path) -> Manifest | DriverManifest | WheelMetadata:
     return _cuda_manifest(path, doc)
 
 
-def read_manifest(path: Path) -> Manifest:
+def read_manifest(path: Path) -> CudaManifest:
     """Parse one ``redistrib_X.Y.Z.json``. Raises ``ManifestError`` on anything else."""
     return _cuda_manifest(path, _load_json(path))
 
 
-def _cuda_manifest(path: Path, doc: Mapping[str, Any]) -> Manifest:
+def _cuda_manifest(path: Path, doc: Mapping[str, Any]) -> CudaManifest:
     product = doc.get("release_product")
     if product is not None and product != "cuda":
         raise ManifestError(f"{path}: a {_shown(product)} manifest, not the CUDA toolkit's")
@@ -165,7 +165,7 @@ def _cuda_manifest(path: Path, doc: Mapping[str, Any]) -> Manifest:
     if not isinstance(release, str) or not is_numeric_version(release) or release.count(".") != 2:
         raise ManifestError(f"{path}: not a redistrib manifest (release_label {_shown(release)} is not X.Y.Z)")
     date = doc.get("release_date")
-    return Manifest(str(path), release, date if isinstance(date, str) and _DATE.fullmatch(date) else None,
+    return CudaManifest(str(path), release, date if isinstance(date, str) and _DATE.fullmatch(date) else None,
                     _component_version(doc, "cuda_cudart"), _component_version(doc, "cuda_nvcc"),
                     _component_version(doc, "nvidia_driver"))
 
@@ -217,7 +217,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def differences(manifest: Manifest, matrix: Matrix) -> list[Difference]:
+def differences(manifest: CudaManifest, matrix: Matrix) -> list[Difference]:
     """What the matrix says differently from ``manifest`` (an empty list: nothing)."""
     out: list[Difference] = []
 
@@ -289,13 +289,13 @@ def wheel_differences(wheel: WheelMetadata, matrix: Matrix) -> list[Difference]:
                        f"CUDA {mm} (a wheel names no driver: the row needs the release notes or the redistrib manifest)")]
 
 
-def derived_rows(items: Sequence[Manifest | DriverManifest | WheelMetadata], matrix: Matrix) -> dict[str, list[dict[str, Any]]]:
+def derived_rows(items: Sequence[CudaManifest | DriverManifest | WheelMetadata], matrix: Matrix) -> dict[str, list[dict[str, Any]]]:
     """The rows the manifests determine, each citing its manifest: a CUDA release's row (its
     bundled driver as the floor), a branch's newest CUDA, and uncertain rows a manifest confirms."""
     cuda_rows: dict[str, dict[str, Any]] = {}
     branch_rows: dict[int, dict[str, Any]] = {}
     for item in items:
-        if isinstance(item, Manifest) and item.driver:
+        if isinstance(item, CudaManifest) and item.driver:
             row = next((r for r in matrix.rows("cuda_releases") if compare_versions(r["version"], item.release) == 0), None)
             confirms = row is not None and row.get("confidence") == "uncertain" and compare_versions(row["min_driver"], item.driver) == 0
             if row is None or confirms:
@@ -389,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if found else 0
 
 
-def _differences(item: Manifest | DriverManifest | WheelMetadata, matrix: Matrix) -> list[Difference]:
+def _differences(item: CudaManifest | DriverManifest | WheelMetadata, matrix: Matrix) -> list[Difference]:
     if isinstance(item, DriverManifest):
         return driver_differences(item, matrix)
     if isinstance(item, WheelMetadata):

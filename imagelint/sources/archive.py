@@ -39,7 +39,7 @@ from imagelint.sources.blobstore import (
     sniff_compression,
 )
 from imagelint.sources.layout import ImageOrigin, build_image, find_manifest_for_config
-from imagelint.sources.manifest import MAX_DOCUMENT_BYTES, parse_config
+from imagelint.sources.manifest import MAX_DOCUMENT_BYTES, parse_image_config
 from imagelint.sources.options import SourceOptions
 from imagelint.untrusted import loads_json
 
@@ -158,7 +158,7 @@ def image_from_save_entry(origin: ImageOrigin, entry: SaveEntry) -> Image:
                 raise ImageFormatError(f"{store.where}: manifest.json and the OCI manifest list different layers")
             return build_image(origin, manifest, manifest_digest, None)
 
-    config = parse_config(config_bytes, what)
+    config = parse_image_config(config_bytes, what)
     if len(config.diff_ids) != len(entry.layers):
         raise ImageFormatError(
             f"{store.where}: config lists {len(config.diff_ids)} diff_ids but manifest.json has {len(entry.layers)} layers"

@@ -148,7 +148,7 @@ class DirBlobStore:
 
 
 @dataclass(frozen=True)
-class TarMember:
+class ArchiveMember:
     name: str
     offset: int  # of the data, in the tar file
     size: int
@@ -192,7 +192,7 @@ class TarBlobStore:
         self._members = self._index(path, self.where)
 
     @staticmethod
-    def _index(real_path: str, path: str) -> dict[str, TarMember]:
+    def _index(real_path: str, path: str) -> dict[str, ArchiveMember]:
         try:
             fh = open(real_path, "rb")
         except OSError as exc:
@@ -205,7 +205,7 @@ class TarBlobStore:
                 raise ImageFormatError(f"{path}: a compressed archive; decompress it first (members are read in place)")
             file_size = os.fstat(fh.fileno()).st_size
             fh.seek(0)
-            members: dict[str, TarMember] = {}
+            members: dict[str, ArchiveMember] = {}
             try:
                 with tarfile.open(fileobj=fh, mode="r:") as tf:
                     for info in tf:
@@ -226,7 +226,7 @@ class TarBlobStore:
     def names(self) -> list[str]:
         return list(self._members)
 
-    def _resolve(self, name: str) -> TarMember | None:
+    def _resolve(self, name: str) -> ArchiveMember | None:
         current = self._members.get(check_member_name(name, self.where))
         for _ in range(_MAX_LINK_HOPS):
             if current is None or current.link is None:
@@ -250,8 +250,8 @@ def _is_root_entry(name: str) -> bool:
     return bool(name) and not name.startswith("/") and all(p in ("", ".") for p in name.split("/"))
 
 
-def _member_of(info: tarfile.TarInfo, where: str) -> TarMember | None:
-    """A regular file or link as a TarMember; directories and others are skipped (not blobs).
+def _member_of(info: tarfile.TarInfo, where: str) -> ArchiveMember | None:
+    """A regular file or link as a ArchiveMember; directories and others are skipped (not blobs).
     The archive's root directory entry is skipped as every other reader does; a file or link
     named ``.`` is still refused."""
     if info.isdir():
@@ -260,11 +260,11 @@ def _member_of(info: tarfile.TarInfo, where: str) -> TarMember | None:
         return None
     name = check_member_name(info.name, where)
     if info.isreg():
-        return TarMember(name, info.offset_data, info.size)
+        return ArchiveMember(name, info.offset_data, info.size)
     if info.issym():
         # Docker's classic save symlinks a repeated layer: <id>/layer.tar -> ../<other>/layer.tar
         target = posixpath.normpath(posixpath.join(posixpath.dirname(name), info.linkname))
-        return TarMember(name, 0, 0, check_member_name(target, where))
+        return ArchiveMember(name, 0, 0, check_member_name(target, where))
     if info.islnk():
-        return TarMember(name, 0, 0, check_member_name(info.linkname, where))
+        return ArchiveMember(name, 0, 0, check_member_name(info.linkname, where))
     return None

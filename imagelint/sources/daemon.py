@@ -40,7 +40,7 @@ from imagelint.sources.daemon_save import (
     one_line_reason,
     shown_host,
 )
-from imagelint.sources.manifest import parse_config
+from imagelint.sources.manifest import parse_image_config
 from imagelint.sources.options import SourceOptions
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
@@ -167,7 +167,7 @@ def image_from_attrs(conn: DaemonConnection, ref: ImageReference, attrs: dict[st
         "variant": attrs.get("Variant") or None,
         "history": _history_entries(history, len(diff_ids)),
     }
-    config = parse_config(json.dumps(config_doc).encode(), what)
+    config = parse_image_config(json.dumps(config_doc).encode(), what)
     for d in config.diff_ids:
         parse_digest(d)
     archive = SaveArchive(conn, image_id, config.diff_ids, what)

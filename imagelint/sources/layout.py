@@ -32,8 +32,8 @@ from imagelint.sources.manifest import (
     Manifest,
     check_diff_ids,
     load_json_object,
-    parse_config,
     parse_document,
+    parse_image_config,
     select_platforms,
 )
 from imagelint.sources.options import SourceOptions
@@ -167,7 +167,7 @@ def build_image(origin: ImageOrigin, manifest: Manifest, manifest_digest: str, i
     """An Image from a verified manifest: its config read and verified, its layers checked present."""
     store = origin.store
     config_what = f"{store.where}: config {manifest.config.digest[:19]}"
-    config = parse_config(read_blob(store, manifest.config.digest, config_what, manifest.config.size), config_what)
+    config = parse_image_config(read_blob(store, manifest.config.digest, config_what, manifest.config.size), config_what)
     check_diff_ids(config, len(manifest.layers), f"{store.where}: manifest {manifest_digest[:19]}")
     layers = tuple(
         _layer(store, i, d, config.diff_ids[i] if config.diff_ids else None) for i, d in enumerate(manifest.layers)

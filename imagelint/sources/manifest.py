@@ -179,7 +179,7 @@ def _str_tuple(value: Any, what: str) -> tuple[str, ...] | None:
     return tuple(str(v) for v in value)
 
 
-def parse_config(data: bytes, what: str = "image config") -> ImageConfig:
+def parse_image_config(data: bytes, what: str = "image config") -> ImageConfig:
     """Parse an image config blob (OCI or Docker; both share the fields we read)."""
     doc = load_json_object(data, what)
     cfg = doc.get("config") or doc.get("container_config") or {}

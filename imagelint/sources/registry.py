@@ -58,8 +58,8 @@ from imagelint.sources.manifest import (
     Index,
     Manifest,
     check_diff_ids,
-    parse_config,
     parse_document,
+    parse_image_config,
     select_platforms,
 )
 from imagelint.sources.options import SourceOptions
@@ -528,7 +528,7 @@ def _image(
 ) -> Image:
     config_bytes = client.fetch_blob_document(manifest.config, "config")
     what = f"{client.where}: config {manifest.config.digest}"
-    config = parse_config(config_bytes, what)
+    config = parse_image_config(config_bytes, what)
     check_diff_ids(config, len(manifest.layers), what)
     layers = tuple(
         Layer(

@@ -69,9 +69,9 @@ def test_fuzz_manifest_and_index_parsing(data: bytes, header: str | None) -> Non
 @FUZZ
 @given(_document_bytes(), st.integers(min_value=0, max_value=5))
 def test_fuzz_config_parsing(data: bytes, layers: int) -> None:
-    from imagelint.sources.manifest import check_diff_ids, parse_config
+    from imagelint.sources.manifest import check_diff_ids, parse_image_config
 
-    config = only_imagelint_errors(lambda: parse_config(data, "fuzz config"))
+    config = only_imagelint_errors(lambda: parse_image_config(data, "fuzz config"))
     if config is not None:
         only_imagelint_errors(lambda: check_diff_ids(config, layers, "fuzz"))
 
@@ -82,11 +82,11 @@ def test_fuzz_config_through_facts(config_part: dict, container: dict) -> None:
     # A config that parses must also survive fact collection (env, labels, entrypoint of any shape).
     from imagelint.facts.collect import collect_image_facts
     from imagelint.image import Image, Platform
-    from imagelint.sources.manifest import parse_config
+    from imagelint.sources.manifest import parse_image_config
 
     doc = {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}, **config_part,
            "config": container}
-    config = only_imagelint_errors(lambda: parse_config(json.dumps(doc).encode(), "fuzz config"))
+    config = only_imagelint_errors(lambda: parse_image_config(json.dumps(doc).encode(), "fuzz config"))
     if config is not None:
         image = Image(ref="fuzz", source="oci-dir", platform=Platform(config.os or "linux", config.architecture or "amd64"),
                       config=config, layers=())

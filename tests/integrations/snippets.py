@@ -29,7 +29,7 @@ class Snippet:
 
     @property
     def kind(self) -> str:
-        """shell | workflow | gitlab-ci | pre-commit | config | target | matrix | api | tree | synopsis | output | unknown."""
+        """shell | workflow | gitlab-ci | pre-commit | config | target | matrix | package-order | api | tree | synopsis | output | unknown."""
         body, lang = self.body, self.lang
         if lang == "text" and body.startswith("$ imagelint "):
             return "output"  # a command and (an excerpt of) what it prints: checked against a real run
@@ -50,6 +50,8 @@ class Snippet:
             if re.search(r"^\[\[pool\]\]", body, re.M):
                 return "target"
             return "config"
+        if lang == "package-order":
+            return "package-order"  # docs/architecture.md's layers: tests/test_import_graph.py enforces them
         if lang == "python":
             return "api"  # signatures of the Python API, not programs: docs/matrix.md, docs/target.md
         if not lang and body.lstrip().startswith("imagelint/"):

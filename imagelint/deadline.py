@@ -5,7 +5,11 @@ byte a second never trips; this bounds the run. Code that waits on a remote part
 ``remaining()`` (a request's timeouts, a retry's sleep, a body read between chunks) and
 stops with ``DeadlineExceeded`` (exit 3, one line naming the step). Anything that cannot
 be asked (a DNS lookup, a library's own read) is covered by a watchdog: shortly after
-the deadline it prints one line and ends the process with exit 3.
+the deadline it sends the main thread SIGALRM, whose handler raises ``DeadlineExceeded`` there
+(a blocking system call is interrupted by the signal), so the run ends the ordinary way: the
+exception unwinds, files are closed, exit 3 with one line. Only if the main thread still has not
+ended a few seconds later (stuck inside C code that ignores signals) does the watchdog end the
+process itself, the one exit that skips the unwinding.
 
 Default 15 minutes (a CI step's usual budget); ``IMAGELINT_DEADLINE`` or ``--deadline``
 change it; ``0`` turns it off.
@@ -17,9 +21,11 @@ that must honour it (the cluster connection): ``request_timeout()``.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
+from types import FrameType
 
 from imagelint.errors import EXIT_UNREADABLE, SourceError, UsageError
 from imagelint.untrusted import parse_float
@@ -32,6 +38,8 @@ _started: float | None = None  # monotonic time the run began (the first start()
 _seconds: float | None = None
 _watchdog: threading.Timer | None = None
 _request_timeout: float | None = None
+_previous_alarm_handler: signal.Handlers | object | None = None  # restored by stop()
+_BACKSTOP = 5.0  # seconds the main thread has to end after SIGALRM before the process is ended
 
 
 class DeadlineExceeded(SourceError):
@@ -66,9 +74,26 @@ def start(seconds: float | None) -> None:
             _watchdog = None
         if seconds is not None:
             left = _started + seconds - now
+            _install_alarm_handler()
             _watchdog = threading.Timer(max(0.0, left) + _grace(seconds), _expire, args=(seconds,))
             _watchdog.daemon = True
             _watchdog.start()
+
+
+def _install_alarm_handler() -> None:
+    """SIGALRM raises DeadlineExceeded in the main thread (only the main thread may set handlers;
+    elsewhere, or without SIGALRM, the watchdog's backstop is all there is)."""
+    global _previous_alarm_handler
+    if _previous_alarm_handler is not None or not hasattr(signal, "pthread_kill"):
+        return
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _previous_alarm_handler = signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    if _seconds is not None:  # a late signal after stop() is ignored
+        raise DeadlineExceeded(message())
 
 
 def set_request_timeout(seconds: float | None) -> None:
@@ -83,11 +108,14 @@ def request_timeout(default: float) -> float:
 
 def stop() -> None:
     """The run is over (also between in-process runs, e.g. tests calling ``main()``)."""
-    global _started, _seconds, _watchdog, _request_timeout
+    global _started, _seconds, _watchdog, _request_timeout, _previous_alarm_handler
     with _lock:
         if _watchdog is not None:
             _watchdog.cancel()
         _started = _seconds = _watchdog = _request_timeout = None
+        if _previous_alarm_handler is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGALRM, _previous_alarm_handler)  # type: ignore[arg-type]  # what signal.signal returned
+            _previous_alarm_handler = None
 
 
 def remaining() -> float | None:
@@ -127,9 +155,16 @@ def _grace(seconds: float) -> float:
 
 
 def _expire(seconds: float) -> None:
+    """The watchdog: end the run through the main thread; end the process only if that fails."""
+    main = threading.main_thread()
+    if _previous_alarm_handler is not None and main.ident is not None:
+        signal.pthread_kill(main.ident, signal.SIGALRM)
+        main.join(_BACKSTOP)
+        if not main.is_alive():
+            return  # the run ended the ordinary way (exit 3, its own one line)
     try:
         sys.__stderr__.write(f"imagelint: error: the run did not finish within its deadline of {seconds:g} s "
                              "(--deadline; 0 turns it off)\n")
         sys.__stderr__.flush()
     finally:
-        os._exit(EXIT_UNREADABLE)
+        os._exit(EXIT_UNREADABLE)  # the main thread did not end: it is stuck where no signal reaches

@@ -109,7 +109,7 @@ def test_parse_float_reads_what_repr_writes(value: float) -> None:
 # file's entry here is changed with a reason.
 SAFE_CONVERSIONS: dict[str, tuple[int, str]] = {
     "audit/shard.py": (3, "int(hex digest[:16], 16) of our own sha256; int() of index/count checked by is_digits(…, 9)"),
-    "cli/common.py": (3, "float/int of values typer already converted (--timeout FLOAT, --retries INTEGER)"),
+    "cli/source_options.py": (3, "float/int of values typer already converted (--timeout FLOAT, --retries INTEGER)"),
     "cli/progress.py": (1, "int(elapsed seconds) of our own clock"),
     "compat/evidence.py": (3, "parts checked by is_digits (ASCII, <= 18 digits) on the same line or the line before; the minor of a major_minor() result"),
     "compat/judge.py": (1, "parts filtered by is_digits"),
@@ -133,9 +133,9 @@ SAFE_CONVERSIONS: dict[str, tuple[int, str]] = {
     "reference.py": (1, "the port, matched by :[0-9]{1,5}$"),
     "report/github.py": (1, "int() of a Finding's line, an int already"),
     "report/sarif.py": (1, "int() of a Finding's line, an int already"),
-    "rules/_cel.py": (1, "parts found by [0-9]{1,18} in a CEL expression"),
-    "rules/_common.py": (1, "head checked by is_digits"),
-    "rules/_kube.py": (4, "node-selector values compared as Gt/Lt (two on one line, and a described label's bound): inside try/except ValueError; int() of a quantity bounded by _QUANTITY_NUMBER (64 characters, exponent of 2 digits)"),
+    "kube/cel.py": (1, "parts found by [0-9]{1,18} in a CEL expression"),
+    "rules/pools.py": (1, "head checked by is_digits"),
+    "kube/scheduler.py": (4, "node-selector values compared as Gt/Lt (two on one line, and a described label's bound): inside try/except ValueError; int() of a quantity bounded by _QUANTITY_NUMBER (64 characters, exponent of 2 digits)"),
     "cluster/dump_formats.py": (4, "a dump's YAML int/float scalar, matched by the resolver's ASCII patterns: inside try/except ValueError (past int()'s digit limit the scalar stays text)"),
     "matrix/node_labels.py": (1, "regex group [0-9]{1,3}"),
     "matrix/refresh.py": (4, "a driver version matched by _DRIVER ([0-9]{3,4} before the dot); _CUDA_VARIANT's groups [0-9]{1,2}"),

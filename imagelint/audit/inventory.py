@@ -3,7 +3,7 @@
 From a live cluster (``inventory_from_fleet``): a pod bound to a node is checked against that
 node's pool; a pod not yet bound, or a template (a Deployment scaled to zero, a CronJob between
 runs), against the pools its scheduling allows: blocking taints it tolerates, nodeSelector and
-required node affinity (``imagelint.rules._kube``, the matching IL603/IL604 use) and, when it asks
+required node affinity (``imagelint.kube.scheduler``, the matching IL603/IL604 use) and, when it asks
 for a GPU resource, the pools that advertise it. A container on a CPU node, or a template that
 asks for no GPU, lands on no GPU pool and is counted, not checked.
 
@@ -43,7 +43,7 @@ def registry_reference(reference: str) -> str:
 
 def _placement(container: Any, target: Target, node_pools: Mapping[str, str], nodes: Sequence[Any]) -> tuple[tuple[str, ...], str]:
     """The pools a container can land on, and why (see the module docstring)."""
-    from imagelint.rules._kube import match_pool, untolerated_taints
+    from imagelint.kube.scheduler import match_pool, untolerated_taints
 
     if container.node:
         pool = node_pools.get(container.node)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, List, Optional
 import typer
 
 from imagelint.cli.choices import choose
-from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import epilog, examples, exit_codes
 from imagelint.cli.run_options import (
@@ -27,6 +26,7 @@ from imagelint.cli.run_options import (
     SelectOpt,
     write_output,
 )
+from imagelint.cli.source_options import with_source_options
 from imagelint.cli.target_options import with_target_options
 from imagelint.deploytarget.options import TargetOptions
 from imagelint.errors import ImagelintError, UsageError

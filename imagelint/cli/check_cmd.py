@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 
 from imagelint.cli.choices import choose
-from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import EXIT_CODES, REFERENCES, epilog, examples
 from imagelint.cli.run_options import (
@@ -37,6 +36,7 @@ from imagelint.cli.run_options import (
     prepare_run,
     report_unreadable,
 )
+from imagelint.cli.source_options import with_source_options
 from imagelint.cli.target_options import TargetOptions, with_target_options
 from imagelint.errors import ImagelintError, UsageError
 

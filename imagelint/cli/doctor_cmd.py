@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from imagelint.cli.choices import TEXT_OR_JSON, choose
-from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import epilog, examples, exit_codes
+from imagelint.cli.source_options import with_source_options
 from imagelint.errors import EXIT_INCOMPLETE, ImagelintError, UsageError
 
 if TYPE_CHECKING:

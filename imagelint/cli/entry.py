@@ -14,6 +14,7 @@ import errno
 import importlib
 import os
 import sys
+import warnings
 from typing import Any, Sequence
 
 import typer
@@ -145,6 +146,10 @@ def main(args: Sequence[str] | None = None) -> None:
     """Run one command line (``sys.argv[1:]`` by default); always ends with SystemExit."""
     from imagelint import deadline
 
+    # The program, not the HTTP layer, decides which warnings a user sees: a registry named
+    # --insecure-registry is reached without TLS verification because the user asked, and urllib3
+    # would warn about it on every request.
+    warnings.filterwarnings("ignore", message="Unverified HTTPS request", module=r"urllib3\.")
     try:
         deadline.start(deadline.parse_deadline(os.environ.get("IMAGELINT_DEADLINE")))
         try:

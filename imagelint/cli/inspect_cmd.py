@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from imagelint.cli.common import with_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import REFERENCES, epilog, examples, exit_codes
+from imagelint.cli.source_options import with_source_options
 from imagelint.errors import ImagelintError
 
 if TYPE_CHECKING:

@@ -13,7 +13,6 @@ from typing import List, Optional
 import typer
 
 from imagelint.cli.choices import choose
-from imagelint.cli.common import DeferredSourceOptions, with_deferred_source_options
 from imagelint.cli.failure import fail
 from imagelint.cli.help import EXIT_CODES, REFERENCES, epilog, examples
 from imagelint.cli.run_options import (
@@ -35,6 +34,10 @@ from imagelint.cli.run_options import (
     emit_reports,
     prepare_run,
     report_unreadable,
+)
+from imagelint.cli.source_options import (
+    DeferredSourceOptions,
+    with_deferred_source_options,
 )
 from imagelint.cli.target_options import with_target_options
 from imagelint.deploytarget.options import TargetOptions

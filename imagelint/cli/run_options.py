@@ -378,7 +378,7 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
             failed.append(exc)
     if not quiet and all(out is not None for _, out in plan) and written:
         from imagelint.escape import guard_line, printable
-        from imagelint.report._common import summary_line
+        from imagelint.report.fragments import summary_line
 
         files = ", ".join(written) or "none written"
         typer.echo(guard_line(printable(f"imagelint: {summary_line(run)}; report: {files}")), err=True)

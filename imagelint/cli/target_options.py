@@ -29,7 +29,7 @@ from typing import Annotated, Any, Callable, List, Optional, TypeVar
 import typer
 
 from imagelint.cli import completion
-from imagelint.cli.common import signature_without
+from imagelint.cli.source_options import signature_without
 from imagelint.deploytarget import Target
 from imagelint.deploytarget.options import TargetOptions, build_target
 from imagelint.deploytarget.values import TargetMatrix

@@ -87,7 +87,7 @@ def needs_gpu_code(config: Config, target: Target, matrix: Any) -> bool:
     whose compute capability is known; otherwise layers are read without it."""
     if "IL401" not in {r.id for r in selected_rules(config)}:
         return False
-    from imagelint.rules._common import pool_gpus
+    from imagelint.rules.pools import pool_gpus
 
     return any(g.arch for pool in target.pools for g in pool_gpus(pool, matrix))
 

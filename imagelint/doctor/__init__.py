@@ -15,7 +15,7 @@ list optional: a refusal makes a stage "not checked", never fails the run); ``co
 the stages their view of it; what a log line, an event or a spec condition means and how to
 fix it is data, ``matrices/doctor-signatures.toml`` (``imagelint.matrix.doctor_signatures``);
 a pod spec is read by ``imagelint.static`` (``workloads``); scheduling semantics are the IL60x
-rules' (``imagelint.rules._kube``). ``render`` writes text and JSON (docs/doctor-schema.json).
+rules' (``imagelint.kube.scheduler``). ``render`` writes text and JSON (docs/doctor-schema.json).
 Nothing here imports typer.
 """
 

@@ -20,8 +20,8 @@ from imagelint.doctor.model import Diagnosis, ImageSide
 from imagelint.doctor.snapshot import Snapshot
 from imagelint.doctor.workloads import PodWorkload, pod_workload
 from imagelint.facts.model import WorkloadFacts
+from imagelint.kube.scheduler import match_pool
 from imagelint.matrix.doctor_signatures import Signatures
-from imagelint.rules._kube import match_pool
 from imagelint.untrusted import is_digits
 
 # Cloud node-group labels: a node's pool is named after the first it carries.
@@ -117,7 +117,7 @@ class Context:
         return group or self._pool_names.get(node.name) or node.name
 
     def node_pool(self, node: NodeInfo) -> NodePool:
-        """The node as a one-node pool, so the IL60x scheduling semantics (rules._kube) apply."""
+        """The node as a one-node pool, so the IL60x scheduling semantics (kube.scheduler) apply."""
         pool = self._node_pools.get(node.name)
         if pool is None:
             pool = NodePool(name=node.name, labels=MappingProxyType(dict(node.labels)), taints=node.taints,
@@ -186,7 +186,7 @@ class Context:
 
     def placeable(self, selected: tuple[NodeInfo, ...], resources: tuple[str, ...], tolerations: tuple) -> tuple[list[NodeInfo], list[NodeInfo]]:
         """(nodes of ``selected`` with the resources, those of them whose taints the pod tolerates), memoised."""
-        from imagelint.rules._kube import untolerated_taints
+        from imagelint.kube.scheduler import untolerated_taints
 
         key = (tuple(n.name for n in selected), resources, tolerations)
         if key not in self._placeable:
@@ -196,7 +196,7 @@ class Context:
 
     def most_free(self, nodes: tuple[NodeInfo, ...], resources: tuple[str, ...]) -> tuple[Fraction, NodeInfo | None]:
         """The node of ``nodes`` with the most free GPUs of every resource in ``resources`` (memoised)."""
-        from imagelint.rules._kube import parse_quantity
+        from imagelint.kube.scheduler import parse_quantity
 
         key = (tuple(n.name for n in nodes), resources)
         if key not in self._most_free:
@@ -211,7 +211,7 @@ class Context:
 
     def largest(self, nodes: tuple[NodeInfo, ...], resource: str) -> tuple[Fraction, NodeInfo | None]:
         """The node of ``nodes`` with the most of ``resource`` allocatable at all, used or not (memoised)."""
-        from imagelint.rules._kube import parse_quantity
+        from imagelint.kube.scheduler import parse_quantity
 
         key = (tuple(n.name for n in nodes), resource)
         if key not in self._largest:
@@ -226,7 +226,7 @@ class Context:
     @functools.cached_property
     def gpus_in_use(self) -> dict[tuple[str, str], Fraction]:
         """(node, resource) → GPUs the limits of the pods placed there take (one pass over the pods)."""
-        from imagelint.rules._kube import parse_quantity
+        from imagelint.kube.scheduler import parse_quantity
 
         used: dict[tuple[str, str], Fraction] = {}
         for pod in self.snap.pods:

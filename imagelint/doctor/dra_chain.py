@@ -27,7 +27,7 @@ from imagelint.cluster.objects import items, text
 from imagelint.cluster.pods import PodInfo
 from imagelint.cluster.source import NOT_IN_DUMP
 from imagelint.deploytarget import GpuSpec
-from imagelint.doctor.common import finding, pod_ref
+from imagelint.doctor.clues import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Diagnosis, Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
@@ -45,8 +45,8 @@ def uses_claims(pod: PodInfo) -> bool:
 def device_selected(expression: str, device: SliceDevice) -> bool | None:
     """Whether a CEL selector selects this published device: True / False / None (cannot tell).
     ``&&`` of atoms; ``device.driver`` and string attributes are compared exactly, the rest goes
-    to the CEL subset of ``imagelint.rules._cel`` over the device's own attributes."""
-    from imagelint.rules._cel import selects
+    to the CEL subset of ``imagelint.kube.cel`` over the device's own attributes."""
+    from imagelint.kube.cel import selects
 
     flat = " ".join(expression.split())
     if "||" in flat or _NEGATION.search(flat):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from imagelint.cluster.objects import items, text
 from imagelint.cluster.operator import OperatorComponent
-from imagelint.doctor.common import finding, pod_ref
+from imagelint.doctor.clues import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.nvidia_names import nvidia_names
-from imagelint.doctor.common import (
+from imagelint.doctor.clues import (
     Clue,
     finding,
     init_progress,

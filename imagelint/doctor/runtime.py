@@ -3,7 +3,7 @@ node, the runtime's own failures (sandbox / container creation events), ``hostUs
 
 from __future__ import annotations
 
-from imagelint.doctor.common import finding, pod_clues, pod_ref
+from imagelint.doctor.clues import finding, pod_clues, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.selectors import nearest_name

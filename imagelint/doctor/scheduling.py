@@ -1,6 +1,6 @@
 """Stage 4, per GPU pod that is not placed: requests vs limits, resource names, selectors and
 affinity against the labels nodes carry, taints, free GPUs, and the scheduler's own words
-(``FailedScheduling``). Scheduling semantics are the IL60x rules' (``imagelint.rules._kube``).
+(``FailedScheduling``). Scheduling semantics are the IL60x rules' (``imagelint.kube.scheduler``).
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from fractions import Fraction
 from imagelint.cluster.events import latest_first
 from imagelint.cluster.node_status import NodeInfo
 from imagelint.cluster.pods import PodInfo
-from imagelint.doctor.common import finding, pod_ref
+from imagelint.doctor.clues import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.dra_chain import uses_claims
 from imagelint.doctor.model import Diagnosis, Evidence, ObjectRef
 from imagelint.doctor.scheduler_message import is_lifecycle_taint, parse_reasons
 from imagelint.doctor.selectors import nearest_label, nearest_name
 from imagelint.doctor.workloads import PodWorkload
+from imagelint.kube.scheduler import parse_quantity, untolerated_taints
 from imagelint.matrix.doctor_signatures import Signature
-from imagelint.rules._kube import parse_quantity, untolerated_taints
 
 
 def _requests(w: PodWorkload) -> dict[str, Fraction]:

@@ -251,7 +251,7 @@ def image_arch_lists(env: Iterable[EnvSetting], history: Iterable[object], fs: o
         if text:
             out += settings_in_history(text, Provenance(kind="history", line=i))
     if fs is not None:
-        from imagelint.facts.common import file_provenance
+        from imagelint.facts.fsview import file_provenance
         from imagelint.facts.scripts import script_text
 
         scripts = [e for e in fs.glob("**/*.sh") if e.kind == "file"][:MAX_SCRIPTS]  # type: ignore[attr-defined]

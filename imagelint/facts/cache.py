@@ -122,7 +122,7 @@ def store_facts(store: LayerCache, key: str, facts: ImageFacts, image: Image) ->
 
 
 def _image_secrets(image: Image) -> tuple[str, ...]:
-    from imagelint.facts.common import effective_env
+    from imagelint.facts.fsview import effective_env
 
     return secret_env_values((e.name, e.value) for e in effective_env(image.config))
 

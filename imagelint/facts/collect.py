@@ -6,10 +6,10 @@ from types import MappingProxyType
 
 from imagelint.facts.archlist import image_arch_lists
 from imagelint.facts.baseimage import base_image_facts
-from imagelint.facts.common import FilesystemView, effective_env
 from imagelint.facts.cuda import cuda_facts
 from imagelint.facts.driverlibs import driver_libraries
 from imagelint.facts.fatbin import gpu_code_facts
+from imagelint.facts.fsview import FilesystemView, effective_env
 from imagelint.facts.loader import loader_facts
 from imagelint.facts.model import ImageFacts
 from imagelint.facts.scripts import gpu_facts

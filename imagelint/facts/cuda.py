@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 
 from imagelint.facts import names
-from imagelint.facts.common import (
+from imagelint.facts.fsview import (
     FilesystemView,
     env_provenance,
     file_provenance,

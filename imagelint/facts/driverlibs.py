@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from imagelint.errors import ConfigError
-from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import ElfNoteScanner
+from imagelint.facts.fsview import FilesystemView, file_provenance
 from imagelint.facts.loader import LoaderView
 from imagelint.facts.model import (
     DriverLibrary,

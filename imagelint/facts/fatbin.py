@@ -44,7 +44,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from imagelint.facts.common import FilesystemView, file_provenance
 from imagelint.facts.elf import (
     SHT_NOBITS,
     SectionHeader,
@@ -52,6 +51,7 @@ from imagelint.facts.elf import (
     parse_elf_header,
     read_sections,
 )
+from imagelint.facts.fsview import FilesystemView, file_provenance
 from imagelint.facts.model import GpuCodeObject
 from imagelint.layers.model import FILE, HARDLINK, CaptureRule
 from imagelint.lazyre import lazy_pattern

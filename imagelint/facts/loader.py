@@ -12,7 +12,7 @@ import posixpath
 from dataclasses import replace
 
 from imagelint.facts import names
-from imagelint.facts.common import FilesystemView, file_provenance, norm, text_lines
+from imagelint.facts.fsview import FilesystemView, file_provenance, norm, text_lines
 from imagelint.facts.model import EnvSetting, LoaderFacts, LoaderPathEntry
 from imagelint.image import Platform
 from imagelint.layers.model import CaptureRule

@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from imagelint.facts import gpuindex, names, textscan
-from imagelint.facts.common import FilesystemView, file_provenance, norm
+from imagelint.facts.fsview import FilesystemView, file_provenance, norm
 from imagelint.facts.model import EnvSetting, GpuFacts, GpuIndexSetting, Provenance
 from imagelint.layers.model import CaptureRule
 from imagelint.lazyre import lazy_pattern

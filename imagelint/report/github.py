@@ -18,14 +18,14 @@ from imagelint.escape import github_data as escape_data
 from imagelint.escape import github_property as escape_property
 from imagelint.escape import markdown_cell
 from imagelint.report import ReportOptions
-from imagelint.report._common import (
+from imagelint.report.artifacts import SarifArtifacts
+from imagelint.report.fragments import (
     ANNOTATION_WIDTH,
     annotation_text,
     counts_line,
     image_label,
     subjects_line,
 )
-from imagelint.report.artifacts import SarifArtifacts
 from imagelint.rules.base import Finding
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

@@ -7,7 +7,7 @@ from typing import Any
 
 from imagelint.core.check import CheckRun
 from imagelint.report import ReportOptions
-from imagelint.report._common import target_json
+from imagelint.report.fragments import target_json
 
 REPORT_FORMAT_VERSION = 1
 

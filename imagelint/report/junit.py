@@ -14,8 +14,8 @@ from imagelint.core.check import CheckRun
 from imagelint.core.engine import at_or_above
 from imagelint.escape import xml_text
 from imagelint.report import ReportOptions
-from imagelint.report._common import ANNOTATION_DETAIL_LINES, finding_lines
 from imagelint.report.artifacts import REPOSITORY_KINDS
+from imagelint.report.fragments import ANNOTATION_DETAIL_LINES, finding_lines
 from imagelint.report.github import image_file
 from imagelint.rules import RULES
 from imagelint.rules.base import Finding

@@ -56,13 +56,13 @@ from imagelint.escape import uri_reference
 from imagelint.facts.model import Provenance
 from imagelint.lazyre import lazy_pattern
 from imagelint.report import ReportOptions
-from imagelint.report._common import finding_lines
 from imagelint.report.artifacts import (
     REPOSITORY_KINDS,
     SarifArtifacts,
     repository_path,
     repository_root,
 )
+from imagelint.report.fragments import finding_lines
 from imagelint.rules import RULES, RuleInfo
 from imagelint.rules.base import SEVERITY_RANK, Finding
 

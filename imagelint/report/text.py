@@ -6,7 +6,7 @@ from imagelint.core.check import CheckRun
 from imagelint.escape import guard_line
 from imagelint.escape import printable as p
 from imagelint.report import ReportOptions
-from imagelint.report._common import (
+from imagelint.report.fragments import (
     SEVERITY_ORDER,
     finding_lines,
     image_label,

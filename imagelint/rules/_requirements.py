@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from imagelint.deploytarget import NodePool
-from imagelint.rules._common import compare
+from imagelint.rules.pools import compare
 
 
 def _numeric(version: str) -> str:

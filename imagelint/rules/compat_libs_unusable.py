@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._common import compat_libcudas
 from imagelint.rules.base import (
     ERROR,
     INFO,
@@ -41,6 +40,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.rules.pools import compat_libcudas
 
 ID = "IL107"
 NAME = "compat-libs-unusable"

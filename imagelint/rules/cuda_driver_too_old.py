@@ -60,7 +60,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._common import governing_cuda
 from imagelint.rules.base import (
     ERROR,
     INFO,
@@ -72,6 +71,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.rules.pools import governing_cuda
 
 ID = "IL101"
 NAME = "cuda-driver-too-old"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from imagelint.facts.common import norm
+from imagelint.facts.fsview import norm
 from imagelint.facts.model import LoaderPathEntry
 from imagelint.rules.base import (
     ERROR,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._common import distinct_major_minors, governing_cuda
 from imagelint.rules.base import (
     NEEDS_CONFIG,
     NEEDS_FILES,
@@ -22,6 +21,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.rules.pools import distinct_major_minors, governing_cuda
 
 ID = "IL105"
 NAME = "cuda-version-conflict"

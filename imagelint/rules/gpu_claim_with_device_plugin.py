@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._kube import workload
+from imagelint.kube.scheduler import workload
 from imagelint.rules.base import (
     NEEDS_CONFIG,
     WARNING,

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._kube import NODE_IDENTITY_LABELS, asks_for, selection, workload
+from imagelint.kube.scheduler import NODE_IDENTITY_LABELS, asks_for, selection, workload
 from imagelint.rules.base import (
     ERROR,
     HEADLINE_LIMIT,
@@ -87,7 +87,7 @@ def _claim_requests(w) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:  # type
 
 
 def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    from imagelint.rules._cel import claim_can_be_allocated
+    from imagelint.kube.cel import claim_can_be_allocated
 
     claims = _claim_requests(w)
     if not claims:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._kube import parse_quantity, workload
+from imagelint.kube.scheduler import parse_quantity, workload
 from imagelint.rules.base import (
     ERROR,
     INFO,

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget import NodePool
-from imagelint.rules._kube import workload
+from imagelint.kube.scheduler import workload
 from imagelint.rules._resources import nearest_resource
 from imagelint.rules._verdict import fit
 from imagelint.rules.base import (

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._kube import asks_for, untolerated_taints, workload
+from imagelint.kube.scheduler import asks_for, untolerated_taints, workload
 from imagelint.rules.base import (
     ERROR,
     NEEDS_CONFIG,

@@ -55,7 +55,7 @@ _INDEX_KINDS = frozenset({"gpu-id", "cli-flag", "code"})
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    from imagelint.rules._kube import pod_gpu_count
+    from imagelint.kube.scheduler import pod_gpu_count
 
     gpus = pod_gpu_count(ctx.facts)
     for s in ctx.facts.gpu.index_settings:

@@ -137,7 +137,7 @@ def _hidden(name: str, value: str, where: Provenance, requested: bool, extra: st
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    from imagelint.rules._kube import pod_gpu_count
+    from imagelint.kube.scheduler import pod_gpu_count
 
     gpu = ctx.facts.gpu
     gpus = pod_gpu_count(ctx.facts)

@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from imagelint.kube.scheduler import workload
 from imagelint.lazyre import lazy_pattern
-from imagelint.rules._kube import workload
 from imagelint.rules.base import (
     ERROR,
     INFO,

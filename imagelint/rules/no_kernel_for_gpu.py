@@ -65,7 +65,6 @@ from collections.abc import Iterator
 
 from imagelint.deploytarget import NodePool
 from imagelint.facts.model import GpuCodeObject, Provenance
-from imagelint.rules._common import PoolGpu, pool_gpus
 from imagelint.rules.base import (
     ERROR,
     INFO,
@@ -77,6 +76,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.rules.pools import PoolGpu, pool_gpus
 from imagelint.versions import ComputeCapability
 
 ID = "IL401"

@@ -34,7 +34,6 @@ import re
 from collections.abc import Iterator
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.rules._common import compare, governing_cuda
 from imagelint.rules.base import (
     INFO,
     NEEDS_CONFIG,
@@ -43,6 +42,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.rules.pools import compare, governing_cuda
 from imagelint.versions import version_key
 
 ID = "IL104"

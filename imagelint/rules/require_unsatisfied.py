@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from imagelint.rules._common import pool_cuda, pool_gpus, runtime_modes
 from imagelint.rules.base import (
     ERROR,
     NEEDS_CONFIG,
@@ -40,6 +39,7 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+from imagelint.rules.pools import pool_cuda, pool_gpus, runtime_modes
 
 ID = "IL102"
 NAME = "require-unsatisfied"

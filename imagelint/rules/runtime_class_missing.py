@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from imagelint.deploytarget import NodePool
-from imagelint.rules._kube import workload
+from imagelint.kube.scheduler import workload
 from imagelint.rules.base import (
     INFO,
     NEEDS_CONFIG,

@@ -32,7 +32,6 @@ import socket
 import ssl
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode, urljoin, urlsplit
@@ -347,9 +346,7 @@ class HttpTransport:
             if verify is False:
                 context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
                 context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
-                # The user named this registry insecure; urllib3 would warn on every request to it.
-                warnings.filterwarnings("ignore", category=u3.InsecureRequestWarning)
+                context.verify_mode = ssl.CERT_NONE  # urllib3's warning about it is the program's to silence (cli.entry)
             else:
                 context = ssl.create_default_context(cafile=_default_ca_bundle() if verify is True else str(verify))
             self._contexts[verify] = context

@@ -3,7 +3,7 @@
 An image named next to manifests is checked against the pools its GPU pods can
 land on: pools whose blocking taints the pod tolerates and whose labels its
 nodeSelector / required affinity select (a pool whose labels are unknown is
-kept: it may match). Kubernetes matching lives in ``imagelint.rules._kube``
+kept: it may match). Kubernetes matching lives in ``imagelint.kube.scheduler``
 so that IL603/IL604 and this narrowing agree.
 """
 
@@ -14,13 +14,13 @@ from dataclasses import replace
 
 from imagelint.deploytarget import Target
 from imagelint.facts.model import ImageFacts
-from imagelint.rules._kube import match_pool, untolerated_taints
+from imagelint.kube.scheduler import match_pool, untolerated_taints
 
 
 def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]
     """Whether a pod can land on the pool: taints tolerated, selectors and claim selectors not
     excluding it (unknown labels or GPU models keep the pool: it may match)."""
-    from imagelint.rules._cel import claim_can_be_allocated
+    from imagelint.kube.cel import claim_can_be_allocated
 
     if untolerated_taints(pool, w.tolerations) or match_pool(w, pool)[0] is False:
         return False

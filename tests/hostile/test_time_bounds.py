@@ -126,6 +126,9 @@ def test_a_daemon_that_never_answers_is_bounded_by_the_deadline(tmp_path):
         run = run_cli("inspect", f"docker:hostile/{uuid.uuid4().hex[:6]}:1", "--deadline", "2", "--timeout", "60",
                       env={**_home(tmp_path), "DOCKER_HOST": f"unix://{path}"}, **BOUND)
         assert_unreadable(run, "deadline")
+        # Ended through the main thread (SIGALRM raised DeadlineExceeded inside the blocked read),
+        # not by the watchdog's backstop, which ends the process without unwinding it.
+        assert "reached its deadline" in run.error_line() and "did not finish" not in run.stderr
         assert run.seconds < 6
     finally:
         stop.set()
@@ -139,3 +142,13 @@ def test_a_daemon_that_never_answers_is_bounded_by_the_deadline(tmp_path):
 def test_a_bad_deadline_is_a_usage_error(tmp_path, value):
     run = run_cli("inspect", "oci-dir:/nonexistent", "--deadline", value, env=_home(tmp_path), timeout=20)
     assert run.returncode == 2 and "--deadline" in run.error_line()
+
+
+def test_a_registry_named_insecure_costs_no_warning_per_request(tls_registry, tmp_path):
+    """--insecure-registry turns TLS verification off because the user asked: urllib3's
+    InsecureRequestWarning (one per request) is silenced by the program, so the run still ends
+    with its one line (here: the registry wants credentials)."""
+    run = run_cli("inspect", f"{tls_registry.host}/no/such:1", "--insecure-registry", tls_registry.host,
+                  env=_home(tmp_path), **BOUND)
+    assert run.returncode == 3 and "Unverified HTTPS request" not in run.stderr
+    run.error_line()  # exactly one line on stderr

@@ -353,7 +353,7 @@ def test_matrix_refresh_on_a_fifo_and_a_huge_version(tmp_path: Path) -> None:
 
 
 def test_a_kubernetes_quantity_with_a_huge_exponent_is_no_quantity() -> None:
-    from imagelint.rules._kube import parse_quantity
+    from imagelint.kube.scheduler import parse_quantity
 
     assert parse_quantity("1e3000000") is None  # Fraction() of it alone takes 16 s
     assert parse_quantity("²") is None and parse_quantity("1e3") == 1000 and parse_quantity("500m") * 2 == 1

@@ -139,7 +139,7 @@ def test_no_secret_in_any_format(busy_run, fmt):
 
 
 def test_findings_are_a_headline_and_detail_lines():
-    from imagelint.report._common import annotation_text, headline_and_details
+    from imagelint.report.fragments import annotation_text, headline_and_details
 
     long = ("pool p (driver 535.104.05, T4): CUDA 12.4.1 (from version.json) depends on the runtime (give --runtime-mode): "
             "in legacy mode with toolkit >= 1.17.4; in cdi mode: runs only through minor-version compatibility; " + "x" * 600)

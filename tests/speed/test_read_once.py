@@ -82,7 +82,7 @@ def test_cache_choice_follows_options_and_environment(tmp_path, monkeypatch) -> 
 
 
 def test_cli_flags_reach_the_options(tmp_path) -> None:
-    from imagelint.cli.common import source_options_from
+    from imagelint.cli.source_options import source_options_from
 
     assert source_options_from(cache_dir=str(tmp_path / "c")).cache_dir == str(tmp_path / "c")
     assert source_options_from(no_cache=True).no_cache is True
@@ -95,7 +95,7 @@ def test_size_limits_are_flags(tmp_path) -> None:
     import subprocess
     import sys
 
-    from imagelint.cli.common import parse_size
+    from imagelint.cli.source_options import parse_size
     from tests.support.imagebuilder import File, ImageSpec, write_oci_layout
 
     assert parse_size("--x", "64G") == 64 << 30 and parse_size("--x", "512MiB") == 512 << 20

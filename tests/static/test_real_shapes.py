@@ -568,7 +568,7 @@ def test_il604_claim_cel_selectors_against_the_pools_gpus(tmp_path):
     ("device.attributes['gpu.nvidia.com'].productName == 'x' || true", "Tesla-T4", None),
 ])
 def test_cel_subset(expr, product, verdict):
-    from imagelint.rules._cel import selects
+    from imagelint.kube.cel import selects
 
     assert selects(expr, GpuSpec(product=product)) is verdict
 
@@ -651,7 +651,7 @@ def test_json_report_with_a_malformed_file_and_notes_follows_the_schema(tmp_path
     ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('8.0.0'))", None, None, None),
 ])
 def test_cel_version_comparisons(expr, driver, cc, verdict):
-    from imagelint.rules._cel import selects
+    from imagelint.kube.cel import selects
 
     assert selects(expr, GpuSpec(product="X", compute_capability=cc), driver) is verdict
 

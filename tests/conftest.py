@@ -58,25 +58,3 @@ def dockerd():
     daemon.stop()
     dockerd_support.remove_root(root)
 
-
-@pytest.fixture(autouse=True)
-def headlines_stay_short(monkeypatch):
-    """Every finding any rule yields in any test is a headline of at most HEADLINE_LIMIT
-    characters on one line, with detail lines under it (issue 15): checked on each finding
-    made through ``FindingFactory`` (every rule's), and the test fails at teardown otherwise.
-    A test that itself builds a long ``Finding`` (report tests of the fallback) is not affected."""
-    from imagelint.rules import base
-
-    made = base.FindingFactory.__call__
-    bad: list[str] = []
-
-    def checked(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        f = made(self, *args, **kwargs)
-        if len(f.message) > base.HEADLINE_LIMIT or "\n" in f.message or "\r" in f.message:
-            bad.append(f"{f.rule} ({len(f.message)} chars): {f.message!r}")
-        bad.extend(f"{f.rule} detail with a newline: {d!r}" for d in f.details if "\n" in d or "\r" in d)
-        return f
-
-    monkeypatch.setattr(base.FindingFactory, "__call__", checked)
-    yield
-    assert not bad, "findings whose headline is too long or not one line:\n" + "\n".join(dict.fromkeys(bad))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -35,7 +36,14 @@ from imagelint.deploytarget.model import Target
 from imagelint.facts.model import ImageFacts
 from imagelint.redact import redact_data, redact_text
 from imagelint.rules import RuleInfo
-from imagelint.rules.base import NEEDS_TARGET, SEVERITY_RANK, Finding, RuleContext
+from imagelint.rules.base import (
+    NEEDS_TARGET,
+    SEVERITY_RANK,
+    Finding,
+    HeadlineTooLong,
+    RuleContext,
+    headline_problems,
+)
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
 SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")
@@ -148,6 +156,8 @@ def run_rules(
             notices.append(f"rule {rule.id} failed on {facts.subject}: {exc.__class__.__name__}: {redact_text(str(exc), secrets)[:200]}")
             continue
         for f in produced:
+            for problem in headline_problems(f):  # outside the try: a rule's long headline is not a crash
+                warnings.warn(HeadlineTooLong(problem), stacklevel=1)
             if f.rule in config.severity:
                 f = replace(f, severity=config.severity[f.rule])
             findings.append(redact_finding(f, secrets))

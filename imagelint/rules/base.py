@@ -36,6 +36,20 @@ NEEDS_TARGET = "target"
 HEADLINE_LIMIT = 160
 
 
+class HeadlineTooLong(UserWarning):
+    """A rule wrote a finding whose headline is over HEADLINE_LIMIT or not one line (a rule's
+    bug: reports still show it, split by their fallback). The test suite makes it an error."""
+
+
+def headline_problems(finding: Finding) -> list[str]:
+    """What is wrong with ``finding``'s headline and detail lines, as text (empty: nothing)."""
+    problems = []
+    if len(finding.message) > HEADLINE_LIMIT or "\n" in finding.message or "\r" in finding.message:
+        problems.append(f"{finding.rule} ({len(finding.message)} chars): {finding.message!r}")
+    problems.extend(f"{finding.rule} detail with a newline: {d!r}" for d in finding.details if "\n" in d or "\r" in d)
+    return problems
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem a rule found in one image (or static input), maybe for one pool."""

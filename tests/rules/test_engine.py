@@ -99,3 +99,29 @@ def test_secret_names_are_whole_words():
     assert not looks_secret("TOKENIZERS_PARALLELISM") and not looks_secret("MONKEYPATCH") and not looks_secret("PWD")
     f = facts({"HF_TOKEN": "hf_abcdef", "TOKENIZERS_PARALLELISM": "false", "API_KEY": "true"})
     assert f.secret_values() == ("hf_abcdef",)
+
+
+def test_a_rule_writing_a_long_headline_fails_the_suite(monkeypatch) -> None:
+    """The engine warns HeadlineTooLong for any finding whose headline is over HEADLINE_LIMIT or not
+    one line; pyproject.toml's filterwarnings makes that an error in every test (no fixture patches
+    the factory), while the CLI ignores it (reports split a long headline themselves)."""
+    import types
+    import warnings
+
+    import pytest
+
+    from imagelint.core import engine
+    from imagelint.deploytarget import Target
+    from imagelint.rules.base import HEADLINE_LIMIT, FindingFactory, HeadlineTooLong
+
+    make = FindingFactory("IL999", "test-rule", "warning")
+    for message in ("x" * (HEADLINE_LIMIT + 1), "two\nlines"):
+        rule = types.SimpleNamespace(id="IL999", needs=(), check=lambda ctx, m=message: iter([make(m)]))
+        monkeypatch.setattr(engine, "selected_rules", lambda config, rule=rule: [rule])
+        with pytest.raises(HeadlineTooLong, match="IL999"):
+            engine.run_rules(facts(), Target(), None, Config())
+    short = types.SimpleNamespace(id="IL999", needs=(), check=lambda ctx: iter([make("fine")]))
+    monkeypatch.setattr(engine, "selected_rules", lambda config: [short])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [f.message for f in engine.run_rules(facts(), Target(), None, Config()).findings] == ["fine"]

@@ -29,13 +29,13 @@ def tomllib() -> ModuleType:
     return parser
 
 
-def loads(text: str) -> dict:  # type: ignore[type-arg]
+def loads(text: str) -> dict:
     """``tomli.loads``, with nesting too deep for the parser (``a = [[[[...]]]]``, which tomllib
     recurses into until ``RecursionError`` and tomli refuses past 400 levels with one) raised as
     the parser's own ``TOMLDecodeError`` ending "(at line N, column M)", as every caller reports."""
     parser = tomllib()
     try:
-        return parser.loads(text)  # type: ignore[no-any-return]
+        return parser.loads(text)
     except RecursionError:
         line, column = _deepest_point(text)
         raise parser.TOMLDecodeError(f"arrays or tables nested too deeply (at line {line}, column {column})") from None

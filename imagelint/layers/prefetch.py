@@ -110,7 +110,7 @@ class PrefetchedStream:
         self._buffer = self._buffer[n:]
         return out
 
-    def readinto(self, view) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, view) -> int:
         if not self._buffer and not self._next():
             return 0
         n = min(len(view), len(self._buffer))

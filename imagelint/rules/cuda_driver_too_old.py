@@ -118,7 +118,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def _no_target(ctx: RuleContext, cuda, basis: str, where) -> Finding:  # type: ignore[no-untyped-def]
+def _no_target(ctx: RuleContext, cuda, basis: str, where) -> Finding:
     floor = ctx.matrix.driver_floor(cuda.version) if cuda.major_minor else None
     if floor is None:
         newest = ctx.matrix.newest_cuda_release()

@@ -385,7 +385,7 @@ class _BlobStream(io.RawIOBase):
             return data
         return b""
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def, override]
+    def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)

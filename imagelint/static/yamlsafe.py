@@ -65,12 +65,12 @@ class _BoundedLoader(yaml.SafeLoader):
         self._aliases = 0
         self._nodes = 0
 
-    def compose_document(self) -> Any:  # type: ignore[override]
+    def compose_document(self) -> Any:
         self._aliases = 0
         self._nodes = 0
         return super().compose_document()
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+    def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
@@ -164,7 +164,7 @@ if _CLoader is not None:
     _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
     _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
-    class _ComposeFastLoader(_FastLoader):  # type: ignore[misc, valid-type]
+    class _ComposeFastLoader(_FastLoader):
         compose_tags = True
 
     _ComposeFastLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)

@@ -128,8 +128,10 @@ def _grace(seconds: float) -> float:
 
 def _expire(seconds: float) -> None:
     try:
-        sys.__stderr__.write(f"imagelint: error: the run did not finish within its deadline of {seconds:g} s "
-                             "(--deadline; 0 turns it off)\n")
-        sys.__stderr__.flush()
+        stderr = sys.__stderr__  # None when the interpreter started without one: then the exit alone
+        if stderr is not None:
+            stderr.write(f"imagelint: error: the run did not finish within its deadline of {seconds:g} s "
+                         "(--deadline; 0 turns it off)\n")
+            stderr.flush()
     finally:
         os._exit(EXIT_UNREADABLE)

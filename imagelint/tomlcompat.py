@@ -23,9 +23,11 @@ def tomllib() -> ModuleType:
     try:
         import tomli as parser
     except ImportError:  # pragma: no cover - tomli is a declared dependency
-        if sys.version_info < (3, 11):
-            raise
-        import tomllib as parser
+        if sys.version_info >= (3, 11):
+            import tomllib
+
+            return tomllib
+        raise
     return parser
 
 

@@ -24,7 +24,7 @@ def _subject(f: Finding) -> str:
 
 def _same_problem(findings: tuple[Finding, ...]) -> list[tuple[Finding, list[Finding]]]:
     """Pods with the same signature and message (a Job's 100 Pending pods) → one entry in text."""
-    groups: dict[tuple[str, str, str], tuple[Finding, list[Finding]]] = {}
+    groups: dict[tuple[str, str, str | int], tuple[Finding, list[Finding]]] = {}
     for f in findings:
         key = (f.signature, f.subject_kind, f.message) if f.subject_kind == "pod" else (f.signature, f.subject, id(f))
         if key in groups:

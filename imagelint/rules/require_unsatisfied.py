@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from imagelint.compat.pool import PoolGpu
 from imagelint.rules._common import pool_cuda, pool_gpus, runtime_modes
 from imagelint.rules.base import (
     ERROR,
@@ -82,7 +83,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not pool.driver:
             continue
         cuda = pool_cuda(pool, ctx.matrix)
-        gpus = pool_gpus(pool, ctx.matrix) or [None]
+        gpus: list[PoolGpu | None] = [*pool_gpus(pool, ctx.matrix)] or [None]
         modes = runtime_modes(pool, ctx.matrix)
         eval_mode = "csv" if modes == ("csv",) else "legacy"
         after: str | None = None

@@ -219,7 +219,7 @@ class RegistryClient:
 
     # --- errors --------------------------------------------------------------------------------
 
-    def _transport_error(self, failure: TransportFailure, step: str) -> RegistryError:
+    def _transport_error(self, failure: TransportFailure, step: str) -> RegistryError | DeadlineExceeded:
         if failure.kind == "tls":
             hint = "; pass --ca-cert with the registry's CA, or --insecure-registry to skip verification"
             detail = f"TLS error: {failure.detail}{hint if 'certificate' in failure.detail.lower() else ''}"

@@ -163,8 +163,10 @@ def _expire(seconds: float) -> None:
         if not main.is_alive():
             return  # the run ended the ordinary way (exit 3, its own one line)
     try:
-        sys.__stderr__.write(f"imagelint: error: the run did not finish within its deadline of {seconds:g} s "
-                             "(--deadline; 0 turns it off)\n")
-        sys.__stderr__.flush()
+        stderr = sys.__stderr__  # None when the interpreter started without one: then the exit alone
+        if stderr is not None:
+            stderr.write(f"imagelint: error: the run did not finish within its deadline of {seconds:g} s "
+                         "(--deadline; 0 turns it off)\n")
+            stderr.flush()
     finally:
         os._exit(EXIT_UNREADABLE)  # the main thread did not end: it is stuck where no signal reaches

@@ -70,7 +70,7 @@ class VerifyingReader:
         self._finish()
         return b""
 
-    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, buf) -> int:
         data = self.read(len(buf))
         buf[: len(data)] = data
         return len(data)

@@ -37,7 +37,8 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int = MAX_INPUT_B
         if st.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes", str(path))
         _inputs_read.add((st.st_dev, st.st_ino))
-        chunks, total = [], 0
+        chunks: list[bytes] = []
+        total = 0
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:

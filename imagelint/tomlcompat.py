@@ -23,19 +23,21 @@ def tomllib() -> ModuleType:
     try:
         import tomli as parser
     except ImportError:  # pragma: no cover - tomli is a declared dependency
-        if sys.version_info < (3, 11):
-            raise
-        import tomllib as parser
+        if sys.version_info >= (3, 11):
+            import tomllib
+
+            return tomllib
+        raise
     return parser
 
 
-def loads(text: str) -> dict:  # type: ignore[type-arg]
+def loads(text: str) -> dict:
     """``tomli.loads``, with nesting too deep for the parser (``a = [[[[...]]]]``, which tomllib
     recurses into until ``RecursionError`` and tomli refuses past 400 levels with one) raised as
     the parser's own ``TOMLDecodeError`` ending "(at line N, column M)", as every caller reports."""
     parser = tomllib()
     try:
-        return parser.loads(text)  # type: ignore[no-any-return]
+        return parser.loads(text)
     except RecursionError:
         line, column = _deepest_point(text)
         raise parser.TOMLDecodeError(f"arrays or tables nested too deeply (at line {line}, column {column})") from None

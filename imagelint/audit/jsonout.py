@@ -104,7 +104,7 @@ def report_from_json(data: Any, name: str) -> AuditReport:
         target = data.get("target")
         if not isinstance(target, dict) or not isinstance(target.get("pools"), list):
             raise ValueError("target is not {source, pools}")
-        tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+        tool = tool if isinstance(tool := data.get("tool"), dict) else {}
         for key in ("workloads", "images", "checks", "warnings"):
             if not isinstance(data.get(key), list):
                 raise ValueError(f"{key} is not a list")

@@ -98,9 +98,9 @@ def merge_reports(parts: Sequence[AuditReport], names: Sequence[str]) -> AuditRe
         raise UsageError("audit merge: no parts given")
     first = parts[0]
     counts = {p.shard[1] if p.shard else None for p in parts}
-    if None in counts or len(counts) != 1:
+    count = counts.pop() if len(counts) == 1 else None
+    if count is None:
         raise UsageError("audit merge: every part must be a shard of the same count (--shard I/N)")
-    count = counts.pop()
     if not 1 <= count <= MAX_SHARDS:  # checked before use: 0 divided by, 10**12 allocated as a set of indexes
         raise UsageError(f"audit merge: the parts claim a shard count outside 1..{MAX_SHARDS} (the limit of --shard)")
     seen: dict[int, str] = {}

@@ -42,7 +42,7 @@ class CacheCounts:
     max_bytes: int
 
 
-def _cache(cache_dir: Optional[str]):  # type: ignore[no-untyped-def]
+def _cache(cache_dir: Optional[str]):
     from imagelint.cachedir import cache_max_bytes, default_cache_dir
     from imagelint.layers.cache import DEFAULT_MAX_BYTES, LayerCache
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping
 from imagelint.cluster.resources import CONFIG_MAPS
+from imagelint.cluster.source import ObjectSource
 
 MAX_VALUE = 256 * 1024  # a longer value is not an app config a human wrote: skipped
 
@@ -24,7 +24,7 @@ class ConfigMapData:
         return self.refused is None
 
 
-def read_configmap_data(conn: Connection, namespace: str, name: str) -> ConfigMapData:
+def read_configmap_data(conn: ObjectSource, namespace: str, name: str) -> ConfigMapData:
     fetched = conn.get_object(CONFIG_MAPS, name, namespace, optional=True)
     if not fetched.checked:
         return ConfigMapData(namespace, name, refused=fetched.refused)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, string_map, text
 from imagelint.cluster.operator import OperatorComponent, workloads_from_daemonsets
 from imagelint.cluster.resources import DAEMON_SETS
+from imagelint.cluster.source import ObjectSource
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class DaemonSetListing:
         return self.refused is None
 
 
-def read_daemonset_status(conn: Connection, warnings: list[str]) -> DaemonSetListing:
+def read_daemonset_status(conn: ObjectSource, warnings: list[str]) -> DaemonSetListing:
     listing = conn.list_objects(DAEMON_SETS, optional=True)
     if not listing.checked:
         return DaemonSetListing(refused=listing.refused)

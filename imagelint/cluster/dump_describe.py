@@ -19,7 +19,8 @@ _COLUMNS = lazy_pattern(r"\s{2,}")
 
 
 def nodes_from_describe(text: str) -> list[dict[str, Any]]:
-    nodes, current = [], None
+    nodes: list[list[str]] = []
+    current: list[str] | None = None
     for line in text.splitlines():
         if line.startswith("Name:"):
             current = []

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import mapping, number, text
 from imagelint.cluster.resources import EVENTS
+from imagelint.cluster.source import ObjectSource
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def latest_first(events: list[EventInfo]) -> list[EventInfo]:
     return sorted(events, key=lambda e: e.seen or oldest, reverse=True)
 
 
-def read_warning_events(conn: Connection, namespace: str | None = None) -> EventListing:
+def read_warning_events(conn: ObjectSource, namespace: str | None = None) -> EventListing:
     listing = conn.list_objects(EVENTS, namespace, field_selector="type=Warning", optional=True)
     if not listing.checked:
         return EventListing(refused=listing.refused)

@@ -113,7 +113,7 @@ def _bounded_loader(config_file: str, context: str | None, timeout: float) -> An
     """
     from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
-    class BoundedExecLoader(KubeConfigLoader):  # type: ignore[misc]
+    class BoundedExecLoader(KubeConfigLoader):
         def _load_from_exec_plugin(self) -> bool | None:
             if "exec" not in self._user:
                 return None

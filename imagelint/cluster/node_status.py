@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import items, mapping, string_map, text
 from imagelint.cluster.resources import NODES
+from imagelint.cluster.source import ObjectSource
 from imagelint.deploytarget.model import Taint
 
 
@@ -67,7 +67,7 @@ def node_from_object(obj: Mapping[str, Any]) -> NodeInfo | None:
     )
 
 
-def read_node_status(conn: Connection) -> NodeListing:
+def read_node_status(conn: ObjectSource) -> NodeListing:
     listing = conn.list_objects(NODES, optional=True)
     if not listing.checked:
         return NodeListing(refused=listing.refused)

@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.operator import OperatorComponent
 from imagelint.cluster.resources import MALFORMED, NODES
 from imagelint.cluster.runtime_classes import runtime_class_for
+from imagelint.cluster.source import ObjectSource
 from imagelint.deploytarget.model import GpuSpec, NodePool, Taint, Target, merge_targets
 from imagelint.deploytarget.values import (
     TargetMatrix,
@@ -288,7 +288,7 @@ def pools_and_members(
     return pools, node_pool
 
 
-def read_nodes(conn: Connection) -> list[Mapping[str, Any]]:
+def read_nodes(conn: ObjectSource) -> list[Mapping[str, Any]]:
     """Every node. Not optional: without nodes there is no target (``ClusterError``)."""
     return list(conn.list_objects(NODES).items)
 

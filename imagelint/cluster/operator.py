@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.resources import CLUSTER_POLICIES, DAEMON_SETS, MALFORMED
+from imagelint.cluster.source import ObjectSource
 from imagelint.lazyre import lazy_pattern
 
 _IMAGE_VERSION = lazy_pattern(r"^v?(\d+\.\d+\.\d+(?:-rc\.\d+)?)")
@@ -214,7 +214,7 @@ def _clusterpolicy_components(policy: Mapping[str, Any]) -> list[OperatorCompone
     return found
 
 
-def read_operator_components(conn: Connection, warnings: list[str], namespace_hint: str | None = None) -> list[OperatorComponent]:
+def read_operator_components(conn: ObjectSource, warnings: list[str], namespace_hint: str | None = None) -> list[OperatorComponent]:
     """Device plugin and toolkit DaemonSets (all namespaces; else ``namespace_hint``), then the
     ClusterPolicy's view. What cannot be read is a warning, never the end of the run."""
     components: list[OperatorComponent] = []

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.objects import clean, items, mapping, number, string_map, text
 from imagelint.cluster.resources import PODS
+from imagelint.cluster.source import ObjectSource
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def pod_from_object(obj: Mapping[str, Any]) -> PodInfo | None:
     )
 
 
-def read_pods(conn: Connection, namespace: str | None = None, name: str | None = None) -> PodListing:
+def read_pods(conn: ObjectSource, namespace: str | None = None, name: str | None = None) -> PodListing:
     """Pods of ``namespace`` (None: every namespace), or the one pod ``name``; 403/404 → refused."""
     if name:
         fetched = conn.get_object(PODS, name, namespace or conn.namespace, optional=True)

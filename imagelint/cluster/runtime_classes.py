@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from imagelint.cluster.connection import Connection
 from imagelint.cluster.resources import RUNTIME_CLASSES
+from imagelint.cluster.source import ObjectSource
 
 
-def read_runtime_classes(conn: Connection, warnings: list[str]) -> list[Mapping[str, Any]]:
+def read_runtime_classes(conn: ObjectSource, warnings: list[str]) -> list[Mapping[str, Any]]:
     """Every RuntimeClass; a 403 is a warning (runtime classes unknown), a 404 says nothing."""
     listing = conn.list_objects(RUNTIME_CLASSES, optional=True)
     if listing.refused == 403:

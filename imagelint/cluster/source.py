@@ -26,9 +26,12 @@ if TYPE_CHECKING:
 
 
 class ObjectSource(Protocol):
-    server: str  # for messages: the API server URL, or "dump PATH"
-    context: str  # kubeconfig context, or "" for a dump
-    namespace: str  # the context's namespace (a dump: "default")
+    @property
+    def server(self) -> str: ...  # for messages: the API server URL, or "dump PATH"
+    @property
+    def context(self) -> str: ...  # kubeconfig context, or "" for a dump
+    @property
+    def namespace(self) -> str: ...  # the context's namespace (a dump: "default")
 
     def list_objects(self, resource: Resource, namespace: str | None = None, *, label_selector: str | None = None,
                      field_selector: str | None = None, optional: bool = False, step: str | None = None) -> Listing: ...

@@ -268,9 +268,9 @@ def facts_to_text(facts: ImageFacts) -> str:
     for e in facts.cuda.requires:
         value = e.value if len(e.value) <= 100 else e.value[:97] + "..."
         lines.append(f"  {e.name}={value}")
-    for e in (facts.cuda.disable_require, facts.cuda.disable_requires_plural):
-        if e is not None:
-            lines.append(f"  {e.name}={e.value}")
+    for disabling in (facts.cuda.disable_require, facts.cuda.disable_requires_plural):
+        if disabling is not None:
+            lines.append(f"  {disabling.name}={disabling.value}")
     lines.append("")
     lines.append("Driver libraries")
     if not facts.driver_libraries:
@@ -286,10 +286,10 @@ def facts_to_text(facts: ImageFacts) -> str:
             lines.append(f"      fwd-compat note: CUDA {n.cuda_version}, host branches {list(n.driver_branches)}, devices {list(n.devices)}")
     lines.append("")
     lines.append("Loader search path")
-    for e in facts.loader.ld_library_path:
-        lines.append(f"  /{e.directory:<45} LD_LIBRARY_PATH")
-    for e in facts.loader.ld_so_conf:
-        lines.append(f"  /{e.directory:<45} {e.provenance.describe()}")
+    for entry in facts.loader.ld_library_path:
+        lines.append(f"  /{entry.directory:<45} LD_LIBRARY_PATH")
+    for entry in facts.loader.ld_so_conf:
+        lines.append(f"  /{entry.directory:<45} {entry.provenance.describe()}")
     lines.append(f"  {' '.join('/' + d for d in facts.loader.defaults)}  (defaults)")
     lines.append("")
     lines.append("GPU visibility")
@@ -299,9 +299,9 @@ def facts_to_text(facts: ImageFacts) -> str:
         "CUDA_VISIBLE_DEVICES": "every GPU the container gets",
         "NVIDIA_DRIVER_CAPABILITIES": "all (legacy image)" if effective["driver_capabilities"]["all"] else "compute,utility",
     }
-    for label, e in (("NVIDIA_VISIBLE_DEVICES", facts.gpu.visible_devices), ("CUDA_VISIBLE_DEVICES", facts.gpu.cuda_visible_devices),
-                     ("NVIDIA_DRIVER_CAPABILITIES", facts.gpu.driver_capabilities)):
-        lines.append(f"  {label}={e.value}" if e is not None else f"  {label} (unset: means {unset_means[label]})")
+    for label, env in (("NVIDIA_VISIBLE_DEVICES", facts.gpu.visible_devices), ("CUDA_VISIBLE_DEVICES", facts.gpu.cuda_visible_devices),
+                       ("NVIDIA_DRIVER_CAPABILITIES", facts.gpu.driver_capabilities)):
+        lines.append(f"  {label}={env.value}" if env is not None else f"  {label} (unset: means {unset_means[label]})")
     for s in facts.gpu.index_settings:
         ref = "" if s.referenced else "  (not referenced by entrypoint/cmd)"
         lines.append(f"  {s.kind:<22} {s.text:<30} {s.provenance.describe()}{ref}")
@@ -312,14 +312,14 @@ def facts_to_text(facts: ImageFacts) -> str:
     if facts.gpu_code:
         lines.append("")
         lines.append("Compiled GPU code (fatbin headers)")
-        for c in facts.gpu_code:
-            isa = dict(c.ptx_isa)
-            archs = ", ".join(list(c.sass) + [f"{p} (PTX{' ISA ' + isa[p] if p in isa else ''})" for p in c.ptx]) or "none"
-            lines.append(f"  {archs:<40} {c.provenance.describe()}")
-            if c.not_loaded:
-                lines.append(f"    not loaded by the CUDA runtime: {', '.join(c.not_loaded)}")
-            if c.unplaced_containers:
-                lines.append(f"    {c.unplaced_containers} fatbin container(s) whose ELF section could not be read")
+        for code in facts.gpu_code:
+            isa = dict(code.ptx_isa)
+            archs = ", ".join(list(code.sass) + [f"{p} (PTX{' ISA ' + isa[p] if p in isa else ''})" for p in code.ptx]) or "none"
+            lines.append(f"  {archs:<40} {code.provenance.describe()}")
+            if code.not_loaded:
+                lines.append(f"    not loaded by the CUDA runtime: {', '.join(code.not_loaded)}")
+            if code.unplaced_containers:
+                lines.append(f"    {code.unplaced_containers} fatbin container(s) whose ELF section could not be read")
     if facts.arch_lists:
         lines.append("")
         lines.append("GPU architectures named by build settings (secondary evidence)")

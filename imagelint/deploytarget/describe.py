@@ -45,8 +45,8 @@ def describe_target(target: Target) -> str:
                 lines.append(f"  {label:<13} {value}")
         if pool.accept_envvar_unprivileged is not None:
             lines.append(f"  {'envvar unpriv':<13} {'accepted' if pool.accept_envvar_unprivileged else 'refused'}")
-        for name, count in sorted(pool.resources.items()):
-            lines.append(f"  resource      {name}={count}")
+        for name, amount in sorted(pool.resources.items()):
+            lines.append(f"  resource      {name}={amount}")
         for taint in pool.taints:
             value = f"={taint.value}" if taint.value is not None else ""
             lines.append(f"  taint         {taint.key}{value}:{taint.effect}")

@@ -24,7 +24,7 @@ def _subject(f: Diagnosis) -> str:
 
 def _same_problem(findings: tuple[Diagnosis, ...]) -> list[tuple[Diagnosis, list[Diagnosis]]]:
     """Pods with the same signature and message (a Job's 100 Pending pods) → one entry in text."""
-    groups: dict[tuple[str, str, str], tuple[Diagnosis, list[Diagnosis]]] = {}
+    groups: dict[tuple[str, str, str | int], tuple[Diagnosis, list[Diagnosis]]] = {}
     for f in findings:
         key = (f.signature, f.subject_kind, f.message) if f.subject_kind == "pod" else (f.signature, f.subject, id(f))
         if key in groups:

@@ -42,7 +42,7 @@ def encode(value: Any) -> Any:
 
 def decode(cls: type[T], data: Any) -> T:
     """The ``cls`` instance ``data`` encodes; ValueError when it does not fit ``cls``'s type hints."""
-    return _decode(cls, data)  # type: ignore[no-any-return]
+    return _decode(cls, data)
 
 
 def _key(k: Any) -> str:
@@ -52,7 +52,7 @@ def _key(k: Any) -> str:
 
 
 @cache
-def _fields(cls: type) -> tuple[dataclasses.Field, ...]:  # type: ignore[type-arg]
+def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
     return dataclasses.fields(cls)
 
 

@@ -41,6 +41,7 @@ import struct
 from array import array
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,7 @@ _MAGIC_BYTES = struct.pack("<IHH", FATBIN_MAGIC, 1, CONTAINER_HEADER_SIZE)
 # the magic's 0xED, a byte rare in x86 code and data; ``bytes.find``'s skip table gains little on a
 # needle holding "\0"s, the commonest byte of a binary. Same result either way.
 _MAGIC_ANCHOR = 1
+_native_find: Callable[[bytes, bytes, int, int], int] | None
 try:
     from imagelint.facts._hitscan import find as _native_find
 except ImportError:  # built without the C extension: the same search, slower
@@ -316,7 +318,7 @@ class FatbinSummaryBuilder:
         }
 
 
-def _placer(is_elf: bool, sections: tuple[SectionHeader, ...] | None):  # type: ignore[no-untyped-def]
+def _placer(is_elf: bool, sections: tuple[SectionHeader, ...] | None) -> Callable[[int], tuple[str, str | None]]:
     """``offset -> (group, section name)`` for a container at that file offset."""
     if not is_elf:
         return lambda at: (LOADED, None)

@@ -15,7 +15,9 @@ Text is scanned the way grep does: ``hit_lines`` finds, in C, the lines that hol
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import AnyStr
 
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
@@ -150,7 +152,12 @@ def has_other_breaks(text: str | bytes) -> bool:
     ``in`` per character runs at memchr speed, where a character-class regex tests each
     character in turn; ``isascii`` is O(1) on str.
     """
-    ascii_breaks, non_ascii_breaks = _BYTE_BREAKS if isinstance(text, bytes) else (_ASCII_BREAKS, _NON_ASCII_BREAKS)
+    if isinstance(text, bytes):
+        return _holds_break(text, *_BYTE_BREAKS)
+    return _holds_break(text, _ASCII_BREAKS, _NON_ASCII_BREAKS)
+
+
+def _holds_break(text: AnyStr, ascii_breaks: Iterable[AnyStr], non_ascii_breaks: Iterable[AnyStr]) -> bool:
     for c in ascii_breaks:
         if c in text:
             return True
@@ -168,6 +175,8 @@ def newline_text(text: str) -> str:
     return _OTHER_BREAK.sub("\n", text) if has_other_breaks(text) else text
 
 
+_native_lines: Callable[..., list[int]] | None
+_native_newlines: Callable[[bytes], int] | None
 try:
     from imagelint.facts._hitscan import lines as _native_lines
     from imagelint.facts._hitscan import newlines as _native_newlines
@@ -247,7 +256,8 @@ def strip_comment(line: str, language: str) -> str:
         return ""
     if "#" not in line:
         return line
-    return line[: _CODE_PART.match(line).end()]
+    code = _CODE_PART.match(line)  # always matches: every part of the pattern is optional
+    return line[: code.end()] if code else line
 
 
 def language_of(path: str, data: bytes) -> str:

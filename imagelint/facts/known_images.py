@@ -48,7 +48,7 @@ class ImageCuda:
     official_cuda: bool = False  # an official nvidia/cuda image (its env is in the matrix)
 
 
-def parse_image(image: str) -> tuple[str, str] | None:
+def parse_image(image: str | None) -> tuple[str, str] | None:
     """(registry/repository, tag) of an image reference, or None when it is not one."""
     from imagelint.reference import parse_registry_name
 
@@ -139,7 +139,7 @@ def official_image_env(image: str, matrix: Any, arch: str = "amd64") -> dict[str
     parsed = parse_image(image)
     found = image_cuda(image, matrix) if parsed is not None else None
     lookup = getattr(matrix, "cuda_image_env", None)
-    if found is None or not found.official_cuda or not callable(lookup):
+    if parsed is None or found is None or not found.official_cuda or not callable(lookup):
         return None
     flavor = _CUDA_FLAVOR_RE.match(parsed[1])
     try:

@@ -115,7 +115,7 @@ def pool_can_satisfy(expressions: Iterable[str], gpus: Iterable[GpuSpec], driver
     """Some GPU of the pool is selected by every expression (True), none can be (False), unknown.
     A pool whose GPU models are unknown is judged on its driver alone (a GPU of unknown model)."""
     exprs = tuple(expressions)
-    answers = []
+    answers: list[bool | None] = []
     for gpu in (tuple(gpus) or (GpuSpec(),)):
         per = [selects(e, gpu, driver, cuda) for e in exprs]
         if any(v is False for v in per):

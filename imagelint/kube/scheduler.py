@@ -138,7 +138,7 @@ def _literal(op: str, values: tuple[str, ...], present: bool, value: str | None)
     return False
 
 
-def _described(op: str, values: tuple[str, ...], rule, pool: NodePool) -> bool | None:  # type: ignore[no-untyped-def]
+def _described(op: str, values: tuple[str, ...], rule, pool: NodePool) -> bool | None:
     """A requirement on a label the target does not list but the pool's GPU describes
     (``imagelint.deploytarget.gpu_labels``). Whether the label is on the nodes at all depends on the
     provider, so only a value the pool's GPU rules out is certain: ``In`` of values that all name

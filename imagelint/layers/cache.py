@@ -176,7 +176,7 @@ def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:
     """Wrap ``extract(layer, spec, limits)`` so results are read from / written to ``cache``."""
     from imagelint.layers.codec import extract_from_bytes, extract_to_bytes
 
-    def cached(layer, spec: CaptureSpec, limits):  # type: ignore[no-untyped-def]
+    def cached(layer, spec: CaptureSpec, limits):
         if not content_addressed(layer.digest):
             return extract(layer, spec, limits)  # no digest to key on: never cache a guess
         key = LayerCache.key(layer.digest, spec)

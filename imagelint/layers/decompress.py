@@ -29,7 +29,7 @@ try:  # isal is a declared dependency; the fallback keeps a broken wheel from be
 except ImportError:  # pragma: no cover - exercised only where isal is missing
     import gzip as _gzip  # type: ignore[no-redef]
 
-    _IsalError = zlib.error  # type: ignore[assignment,misc]
+    _IsalError = zlib.error
 
 # What decompressors raise on bad input (gzip.BadGzipFile is an OSError).
 _DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, _IsalError, MemoryError)
@@ -117,7 +117,7 @@ class GuardedStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+    def readinto(self, buffer) -> int:
         if self._budget is not None and self._budget.is_cancelled(self._layer_index):
             raise LayerCancelled(f"{self._layer_name}: read cancelled")
         try:
@@ -259,7 +259,7 @@ class _Tracked(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+    def readinto(self, buffer) -> int:
         read_into = getattr(self._raw, "readinto", None)
         if read_into is not None:
             n = read_into(buffer) or 0
@@ -287,7 +287,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+    def readinto(self, buffer) -> int:
         if self._prefix:
             n = min(len(buffer), len(self._prefix))
             buffer[:n] = self._prefix[:n]
@@ -366,14 +366,14 @@ def open_decompressed(
             tracker = ZstdFrameTracker()
             inner = zstandard.ZstdDecompressor().stream_reader(
                 _Tracked(source, tracker), read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True
-            )  # type: ignore[assignment]
+            )
             at_eof = tracker
         else:
             inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]
     except _decode_errors() as exc:
         raise ImageFormatError(f"{layer_name}: cannot open {compression} stream ({_one_line(exc)})") from None
     guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof, layer_index)
-    return io.BufferedReader(guarded, _BUFFER_SIZE)  # type: ignore[return-value]
+    return io.BufferedReader(guarded, _BUFFER_SIZE)
 
 
 def _one_line(exc: BaseException) -> str:

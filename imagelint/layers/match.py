@@ -142,10 +142,10 @@ class RuleMatcher:
         # ``_by_ext`` as ``candidates`` reads it, one lookup per path: extension -> (its rules for any
         # top directory, {top directory: those and the top's own}).
         self._ext_index: dict[str, tuple[list[tuple[str, int]], dict[str, list[tuple[str, int]]]]] = {}
-        for (ext, top), rules in self._by_ext.items():
+        for (ext, top), own in self._by_ext.items():
             anywhere, by_top = self._ext_index.setdefault(ext, (self._by_ext.get((ext, ""), []), {}))
             if top:
-                by_top[top] = anywhere + rules
+                by_top[top] = anywhere + own
 
     @cached_property
     def prefilter(self) -> tuple:

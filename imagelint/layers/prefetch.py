@@ -102,15 +102,14 @@ class PrefetchedStream:
             return b"".join(parts)
         if not self._buffer and not self._next():
             return b""
-        if n >= len(self._buffer) and self._buffer.obj is not None and len(self._buffer) == len(self._buffer.obj):
-            out = self._buffer.obj  # the whole chunk: hand over the bytes object itself, no copy
+        if n >= len(self._buffer) and isinstance(whole := self._buffer.obj, bytes) and len(self._buffer) == len(whole):
             self._buffer = memoryview(b"")
-            return out  # type: ignore[return-value]
+            return whole  # the whole chunk: hand over the bytes object itself, no copy
         out = bytes(self._buffer[:n])
         self._buffer = self._buffer[n:]
         return out
 
-    def readinto(self, view) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, view) -> int:
         if not self._buffer and not self._next():
             return 0
         n = min(len(view), len(self._buffer))

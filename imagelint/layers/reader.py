@@ -122,7 +122,7 @@ class _LayerCapture:
         self.warnings: list[str] = []
         self.dropped_warnings = 0
         self.captured = 0
-        self._plans: dict[str, tuple[Callable[[], Any], Any, int, int | None]] = {}
+        self._plans: dict[str, tuple[Callable[[], Any], Any, int, int | None, Any]] = {}
         self._layer_index = layer.index
         self._layer_digest = layer.digest
         self._max_read = limits.max_member_read_bytes

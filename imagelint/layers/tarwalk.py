@@ -25,11 +25,14 @@ data; the size field of links, directories, devices and fifos is ignored.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 from zlib import adler32
 
 from imagelint.errors import ImageFormatError, LimitExceededError
 from imagelint.untrusted import int_or_none
+
+if TYPE_CHECKING:
+    from imagelint.layers._tarscan import ScannedMember
 
 BLOCK = 512
 ZERO_BLOCK = bytes(BLOCK)
@@ -55,6 +58,7 @@ _POSIX_MAGIC = b"ustar\x00"
 WINDOW = 1 << 20  # bytes read from the stream at a time for headers and small members
 _ST_MORE = 0  # the native scanner's statuses (_tarscan.c)
 
+_native_scan: Callable[..., tuple[list[ScannedMember], int, int, int, int]] | None
 try:
     from imagelint.layers._tarscan import scan as _native_scan
 except ImportError:  # not built (no compiler at install time): the Python parser does it all
@@ -204,7 +208,7 @@ class TarWalker:
         self._scan = _native_scan
         self._filter = prefilter if prefilter is not None else RETURN_ALL
         self._seen: set[str] = set()
-        self._batch: list[tuple] = []
+        self._batch: list[ScannedMember] = []
         self._bi = 0
         self._batch_end = 0
         self._batch_last = -1
@@ -568,9 +572,10 @@ class TarWalker:
             linkname, bad = _decode(_cstring(block[157:257]))
         if pax and pax.get("size"):
             text = pax["size"]
-            size = int_or_none(text, 20)  # 2**64 has 20 digits; more is no size (4,400 digits cost a traceback)
-            if size is None:
+            pax_size = int_or_none(text, 20)  # 2**64 has 20 digits; more is no size (4,400 digits cost a traceback)
+            if pax_size is None:
                 raise self._corrupt("bad pax size")
+            size = pax_size
         mode = self._number(block[100:108], "mode") & 0o7777
         if type_flag in _HEADER_ONLY:
             size = 0

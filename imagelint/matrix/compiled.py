@@ -95,7 +95,7 @@ def compiled_document(toml_path: Path, text: str, *, validated: bool) -> dict[st
         return None
     if validated and entry.get("validated") is not True:
         return None
-    return entry["doc"]  # type: ignore[no-any-return]
+    return entry["doc"]
 
 
 @functools.lru_cache(maxsize=8)

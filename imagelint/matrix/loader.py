@@ -128,7 +128,9 @@ def matrix_from_text(text: str, origin: str, compiled_from: Path | None = None) 
     ``compiled_from``: the shipped file the text was read from, whose build-time compiled form
     (``imagelint.matrix.compiled``) stands for parsing and validating when it matches the text.
     """
-    doc = compiled_document(compiled_from, text, validated=True) if compiled_from is not None else None
+    doc: Mapping[str, Any] | None = (
+        compiled_document(compiled_from, text, validated=True) if compiled_from is not None else None
+    )
     if doc is None:
         doc = _validated_document(text, origin)
     meta = dict(doc["meta"])
@@ -327,7 +329,7 @@ def _load_file_cached(path: str, mtime_ns: int, size: int, origin: str, shipped:
 
 def is_cluster_matrix_selector(selector: str | None) -> bool:
     """``--matrix cluster`` or ``--matrix cluster:NS/NAME``: the matrix published in the cluster."""
-    return bool(selector) and (selector == "cluster" or selector.startswith("cluster:"))
+    return selector is not None and (selector == "cluster" or selector.startswith("cluster:"))
 
 
 def _looks_like_path(selector: str) -> bool:

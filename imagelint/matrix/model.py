@@ -285,8 +285,9 @@ def naming_from_rows(rows: tuple[Mapping[str, Any], ...] | list[Mapping[str, Any
     if any(n not in by_name for n in needed) or not is_digits(by_name["max-length"]["value"]):
         return None
     picked = [by_name[n] for n in needed]
+    prefix, full_gpu, mig_single, mig_mixed, shared_suffix = (r["value"] for r in picked[:5])
     return DevicePluginNaming(
-        *(r["value"] for r in picked[:5]), int(by_name["max-length"]["value"]),
+        prefix, full_gpu, mig_single, mig_mixed, shared_suffix, int(by_name["max-length"]["value"]),
         "; ".join(dict.fromkeys(r["source"] for r in picked)), any(_uncertain(r) for r in picked),
     )
 

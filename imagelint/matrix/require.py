@@ -312,7 +312,8 @@ def _evaluate_legacy(
     requirements: Sequence[str], driver: str | None, cuda: str | None, devices: Sequence[Device]
 ) -> RequireOutcome:
     # configure.c: per visible device, every requirement in order; the first error stops.
-    contexts = [(i, _CContext(driver, cuda, d)) for i, d in enumerate(devices)] or [(None, _CContext(driver, cuda, None))]
+    contexts: list[tuple[int | None, _CContext]] = [(i, _CContext(driver, cuda, d)) for i, d in enumerate(devices)]
+    contexts = contexts or [(None, _CContext(driver, cuda, None))]
     for index, ctx in contexts:
         for requirement in requirements:
             outcome = _c_evaluate(requirement, ctx)

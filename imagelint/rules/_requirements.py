@@ -56,7 +56,7 @@ def toolkit_unmet(release: Any, pool: NodePool, matrix: Any) -> list[str]:
     return problems
 
 
-def component_findings(ctx, finding, label: str, version_of, lookup, unmet):  # type: ignore[no-untyped-def]
+def component_findings(ctx, finding, label: str, version_of, lookup, unmet):
     """IL501/IL502's shared loop: for every pool that names a version of the component
     (``version_of(pool)``), look the release up in the matrix (``lookup(matrix, version)``)
     and report each requirement ``unmet(release, pool, matrix)`` yields; an unknown

@@ -154,12 +154,12 @@ def headline(v: Verdict, cases: Sequence[Case] | None = None, lead: str | None =
     setups, decides = _deciding(v.cases)
     variants = []
     for short in (False, True):
-        others = " or ".join(dict.fromkeys(_plain_outcome(c, short) for c in named))
+        in_others = " or ".join(dict.fromkeys(_plain_outcome(c, short) for c in named))
         if len(chosen) < len(v.cases):  # only some situations are shown: the others are not this finding's
             every = " or ".join(dict.fromkeys(_plain_outcome(c, short) for c in chosen))
             variants.append(f"{lead}: {every} with some {setups} ({decides})")
         else:
-            variants.append(f"{lead}: {_plain_outcome(rest, short)}, but {others} with some {setups} ({decides})")
+            variants.append(f"{lead}: {_plain_outcome(rest, short)}, but {in_others} with some {setups} ({decides})")
     outcomes = " or ".join(dict.fromkeys(_plain_outcome(c, True) for c in (rest, *named)))
     variants.append(f"{lead}: {outcomes} ({decides})")
     variants.append(f"{lead}: depends on the {setups} ({decides}; see the situations below)")

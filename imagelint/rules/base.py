@@ -13,10 +13,13 @@ import datetime as _dt
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from imagelint.deploytarget import NodePool, Target
 from imagelint.facts.model import ImageFacts, Provenance
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import NgcImage, PtxIsaVersion
 
 ERROR = "error"
 WARNING = "warning"
@@ -98,6 +101,13 @@ class MatrixLike(Protocol):
     def toolkit(self, version: str) -> Any: ...
     def toolkit_default_runtime_mode(self, version: str) -> str: ...
     def device_plugin(self, version: str) -> Any: ...
+    def newest_cuda_release(self) -> str | None: ...
+    def ngc_image(self, repository: str, tag: str) -> NgcImage | None: ...
+    def ptx_isa(self, version: str) -> PtxIsaVersion | None: ...
+    def gpu_arch_names(self, tool: str = ...) -> tuple[tuple[str, str], ...]: ...
+
+    @property
+    def version(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ from imagelint.rules.base import (
     WARNING,
     Finding,
     FindingFactory,
+    MatrixLike,
     RuleContext,
 )
 from imagelint.rules.pools import governing_cuda
@@ -94,7 +95,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     where = cuda.evidence.provenance
     basis = f"CUDA {cuda.version} (from {cuda.evidence.source})"
     if not ctx.pools:
-        yield _no_target(ctx, cuda, basis, where)
+        yield _no_target(ctx.matrix, cuda, basis, where)
         return
     from imagelint.compat.judge import judge_pool
     from imagelint.compat.verdict import GPU_UNSUPPORTED, REFUSED
@@ -118,12 +119,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def _no_target(ctx: RuleContext, cuda, basis: str, where) -> Finding:  # type: ignore[no-untyped-def]
-    floor = ctx.matrix.driver_floor(cuda.version) if cuda.major_minor else None
+def _no_target(matrix: MatrixLike, cuda, basis: str, where) -> Finding:
+    floor = matrix.driver_floor(cuda.version) if cuda.major_minor else None
     if floor is None:
-        newest = ctx.matrix.newest_cuda_release()
+        newest = matrix.newest_cuda_release()
         why = (f"the image names only CUDA major {cuda.version}" if cuda.major_minor is None
-               else f"CUDA {cuda.version} is not a release the matrix {ctx.matrix.version} knows (newest: {newest})")
+               else f"CUDA {cuda.version} is not a release the matrix {matrix.version} knows (newest: {newest})")
         return finding(
             f"could not judge the driver {basis} needs: {why}", where, severity=WARNING if cuda.major_minor else INFO,
             remediation="Use a newer imagelint matrix (--matrix) that knows this CUDA release." if cuda.major_minor else "",

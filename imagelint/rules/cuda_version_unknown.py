@@ -55,7 +55,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     from imagelint.compat.evidence import cuda_runtime_evidence, unknown_ngc_releases
 
     unknown_ngc = unknown_ngc_releases(facts, ctx.matrix)
-    if unknown_ngc and not cuda_runtime_evidence(facts, ctx.matrix):
+    if unknown_ngc and ctx.matrix is not None and not cuda_runtime_evidence(facts, ctx.matrix):
         # An NGC release (NVIDIA_PYTORCH_VERSION=26.11) is the only evidence, and the matrix does not know it.
         ev = unknown_ngc[0]
         product = (ev.component or "ngc-").split("-", 1)[1]

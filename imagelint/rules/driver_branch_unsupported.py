@@ -115,7 +115,7 @@ def check(ctx: RuleContext, today: _dt.date | None = None) -> Iterator[Finding]:
             yield from _lifecycle(ctx, pool, host.branch, today)
 
 
-def _lifecycle(ctx: RuleContext, pool, branch: int, today: _dt.date) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def _lifecycle(ctx: RuleContext, pool, branch: int, today: _dt.date) -> Iterator[Finding]:
     from imagelint.compat.lifecycle import PAST_EOL, branch_status, supported_branches
     from imagelint.compat.pool import pool_gpus
 

@@ -76,7 +76,7 @@ REMEDIATION = "Select labels the target's GPU nodes carry, or remove the selecto
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
-def _claim_requests(w) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:  # type: ignore[no-untyped-def]
+def _claim_requests(w) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
     """(claim name, the CEL selectors of each of its requests) for GPU claims with selectors."""
     out = []
     for c in w.gpu_claims:
@@ -86,7 +86,7 @@ def _claim_requests(w) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:  # type
     return out
 
 
-def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def _claims_check(ctx: RuleContext, w) -> Iterator[Finding]:
     from imagelint.kube.cel import claim_can_be_allocated
 
     claims = _claim_requests(w)

@@ -73,9 +73,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             else:
                 yield finding(f"RUN runs {tool}: there is no GPU or NVIDIA driver while the image builds, so the step "
                               "fails the build (or depends on the build host)", step.provenance, tool=tool)
-        m = _ASSERTED.search(text)
-        if m:
-            yield finding(f"RUN asserts a CUDA device ({m.group(0).strip()[:60]!r}): no GPU is visible at build time, "
+        asserted = _ASSERTED.search(text)
+        if asserted:
+            yield finding(f"RUN asserts a CUDA device ({asserted.group(0).strip()[:60]!r}): no GPU is visible at build time, "
                           "so the build fails", step.provenance, tool="cuda-query")
         elif _PRINTED.search(text):
             yield finding("RUN prints whether a CUDA device is visible: at build time it is always False",

@@ -112,7 +112,7 @@ def _why(name: str, pool: NodePool, naming: DevicePluginNaming) -> str:
     return ""
 
 
-def _unjudged(r, w, naming: DevicePluginNaming):  # type: ignore[no-untyped-def]
+def _unjudged(r, w, naming: DevicePluginNaming):
     """The finding for a name no pool advertises when every pool comes from flags (naming unknown)."""
     who = f"container {w.container} of {w.shape or w.kind} {w.name}"
     if r.name in HAMI_RESOURCES:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from imagelint.deploytarget import Taint
 from imagelint.kube.scheduler import asks_for, untolerated_taints, workload
 from imagelint.rules.base import (
     ERROR,
@@ -49,7 +50,7 @@ REMEDIATION = "Add tolerations for the taints of the GPU pool the pod should run
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
-def _taint_text(t: object) -> str:
+def _taint_text(t: Taint) -> str:
     key, value, effect = t.key, t.value, t.effect
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 

@@ -109,6 +109,6 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
 _NGC_ENV = lazy_pattern(r"^(?:NVIDIA_PRODUCT_NAME|NVIDIA_BUILD_ID|NVIDIA_[A-Z]+_VERSION|CUDA_DRIVER_VERSION)$")
 
 
-def _ngc_convention(facts, value: str) -> bool:  # type: ignore[no-untyped-def]
+def _ngc_convention(facts, value: str) -> bool:
     return value.strip() == "cuda>=9.0" and any(_NGC_ENV.match(e.name) for e in facts.env)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from imagelint.compat.pool import PoolGpu
 from imagelint.rules.base import (
     ERROR,
     NEEDS_CONFIG,
@@ -82,7 +83,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if not pool.driver:
             continue
         cuda = pool_cuda(pool, ctx.matrix)
-        gpus = pool_gpus(pool, ctx.matrix) or [None]
+        gpus: list[PoolGpu | None] = [*pool_gpus(pool, ctx.matrix)] or [None]
         modes = runtime_modes(pool, ctx.matrix)
         eval_mode = "csv" if modes == ("csv",) else "legacy"
         after: str | None = None
@@ -111,7 +112,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             break  # one GPU model per pool says enough (every failing variable of it is reported)
 
 
-def _failing_variables(ctx: RuleContext, driver: str, cuda: str | None, devices):  # type: ignore[no-untyped-def]
+def _failing_variables(ctx: RuleContext, driver: str, cuda: str | None, devices):
     """Each NVIDIA_REQUIRE_* variable (and the cuda>=X.Y an image without NVIDIA_REQUIRE_CUDA
     gets from CUDA_VERSION) evaluated on its own: the runtime ANDs them, so each false one is
     a separate reason, reported at the variable it came from."""
@@ -140,7 +141,7 @@ def _failing_variables(ctx: RuleContext, driver: str, cuda: str | None, devices)
             yield name, value, where, outcome.message
 
 
-def _fix(name: str, requirement: str, gpu) -> str:  # type: ignore[no-untyped-def]
+def _fix(name: str, requirement: str, gpu) -> str:
     """The fix that fits what the requirement is about: an architecture is fixed by other GPUs
     (or a rebuild), a brand by other GPUs, a cuda/driver floor by the driver or the base image."""
     import re
@@ -158,7 +159,7 @@ def _fix(name: str, requirement: str, gpu) -> str:  # type: ignore[no-untyped-de
     return REMEDIATION
 
 
-def _after_start(ctx: RuleContext, pool) -> str:  # type: ignore[no-untyped-def]
+def _after_start(ctx: RuleContext, pool) -> str:
     """What happens once the container starts anyway (cdi/jit-cdi): the compatibility verdict."""
     from imagelint.compat.judge import judge_pool
     from imagelint.compat.verdict import FAILS, FORWARD, MINOR, NATIVE, REFUSED, UNKNOWN

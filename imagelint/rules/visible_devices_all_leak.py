@@ -59,7 +59,7 @@ REMEDIATION = (
 
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
-def inherited_from_base(facts) -> bool:  # type: ignore[no-untyped-def]
+def inherited_from_base(facts) -> bool:
     """A Dockerfile's NVIDIA_VISIBLE_DEVICES=all that only repeats its official CUDA base image:
     the convention is stated once per lint run (imagelint.core.lint), not on every file."""
     setting = facts.gpu.visible_devices

@@ -167,7 +167,7 @@ class RangeReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, buf) -> int:
         if self._left <= 0:
             return 0
         view = memoryview(buf)[: min(len(buf), self._left)]
@@ -242,7 +242,7 @@ class TarBlobStore:
         member = self._resolve(name)
         if member is None:
             raise ImageFormatError(f"{self.where}: missing {name}")
-        return io.BufferedReader(RangeReader(self._path, member.offset, member.size), 1 << 20)  # type: ignore[return-value]
+        return io.BufferedReader(RangeReader(self._path, member.offset, member.size), 1 << 20)
 
 
 def _is_root_entry(name: str) -> bool:

@@ -112,7 +112,7 @@ class SaveStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, b) -> int:
         if not self._buf:
             self._buf = memoryview(self._next_chunk())
             if not self._buf:
@@ -160,7 +160,7 @@ class MemberReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, b) -> int:
         try:
             return self._member.readinto(b)  # type: ignore[attr-defined]
         except (tarfile.TarError, EOFError):

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import urllib3
@@ -112,7 +113,7 @@ def retry_after_seconds(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return urllib3.Retry(retry_after_max=float("inf")).parse_retry_after(value)
+        return urllib3.Retry(retry_after_max=float("inf")).parse_retry_after(value)  # type: ignore[arg-type]  # typed int; inf: no cap
     except (u3.InvalidHeader, OverflowError, ValueError):
         return None
 
@@ -127,7 +128,7 @@ class Response:
         self.url = url
         self.status_code = raw.status
         self.headers = raw.headers
-        self._raw = raw
+        self._raw = cast(urllib3.HTTPResponse, raw)  # what urlopen() returns, typed as its base class
 
     @property
     def content_encoding(self) -> str:

@@ -219,7 +219,7 @@ class RegistryClient:
 
     # --- errors --------------------------------------------------------------------------------
 
-    def _transport_error(self, failure: TransportFailure, step: str) -> RegistryError:
+    def _transport_error(self, failure: TransportFailure, step: str) -> RegistryError | DeadlineExceeded:
         if failure.kind == "tls":
             hint = "; pass --ca-cert with the registry's CA, or --insecure-registry to skip verification"
             detail = f"TLS error: {failure.detail}{hint if 'certificate' in failure.detail.lower() else ''}"
@@ -385,7 +385,7 @@ class _BlobStream(io.RawIOBase):
             return data
         return b""
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def, override]
+    def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)

@@ -220,7 +220,7 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
         heredocs: list[Heredoc] = []
         if keyword_upper in HEREDOC_KEYWORDS or (keyword_upper == "ONBUILD" and args.split(" ", 1)[0].upper() in HEREDOC_KEYWORDS):
             for strip_tabs, quote, name in _heredoc_markers(args):
-                body: list[str] = []
+                heredoc_lines: list[str] = []
                 first = i + 1
                 while i < len(lines):
                     line = lines[i]
@@ -229,10 +229,10 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> Dockerfile:
                     check = line.lstrip("\t") if strip_tabs else line
                     if check == name:
                         break
-                    body.append(check)
+                    heredoc_lines.append(check)
                 else:
                     raise ConfigError(f"unterminated heredoc {name[:40]!r} (docker build refuses it)", path, start + 1)
-                content = "\n".join(body) + ("\n" if body else "")
+                content = "\n".join(heredoc_lines) + ("\n" if heredoc_lines else "")
                 heredocs.append(Heredoc(name, content, first, strip_tabs, bool(quote)))
         instructions.append(
             Instruction(

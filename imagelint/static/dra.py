@@ -84,7 +84,7 @@ def _requests(devices: Any) -> tuple[DeviceRequest, ...]:
     for r in (_get(devices, "requests") or ()) if isinstance(_get(devices, "requests"), list) else ():
         if not isinstance(r, dict):
             continue
-        body = r.get("exactly") if isinstance(r.get("exactly"), dict) else r
+        body = body if isinstance(body := r.get("exactly"), dict) else r
         alts = tuple(str(a["deviceClassName"]) for a in r.get("firstAvailable") or ()
                      if isinstance(a, dict) and a.get("deviceClassName"))
         cls = body.get("deviceClassName")
@@ -105,7 +105,7 @@ def dra_object(doc: Any, source: str) -> DraObject | None:
         return None
     api, kind = str(doc.get("apiVersion") or ""), str(doc.get("kind") or "")
     group = api.split("/", 1)[0]
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
     name = str(meta.get("name") or meta.get("generateName") or "")
     ns = str(meta["namespace"]) if meta.get("namespace") else None
     line = doc.line if isinstance(doc, LineDict) else None

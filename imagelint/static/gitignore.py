@@ -427,7 +427,7 @@ def _index_entries(data: bytes, hash_size: int, among: Collection[str] | None = 
             nul = data.index(b"\0", pos, end)
             del previous[len(previous) - strip:]
             previous += data[pos:nul]
-            name = previous
+            name: bytes | bytearray = previous
             pos = nul + 1
         else:
             nul = data.index(b"\0", pos, end)

@@ -67,8 +67,8 @@ def _resources(container: Any, where: str, source: str) -> tuple[ResourceAmount,
     res = container.get("resources") if isinstance(container, dict) else None
     if not isinstance(res, dict):
         return ()
-    requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
-    limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+    requests = requests if isinstance(requests := res.get("requests"), dict) else {}
+    limits = limits if isinstance(limits := res.get("limits"), dict) else {}
     names = [n for n in list(requests) + list(limits) if isinstance(n, str) and n.startswith(GPU_RESOURCE_PREFIX)]
     out = []
     for n in dict.fromkeys(names):
@@ -102,7 +102,7 @@ def _affinity_terms(spec: LineDict) -> tuple[tuple[NodeSelectorRequirement, ...]
         reqs = []
         for expr in (_get(term, "matchExpressions") or ()):
             if isinstance(expr, dict) and expr.get("key"):
-                values = expr.get("values") if isinstance(expr.get("values"), list) else []
+                values = values if isinstance(values := expr.get("values"), list) else []
                 reqs.append(NodeSelectorRequirement(str(expr["key"]), str(expr.get("operator") or "In"),
                                                     tuple(str(v) for v in values)))
         out.append(tuple(reqs))
@@ -121,7 +121,7 @@ def _pod_claims(entries: Any, source: str, where: str) -> tuple[PodClaim, ...]:
     for j, item in enumerate(entries if isinstance(entries, list) else ()):
         if not isinstance(item, dict) or not item.get("name"):
             continue
-        src = item.get("source") if isinstance(item.get("source"), dict) else item  # v1alpha2 nested form
+        src = src if isinstance(src := item.get("source"), dict) else item  # v1alpha2 nested form
         template = src.get("resourceClaimTemplateName")
         claim = src.get("resourceClaimName")
         line = entries.line_of(j) if isinstance(entries, LineList) else None
@@ -174,7 +174,7 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
     pod_claims = _pod_claims(spec.get("resourceClaims") if claims_at is not None else pod.inherited_claims,
                              source, pod.path if claims_at is not None else "spec")
     cdi = _cdi_devices(pod.template_annotations)
-    node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
+    node_selector = node_selector if isinstance(node_selector := spec.get("nodeSelector"), dict) else {}
     sched_key = next((k for k in ("nodeSelector", "affinity", "tolerations", "runtimeClassName") if k in spec), None)
     sched_prov = Provenance(kind="manifest", source=source, line=_line(spec, sched_key) if sched_key else _line(spec),
                             key=_join(pod.path, sched_key) if sched_key else pod.path)
@@ -317,8 +317,8 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
         for pod in find_pod_specs(doc):
             found = True
             out.extend(pod_facts(pod, source, scan_command))
-        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-        ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
+        ann = ann if isinstance(ann := meta.get("annotations"), dict) else {}
         managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
         if managed:  # KServe "managed DRA": the controller creates the claims, not this file
             managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
@@ -331,10 +331,9 @@ def read_manifest(text: str, source: str, scan_command: CommandScanner | None = 
         if not found and doc.get("apiVersion"):
             kind, api = str(doc["kind"]), str(doc["apiVersion"])
             if not kind.endswith("List") and not carries_no_pods(api, kind):
-                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
                 name = meta.get("name") or meta.get("generateName") or "<unnamed>"
                 not_understood.append(f"{kind}/{name} (line {_line(doc)})")
-    notes = ()
+    notes: tuple[str, ...] = ()
     if not_understood:
         shown = ", ".join(not_understood[:5]) + (f" and {len(not_understood) - 5} more" if len(not_understood) > 5 else "")
         notes = (f"{source}: no pod template found in {shown}; these objects were not linted "

@@ -137,7 +137,7 @@ def find_pod_specs(doc: Any, depth: int = 0) -> Iterator[PodSpecAt]:
     if not isinstance(doc, LineDict) or not doc.get("apiVersion") or not doc.get("kind"):
         return
     kind = str(doc["kind"])
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
     name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
     namespace = str(meta["namespace"]) if meta.get("namespace") else None
     if kind.endswith("List") and isinstance(doc.get("items"), list):
@@ -245,11 +245,11 @@ def privileged_by(container: Any) -> str | None:
     plugin isolate only unprivileged containers)."""
     if not isinstance(container, dict):
         return None
-    security = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else container
+    security = security if isinstance(security := container.get("securityContext"), dict) else container
     if security.get("privileged") is True:
         return "privileged: true"
-    caps = security.get("capabilities") if isinstance(security.get("capabilities"), dict) else {}
-    adds = caps.get("add") if isinstance(caps.get("add"), list) else container.get("cap_add")
+    caps = caps if isinstance(caps := security.get("capabilities"), dict) else {}
+    adds = adds if isinstance(adds := caps.get("add"), list) else container.get("cap_add")
     for cap in adds if isinstance(adds, list) else ():
         if isinstance(cap, str) and cap.upper() in ("SYS_ADMIN", "CAP_SYS_ADMIN"):
             return f"capability {cap}"

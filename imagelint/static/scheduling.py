@@ -17,7 +17,7 @@ from imagelint.facts.model import ImageFacts
 from imagelint.kube.scheduler import match_pool, untolerated_taints
 
 
-def reaches(w, pool) -> bool:  # type: ignore[no-untyped-def]
+def reaches(w, pool) -> bool:
     """Whether a pod can land on the pool: taints tolerated, selectors and claim selectors not
     excluding it (unknown labels or GPU models keep the pool: it may match)."""
     from imagelint.kube.cel import claim_can_be_allocated

@@ -65,12 +65,12 @@ class _BoundedLoader(yaml.SafeLoader):
         self._aliases = 0
         self._nodes = 0
 
-    def compose_document(self) -> Any:  # type: ignore[override]
+    def compose_document(self) -> Any:
         self._aliases = 0
         self._nodes = 0
         return super().compose_document()
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+    def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
@@ -136,6 +136,7 @@ def _construct_untagged(loader: Any, node: yaml.Node) -> Any:
         return _construct_mapping(loader, node)
     if isinstance(node, yaml.SequenceNode):
         return _construct_sequence(loader, node)
+    assert isinstance(node, yaml.ScalarNode)  # the third kind of node
     tag = loader.resolve(yaml.ScalarNode, node.value, (not node.style, False))  # plain: resolved as untagged
     return loader.construct_object(yaml.ScalarNode(tag, node.value, node.start_mark, node.end_mark, node.style))
 
@@ -151,9 +152,11 @@ class _ComposeBoundedLoader(_BoundedLoader):
 _ComposeBoundedLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)
 _ComposeBoundedLoader.add_constructor(RESET_TAG, _construct_reset)
 
-_CLoader = getattr(yaml, "CSafeLoader", None)
-if _CLoader is not None:
-    class _FastLoader(_CLoader):  # type: ignore[misc, valid-type]
+# libyaml's loaders, None when PyYAML was built without it.
+_FastLoader: type[_LibyamlLoader] | None = None
+_ComposeFastLoader: type[_LibyamlLoader] | None = None
+if hasattr(yaml, "CSafeLoader"):
+    class _LibyamlLoader(yaml.CSafeLoader):
         """libyaml's parser with the same constructors: only for text that cannot hold an alias
         (no anchor) and is too short to hold more than MAX_NODES nodes, so the bounds still hold."""
 
@@ -161,17 +164,15 @@ if _CLoader is not None:
             super().__init__(stream)
             self._path = path
 
-    _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-    _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+    _LibyamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+    _LibyamlLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
-    class _ComposeFastLoader(_FastLoader):  # type: ignore[misc, valid-type]
+    class _ComposeLibyamlLoader(_LibyamlLoader):
         compose_tags = True
 
-    _ComposeFastLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)
-    _ComposeFastLoader.add_constructor(RESET_TAG, _construct_reset)
-else:  # pragma: no cover - PyYAML built without libyaml
-    _FastLoader = None  # type: ignore[assignment, misc]
-    _ComposeFastLoader = None  # type: ignore[assignment, misc]
+    _ComposeLibyamlLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)
+    _ComposeLibyamlLoader.add_constructor(RESET_TAG, _construct_reset)
+    _FastLoader, _ComposeFastLoader = _LibyamlLoader, _ComposeLibyamlLoader
 
 # An anchor can only start after a space, a flow indicator or a line start: "&" elsewhere
 # (URLs, shell "&&" inside a plain scalar...) makes this test only more cautious.
@@ -183,14 +184,14 @@ def _within_bounds(text: str, path: str) -> bool:
     (raising the same errors as the bounded loader), so text with anchors may use libyaml too."""
     aliases = nodes = 0
     try:
-        for event in yaml.parse(text, Loader=_CLoader):
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
             if isinstance(event, yaml.DocumentStartEvent):
                 aliases = nodes = 0
             elif isinstance(event, yaml.AliasEvent):
                 aliases += 1
                 if aliases > MAX_ALIASES:
                     raise ConfigError(f"more than {MAX_ALIASES} YAML aliases in one document; refusing to expand",
-                                      path, event.start_mark.line + 1)
+                                      path, event.start_mark.line + 1 if event.start_mark else None)
             elif isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 nodes += 1
                 if nodes > MAX_NODES:
@@ -231,7 +232,7 @@ def _shallow(text: str, spans: list[tuple[int, int]]) -> bool:
 
 def _loader_for(text: str, path: str, use_libyaml: bool = True, compose_tags: bool = False) -> Any:
     spans = _document_spans(text)
-    if use_libyaml and _FastLoader is not None and _shallow(text, spans):
+    if use_libyaml and _FastLoader is not None and _ComposeFastLoader is not None and _shallow(text, spans):
         yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
         short = all(end - start <= _SHORT_DOCUMENT for start, end in spans)
         if (short and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):

@@ -37,7 +37,8 @@ def inspect_command(
     config_only: Annotated[bool, typer.Option("--config-only", help="Read only the manifest and config, not the layers.")] = False,
 ) -> None:
     """Show CUDA versions, driver libraries, loader paths and GPU settings found in an image."""
-    from imagelint.core.inspect import facts_to_json, facts_to_text, inspect_reference
+    from imagelint.core.inspect import inspect_reference
+    from imagelint.report.facts import facts_to_json, facts_to_text
 
     try:
         from imagelint.cli.choices import TEXT_OR_JSON, choose

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from examples.build_example import build_image
-from imagelint.core.inspect import facts_to_json, inspect_reference
+from imagelint.core.inspect import inspect_reference
+from imagelint.report.facts import facts_to_json
 from imagelint.sources import SourceOptions
 from tests.facts.helpers import facts_for
 
@@ -39,7 +40,9 @@ def test_example_facts() -> None:
     [compat] = [d for d in facts.driver_libraries if not d.is_symlink]
     assert (compat.path, compat.role, compat.version) == ("usr/local/cuda-12.4/compat/libcuda.so.550.54.15", "compat", "550.54.15")
     assert compat.fwd_compat.cuda_version == "12.4" and 550 in compat.fwd_compat.driver_branches
-    from examples.build_example import CONFIG_TXT  # the line of gpu-id=1 comes from the source, not a constant
+    from examples.build_example import (
+        CONFIG_TXT,  # the line of gpu-id=1 comes from the source, not a constant
+    )
 
     expected_line = CONFIG_TXT.decode().splitlines().index("gpu-id=1") + 1
     [gid] = [s for s in facts.gpu.index_settings if s.kind == "gpu-id" and s.value == "1"]

@@ -115,7 +115,7 @@ def _assert_hostile_report(doc: dict, where: str) -> None:
 
 
 def test_hostile_members_give_a_report_with_warnings_and_nothing_escapes(plain_registry, tmp_path, sandbox):
-    from imagelint.core.inspect import facts_to_json
+    from imagelint.report.facts import facts_to_json
 
     built = image_of([tar_layer(hostile_members())], env={"CUDA_VERSION": "12.4.1"})
     refs = _refs(built, tmp_path, plain_registry)

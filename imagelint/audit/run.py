@@ -37,10 +37,10 @@ DEFAULT_JOBS = 4
 MAX_JOBS = 64
 
 
-def _inspect_reference(ref: str, opts: Any, read: bool, gpu_code: bool) -> Any:
+def _inspect_reference(ref: str, opts: Any, read: bool, spec: Any) -> Any:
     from imagelint.core.inspect import inspect_reference
 
-    return inspect_reference(ref, opts, read_layers=read, gpu_code=gpu_code)
+    return inspect_reference(ref, opts, read_layers=read, spec=spec)
 
 
 def _gpu_less_rules() -> frozenset[str]:
@@ -54,20 +54,20 @@ def _gpu_less_rules() -> frozenset[str]:
 def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Any, config: Any,
                  source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None,
                  credentials: Mapping[str, Any] | None = None, gpu_only: bool = False) -> list[PoolCheck]:
-    from imagelint.core.check import needs_gpu_code, run_check
+    from imagelint.core.check import capture_spec_for, run_check
 
     if credentials:  # this image's pull secrets, for their own registries only
         source_options = replace(source_options, registry_credentials=MappingProxyType(dict(credentials)))
     by_name = {p.name: p for p in target.pools}
     image_target = replace(target, pools=tuple(by_name[p] for p in pools), warnings=())
-    gpu_code = needs_gpu_code(config, image_target, matrix)
+    spec = capture_spec_for(config, image_target, matrix)
     memo: dict[tuple[Any, ...], Any] = {}
 
     def inspect(ref: str, opts: Any, read: bool) -> Any:
         key = (ref, opts.all_platforms, str(opts.platform), read)
         if key not in memo:
             try:
-                memo[key] = inspector(ref, opts, read) if inspector else _inspect_reference(ref, opts, read, gpu_code)
+                memo[key] = inspector(ref, opts, read) if inspector else _inspect_reference(ref, opts, read, spec)
             except ImagelintError as exc:  # a SourceError, or a bad reference: the same answer for each pool
                 memo[key] = exc
         found = memo[key]

@@ -38,6 +38,7 @@ from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
 
 if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does not import the sources
+    from imagelint.layers.model import CaptureSpec
     from imagelint.sources import SourceOptions
 
 Inspector = Callable[[str, "SourceOptions", bool], list[ImageFacts]]
@@ -76,20 +77,25 @@ class CheckRun:
         return all(r.ok for r in self.results)
 
 
-def _default_inspector(reference: str, options: SourceOptions, read_layers: bool, gpu_code: bool = True) -> list[ImageFacts]:
+def _default_inspector(reference: str, options: SourceOptions, read_layers: bool,
+                       spec: CaptureSpec | None = None) -> list[ImageFacts]:
     from imagelint.core.inspect import inspect_reference
 
-    return inspect_reference(reference, options, read_layers=read_layers, gpu_code=gpu_code)
+    return inspect_reference(reference, options, read_layers=read_layers, spec=spec)
 
 
-def needs_gpu_code(config: Config, target: Target, matrix: Any) -> bool:
-    """The fatbin scan (the costliest capture) pays off only for IL401 against a pool GPU
-    whose compute capability is known; otherwise layers are read without it."""
-    if "IL401" not in {r.id for r in selected_rules(config)}:
-        return False
+def capture_spec_for(config: Config, target: Target, matrix: Any) -> CaptureSpec:
+    """What reading the layers captures, from what the selected rules declare they need: the
+    fatbin scan of every library (``gpu-code``, the costliest capture) only when a selected rule
+    needs it and a pool GPU's compute capability is known to judge the code against."""
+    from imagelint.facts.capture import CAPTURE_SPEC, CAPTURE_SPEC_WITHOUT_GPU_CODE
+    from imagelint.rules.base import NEEDS_GPU_CODE
     from imagelint.rules.pools import pool_gpus
 
-    return any(g.arch for pool in target.pools for g in pool_gpus(pool, matrix))
+    if any(NEEDS_GPU_CODE in r.needs for r in selected_rules(config)) and any(
+            g.arch for pool in target.pools for g in pool_gpus(pool, matrix)):
+        return CAPTURE_SPEC
+    return CAPTURE_SPEC_WITHOUT_GPU_CODE
 
 
 def _platforms_for_pools(facts_list: list[ImageFacts], archs: set[str], options: SourceOptions) -> list[ImageFacts]:
@@ -122,10 +128,10 @@ def run_check(
     if inspector is not None:
         inspect = inspector
     else:
-        gpu_code = needs_gpu_code(config, target, matrix)
+        spec = capture_spec_for(config, target, matrix)
 
         def inspect(ref: str, opts: SourceOptions, read_layers: bool) -> list[ImageFacts]:
-            return _default_inspector(ref, opts, read_layers, gpu_code)
+            return _default_inspector(ref, opts, read_layers, spec)
     pool_archs = {normalize_arch(p.arch) for p in target.pools if p.arch}
     widen = (
         bool(pool_archs)

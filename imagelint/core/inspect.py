@@ -41,7 +41,6 @@ def inspect_reference(
     cache: LayerCache | None | bool = True,
     workers: int | None = None,
     spec: CaptureSpec | None = None,
-    gpu_code: bool = True,
 ) -> list[ImageFacts]:
     """Facts for every image the reference selects (one, or one per platform with all_platforms).
 
@@ -52,9 +51,9 @@ def inspect_reference(
     kept too (``imagelint.facts.cache``), so a warm run on the same image reads no
     layer at all. ``cache=True`` means "as ``options`` say" (``layer_cache_for``),
     ``None``/``False`` means no cache, or pass a ``LayerCache``. What is captured:
-    ``spec`` if given, else the standard spec, with the fatbin scan of every library
-    only when ``gpu_code`` (the costliest capture; only IL401 needs it). The caches
-    key entries by what was captured, so a narrower capture never serves a wider one.
+    ``spec`` if given (``core.check.capture_spec_for``: what the selected rules declare), else
+    the standard spec, every capture included. The caches key entries by what was captured, so
+    a narrower capture never serves a wider one.
     """
     progress.reading(reference)  # what the CLI's progress line names (it counts inflated bytes)
     try:
@@ -62,7 +61,7 @@ def inspect_reference(
         platforms = tuple(i.platform for i in images)
         if read_layers:
             store = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
-            facts_of = _facts_reader(options, store, workers, spec, gpu_code)
+            facts_of = _facts_reader(options, store, workers, spec)
         else:
             facts_of = _config_facts
         return [_with_platforms(facts_of(image), platforms) for image in images]
@@ -77,9 +76,12 @@ def _config_facts(image: Image) -> ImageFacts:
 
 
 def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int | None,
-                  spec: CaptureSpec | None, gpu_code: bool) -> Callable[[Image], ImageFacts]:
+                  spec: CaptureSpec | None) -> Callable[[Image], ImageFacts]:
     """image -> facts: from the facts cache, else by reading the layers (through the layer cache)."""
-    capture = spec.key() if spec is not None else ("standard" if gpu_code else "standard-without-gpu-code")
+    from imagelint.facts.capture import CAPTURE_SPEC
+
+    chosen = spec if spec is not None else CAPTURE_SPEC
+    capture = chosen.key()
 
     def facts_of(image: Image) -> ImageFacts:
         key = None
@@ -90,7 +92,7 @@ def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int
             found = cached_facts(store, key, image) if key is not None else None
             if found is not None:
                 return found
-        facts = _read_facts(image, options, store, workers, spec, gpu_code)
+        facts = _read_facts(image, options, store, workers, chosen)
         if store is not None and key is not None:
             from imagelint.facts.cache import store_facts
 
@@ -101,14 +103,10 @@ def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int
 
 
 def _read_facts(image: Image, options: SourceOptions, store: LayerCache | None, workers: int | None,
-                spec: CaptureSpec | None, gpu_code: bool) -> ImageFacts:
+                chosen: CaptureSpec) -> ImageFacts:
     from dataclasses import replace
 
-    from imagelint.facts.capture import (
-        CAPTURE_SPEC,
-        CAPTURE_SPEC_WITHOUT_GPU_CODE,
-        spec_reads_gpu_code,
-    )
+    from imagelint.facts.capture import spec_reads_gpu_code
     from imagelint.facts.collect import collect_image_facts
     from imagelint.layers.cache import caching_extractor
     from imagelint.layers.reader import (
@@ -117,7 +115,6 @@ def _read_facts(image: Image, options: SourceOptions, store: LayerCache | None, 
         read_image_filesystem,
     )
 
-    chosen = spec if spec is not None else (CAPTURE_SPEC if gpu_code else CAPTURE_SPEC_WITHOUT_GPU_CODE)
     extract = caching_extractor(store, extract_layer) if store is not None else extract_layer
     fs = read_image_filesystem(image, chosen, options.limits, workers=workers or DEFAULT_WORKERS, extract=extract)
     facts = collect_image_facts(image, fs)

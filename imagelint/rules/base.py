@@ -29,10 +29,13 @@ SEVERITIES = (ERROR, WARNING, INFO)
 SEVERITY_RANK: Mapping[str, int] = MappingProxyType({INFO: 1, WARNING: 2, ERROR: 3, "never": 99})
 
 # What a rule needs to run. ``config``: the image config (env, labels, entrypoint);
-# ``files``: facts read from layers; ``target``: node pools to compare against.
+# ``files``: facts read from layers; ``target``: node pools to compare against; ``gpu-code``: the
+# compiled GPU code of every library (the fatbin scan, the costliest capture). The reader
+# captures what the selected rules declare, nothing more (core.check.capture_spec_for).
 NEEDS_CONFIG = "config"
 NEEDS_FILES = "files"
 NEEDS_TARGET = "target"
+NEEDS_GPU_CODE = "gpu-code"
 
 # How long a finding's headline (``Finding.message``) may be: what a terminal line, a GitHub
 # annotation title or a code-scanning alert list shows; the rest belongs in ``details``.

@@ -70,6 +70,7 @@ from imagelint.rules.base import (
     INFO,
     NEEDS_CONFIG,
     NEEDS_FILES,
+    NEEDS_GPU_CODE,
     NEEDS_TARGET,
     WARNING,
     Finding,
@@ -83,7 +84,7 @@ ID = "IL401"
 NAME = "no-kernel-for-gpu"
 SEVERITY = ERROR
 TITLE = "No compiled GPU code for the pool's GPU architecture"
-NEEDS = (NEEDS_CONFIG, NEEDS_FILES, NEEDS_TARGET)
+NEEDS = (NEEDS_CONFIG, NEEDS_FILES, NEEDS_TARGET, NEEDS_GPU_CODE)
 REFERENCES = (
     "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html",
     "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-compilation",

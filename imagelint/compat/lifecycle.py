@@ -54,15 +54,15 @@ def _date(text: object) -> _dt.date | None:
 
 
 def branch_status(branch: int, matrix: Any, day: _dt.date) -> BranchStatus:
-    rows = {int(r["branch"]): r for r in matrix.rows("driver_lifecycle")} if matrix is not None else {}
+    rows = {life.branch: life for life in matrix.driver_lifecycles()} if matrix is not None else {}
     row = rows.get(branch)
     if row is not None:
-        eol = _date(row.get("eol_date"))
+        eol = _date(row.eol_date)
         status = PAST_EOL if eol is not None and eol < day else SUPPORTED
-        return BranchStatus(branch, status, row.get("designation"), row.get("eol"), eol, True, row.get("source"))
+        return BranchStatus(branch, status, row.designation, row.eol, eol, True, row.source)
     newest = max(rows) if rows else None
     status = UNKNOWN_BRANCH if newest is None or branch > newest else PAST_EOL
-    source = next(iter(rows.values())).get("source") if rows and status == PAST_EOL else None
+    source = next(iter(rows.values())).source if rows and status == PAST_EOL else None
     return BranchStatus(branch, status, None, None, None, False, source)
 
 
@@ -71,8 +71,8 @@ def supported_branches(matrix: Any, day: _dt.date, gpu_archs: tuple[str, ...] = 
     from imagelint.compat.pool import driver_supports_gpu
 
     out = []
-    for row in sorted(matrix.rows("driver_lifecycle"), key=lambda r: int(r["branch"])) if matrix is not None else ():
-        status = branch_status(int(row["branch"]), matrix, day)
+    for life in matrix.driver_lifecycles() if matrix is not None else ():
+        status = branch_status(life.branch, matrix, day)
         if status.status != SUPPORTED:
             continue
         if any(driver_supports_gpu(status.branch, arch, matrix).supported is False for arch in gpu_archs):
@@ -89,12 +89,12 @@ def driver_rows(matrix: Any, day: _dt.date, driver: str | None = None) -> list[d
 
     wanted = DriverVersion.parse(driver) if driver else None
     rows = []
-    for r in sorted(matrix.rows("driver_branches"), key=lambda r: int(r["branch"])):
-        if wanted is not None and int(r["branch"]) != wanted.branch:
+    for known in matrix.driver_branches():
+        if wanted is not None and known.branch != wanted.branch:
             continue
-        status = branch_status(int(r["branch"]), matrix, day)
+        status = branch_status(known.branch, matrix, day)
         rows.append({
-            "branch": status.branch, "max_cuda": r.get("max_cuda"), "designation": status.designation,
+            "branch": status.branch, "max_cuda": known.max_cuda, "designation": status.designation,
             "eol": status.eol_date.isoformat() if status.eol_date else status.eol,
             "supported_today": {SUPPORTED: "yes", PAST_EOL: "no (past end of life)",
                                 UNKNOWN_BRANCH: "unknown"}[status.status],

@@ -59,12 +59,11 @@ def forward_compat_class(gpu: PoolGpu | None, matrix: Any) -> tuple[bool | None,
         what = "a GeForce GPU" if gpu.kind == "geforce" else "a workstation GPU (not an NGC server-ready SKU)"
         return False, f"{gpu.label} is {what}"
     if gpu.brand and matrix is not None:
-        eligible = {r["brand"].lower(): r for r in matrix.rows("forward_compat_brands")}
-        row = eligible.get(gpu.brand.lower())
-        if row is not None:
-            return bool(row["eligible"]), (
+        brand = matrix.forward_compat_brand(gpu.brand)
+        if brand is not None:
+            return brand.eligible, (
                 f"{gpu.label} reports NVML brand {gpu.brand}, which the compat library's device list "
-                f"{'includes' if row['eligible'] else 'leaves out'} (uncertain inference)"
+                f"{'includes' if brand.eligible else 'leaves out'} (uncertain inference)"
             )
     return None, f"{gpu.label} is not a GPU model the matrix knows"
 
@@ -97,15 +96,15 @@ class DriverFacts:
 
 
 def driver_facts(driver: HostDriver, matrix: Any) -> DriverFacts:
-    branches = sorted(r["branch"] for r in matrix.rows("driver_branches")) if matrix is not None else []
+    branches = [b.branch for b in matrix.driver_branches()] if matrix is not None else []
     newest = branches[-1] if branches else None
     beyond = newest is not None and driver.branch > newest
     info = matrix.driver_branch_info(driver) if matrix is not None and not beyond else None
     life = matrix.driver_lifecycle(driver.branch) if matrix is not None else None
     return DriverFacts(
         driver, info.max_cuda if info else None, newest, beyond, bool(info and info.uncertain),
-        (life or {}).get("designation"), (life or {}).get("eol"), (life or {}).get("eol_date"),
-        (life or {}).get("source"),
+        life.designation if life else None, life.eol if life else None, life.eol_date if life else None,
+        life.source if life else None,
     )
 
 
@@ -124,9 +123,8 @@ class GpuSupport:
 def driver_supports_gpu(branch: int, compute_capability: str | None, matrix: Any) -> GpuSupport:
     if not compute_capability or matrix is None:
         return GpuSupport(None, None, None, None, None, False)
-    for row in matrix.rows("driver_gpu_support"):
-        if compute_capability in row["compute_capabilities"]:
-            first, last = row.get("first_branch"), row.get("last_branch")
-            ok = (first is None or branch >= first) and (last is None or branch <= last)
-            return GpuSupport(ok, row["architecture"], first, last, row["source"], row.get("confidence") == "uncertain")
-    return GpuSupport(None, None, None, None, None, False)
+    support = matrix.driver_gpu_support(compute_capability)
+    if support is None:
+        return GpuSupport(None, None, None, None, None, False)
+    return GpuSupport(support.drives(branch), support.architecture, support.first_branch, support.last_branch,
+                      support.source, support.uncertain)

@@ -55,10 +55,8 @@ class Scenario:
 
 
 def _since(matrix: Any, feature: str) -> str | None:
-    for row in matrix.rows("toolkit_features") if matrix is not None else ():
-        if row["name"] == feature:
-            return str(row["since"]).lstrip("v")
-    return None
+    known = matrix.toolkit_feature(feature) if matrix is not None else None
+    return str(known.since).lstrip("v") if known is not None else None
 
 
 def _has(matrix: Any, toolkit: str | None, feature: str) -> bool:
@@ -209,7 +207,7 @@ def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix
 
 
 def _uncertain_row(matrix: Any, feature: str) -> str | None:
-    for row in matrix.rows("toolkit_features") if matrix is not None else ():
-        if row["name"] == feature and row.get("confidence") == "uncertain":
-            return f"the toolkit release from which {feature} applies ({row['source']})"
+    known = matrix.toolkit_feature(feature) if matrix is not None else None
+    if known is not None and known.uncertain:
+        return f"the toolkit release from which {feature} applies ({known.source})"
     return None

@@ -10,13 +10,7 @@ container toolkit does. See docs/matrix.md.
 
 from __future__ import annotations
 
-from imagelint.matrix.loader import (
-    apply_overlay,
-    load_matrix,
-    matrix_from_text,
-    shipped_versions,
-)
-from imagelint.matrix.model import (
+from imagelint.matrix.answers import (
     CudaImageEnv,
     CudaRelease,
     DevicePluginNaming,
@@ -29,7 +23,6 @@ from imagelint.matrix.model import (
     GpuSearch,
     ImagePlatforms,
     JetsonRelease,
-    Matrix,
     MinorVersionCompat,
     NgcImage,
     NvidiaName,
@@ -37,6 +30,13 @@ from imagelint.matrix.model import (
     ToolkitFeature,
     ToolkitRelease,
 )
+from imagelint.matrix.loader import (
+    apply_overlay,
+    load_matrix,
+    matrix_from_text,
+    shipped_versions,
+)
+from imagelint.matrix.model import Matrix
 from imagelint.matrix.require import (
     Device,
     RequireEnvError,

@@ -90,7 +90,7 @@ class InstanceType:
 
 def _gpu_index() -> dict[str, str]:
     """Each GPU name's and alias's key -> the matrix's name (the shipped ``gpus`` section)."""
-    from imagelint.matrix.model import _gpu_key
+    from imagelint.matrix.rowstore import _gpu_key
     from imagelint.matrix.shipped import shipped_section
 
     index: dict[str, str] = {}
@@ -112,7 +112,7 @@ class NodeLabels:
 
     def gpu_name(self, text: str) -> str | None:
         """The matrix's name of a GPU written any way the catalogue knows (None: unknown)."""
-        from imagelint.matrix.model import _gpu_key
+        from imagelint.matrix.rowstore import _gpu_key
 
         index = _cached_gpu_index()
         key = _gpu_key(text)

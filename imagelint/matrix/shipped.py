@@ -18,7 +18,7 @@ from typing import Any
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
-from imagelint.matrix.model import (
+from imagelint.matrix.answers import (
     DevicePluginNaming,
     NvidiaName,
     name_from_row,

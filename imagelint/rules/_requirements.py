@@ -18,7 +18,7 @@ def _numeric(version: str) -> str:
 
 
 def _features_known(matrix: Any, section: str) -> set[str]:
-    return {row["name"] for row in matrix.rows(section)}
+    return set(matrix.names_in(section))
 
 
 def device_plugin_unmet(release: Any, pool: NodePool, matrix: Any) -> list[str]:

@@ -19,7 +19,7 @@ from imagelint.deploytarget import NodePool, Target
 from imagelint.facts.model import ImageFacts, Provenance
 
 if TYPE_CHECKING:
-    from imagelint.matrix.model import NgcImage, PtxIsaVersion
+    from imagelint.matrix.answers import NgcImage, PtxIsaVersion
 
 ERROR = "error"
 WARNING = "warning"

@@ -50,7 +50,7 @@ from imagelint.rules.base import (
 )
 
 if TYPE_CHECKING:
-    from imagelint.matrix.model import DevicePluginNaming
+    from imagelint.matrix.answers import DevicePluginNaming
 
 ID = "IL602"
 NAME = "gpu-resource-unknown"

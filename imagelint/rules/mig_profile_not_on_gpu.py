@@ -24,11 +24,12 @@ Best practice::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from imagelint.kube.scheduler import workload
 from imagelint.lazyre import lazy_pattern
+from imagelint.matrix.answers import MigVariant
 from imagelint.rules.base import (
     ERROR,
     INFO,
@@ -55,18 +56,18 @@ _MEMORY = lazy_pattern(r"(?<![0-9])([0-9]{1,6})\s*GB", re.IGNORECASE)  # ASCII, 
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (the guide's "Supported GPUs")
 
 
-def _variants(matrix: Any, product: str) -> tuple[str, list[Mapping[str, Any]], Mapping[str, Any] | None] | None:
+def _variants(matrix: Any, product: str) -> tuple[str, tuple[MigVariant, ...], MigVariant | None] | None:
     """(GPU name, its MIG rows, the row of this product's memory variant or None) for a product the
     matrix knows; None when the matrix does not know the GPU."""
     gpu = matrix.gpu(product) if matrix is not None and hasattr(matrix, "gpu") else None
     if gpu is None:
         return None
-    rows = [r for r in matrix.rows("mig_profiles") if r.get("gpu") == gpu.name]
+    rows = matrix.mig_variants(gpu.name)
     wanted = product.strip().lower()
-    exact = next((r for r in rows if wanted in (p.lower() for p in r.get("products", ()))), None)
+    exact = next((r for r in rows if wanted in (p.lower() for p in r.products)), None)
     if exact is None:
         m = _MEMORY.search(product)
-        exact = next((r for r in rows if m and r.get("memory_gb") == int(m.group(1))), None)
+        exact = next((r for r in rows if m and r.memory_gb == int(m.group(1))), None)
     if exact is None and len(rows) == 1 and not _MEMORY.search(product):
         exact = rows[0]
     return gpu.name, rows, exact
@@ -84,16 +85,16 @@ def _judge(profile: str, gpu_spec: Any, matrix: Any) -> tuple[bool | None, str]:
         return None, ""
     name, rows, exact = found
     if exact is not None:
-        if profile in exact.get("profiles", ()):
+        if profile in exact.profiles:
             return True, ""
-        same_slices = [p for p in exact.get("profiles", ()) if p.split(".")[0] == profile.split(".")[0] and "+" not in p]
+        same_slices = [p for p in exact.profiles if p.split(".")[0] == profile.split(".")[0] and "+" not in p]
         instead = f"; its {profile.split('.')[0]} profile is {', '.join(same_slices)}" if same_slices else ""
-        return False, f"{product} ({exact.get('memory_gb')} GB) has no MIG profile {profile}{instead}"
-    having = [r for r in rows if profile in r.get("profiles", ())]
+        return False, f"{product} ({exact.memory_gb} GB) has no MIG profile {profile}{instead}"
+    having = [r for r in rows if profile in r.profiles]
     if not having:
         return False, f"no {name} variant has MIG profile {profile}"
-    sizes = " or ".join(f"{r.get('memory_gb')} GB" for r in having)
-    others = [f"{r.get('memory_gb')} GB" for r in rows if r not in having]
+    sizes = " or ".join(f"{r.memory_gb} GB" for r in having)
+    others = [f"{r.memory_gb} GB" for r in rows if r not in having]
     return None, (f"{profile} is a profile of the {name} {sizes}" + (f" (not of the {', '.join(others)})" if others else "")
                   + f"; the target says only {product!r}")
 

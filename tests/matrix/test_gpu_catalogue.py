@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import imagelint.cli
 from imagelint.matrix import Matrix, load_matrix
-from imagelint.matrix.model import _gpu_key
+from imagelint.matrix.rowstore import _gpu_key
 from imagelint.deploytarget.values import gpus_from_flags
 
 runner = CliRunner()

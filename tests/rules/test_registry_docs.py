@@ -30,7 +30,7 @@ def test_ids_and_names_are_the_public_contract():
 def test_metadata_is_complete():
     for rule in RULES.values():
         assert rule.severity in SEVERITIES
-        assert set(rule.needs) <= {"config", "files", "target"} and rule.needs
+        assert set(rule.needs) <= {"config", "files", "target", "gpu-code"} and rule.needs
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
         assert len(rule.doc) > 200 and rule.remediation, rule.id
         assert get_rule(rule.id.lower()) is rule and get_rule(rule.name) is rule

@@ -39,6 +39,7 @@ class ScriptedRegistry:
                              {"Content-Type": "application/json"})
         self.seen: list[tuple[str, str | None]] = []
         self.headers: list[tuple[str, dict[str, str]]] = []
+        self.dripped: dict[str, int] = {}  # path -> bytes of a dripped body sent so far
         self.port = free_port()
         self.host = f"127.0.0.1:{self.port}"
         scripted = self
@@ -65,6 +66,7 @@ class ScriptedRegistry:
                             for i in range(len(reply.body)):
                                 self.wfile.write(reply.body[i:i + 1])
                                 self.wfile.flush()
+                                scripted.dripped[path] = i + 1
                                 time.sleep(reply.drip)
                         else:
                             self.wfile.write(reply.body)

@@ -55,7 +55,8 @@ def test_a_dripped_manifest_is_bounded_by_the_deadline(reg, tmp_path):
     reg.routes["/v2/a/b/manifests/t"] = Reply(200, built.manifest, {"Content-Type": OCI_MANIFEST}, drip=0.2)
     run = _inspect(reg, "a/b:t", tmp_path, "--deadline", "2", "--timeout", "5")
     assert_unreadable(run, "deadline", "manifest")
-    assert run.seconds < 6
+    # Counted, not timed: the run gave up while the manifest was still arriving (one byte per 0.2 s).
+    assert reg.dripped.get("/v2/a/b/manifests/t", 0) < len(built.manifest) // 2
 
 
 def test_a_long_retry_after_is_not_waited_for(reg, tmp_path):
@@ -64,7 +65,7 @@ def test_a_long_retry_after_is_not_waited_for(reg, tmp_path):
                                               {"Content-Type": "application/json", "Retry-After": "30"})
     run = _inspect(reg, "a/b:t", tmp_path, "--timeout", "3", "--retries", "5")
     assert_unreadable(run, "429", "Retry-After")
-    assert run.seconds < 6
+    # One request: the 30 s Retry-After was not waited out for a retry (the harness's bound is 20 s).
     assert sum(1 for p, _ in reg.seen if p.endswith("/manifests/t")) == 1
 
 
@@ -74,7 +75,6 @@ def test_retries_bound_what_a_rate_limiting_registry_costs(reg, tmp_path):
     run = _inspect(reg, "a/b:t", tmp_path, "--timeout", "3", "--retries", "1")
     assert_unreadable(run, "429")
     assert sum(1 for p, _ in reg.seen if p.endswith("/manifests/t")) == 2
-    assert run.seconds < 6
 
 
 def test_a_missing_layer_is_reported_at_once_while_a_sibling_drips(reg, tmp_path):
@@ -84,7 +84,8 @@ def test_a_missing_layer_is_reported_at_once_while_a_sibling_drips(reg, tmp_path
     del reg.routes[f"/v2/a/b/blobs/{missing}"]
     run = _inspect(reg, "a/b:t", tmp_path, "--timeout", "5", "--retries", "0")
     assert_unreadable(run, "404")
-    assert run.seconds < 8
+    # At once: the run ended while its sibling was still dripping (not after reading it whole).
+    assert reg.dripped.get(f"/v2/a/b/blobs/{slow}", 0) < len(built.layers[0][1]) // 2
 
 
 def test_a_nested_index_naming_one_child_many_times_is_fetched_once_per_digest(reg, tmp_path):
@@ -129,7 +130,6 @@ def test_a_daemon_that_never_answers_is_bounded_by_the_deadline(tmp_path):
         # Ended through the main thread (SIGALRM raised DeadlineExceeded inside the blocked read),
         # not by the watchdog's backstop, which ends the process without unwinding it.
         assert "reached its deadline" in run.error_line() and "did not finish" not in run.stderr
-        assert run.seconds < 6
     finally:
         stop.set()
         thread.join()

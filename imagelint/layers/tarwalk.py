@@ -20,6 +20,13 @@ the layer. Names that are not UTF-8 are decoded with replacement characters
 As in Go's ``archive/tar`` (what Docker and containerd use) and ``tarfile``,
 only regular files, contiguous files, GNU sparse files and unknown types carry
 data; the size field of links, directories, devices and fifos is ignored.
+
+Why ``tarfile`` is not the pure-Python path beside ``_tarscan.c``: it reads an extended header
+whole, whatever size the header claims. A 1.1 MB gzip layer holding one 256 MiB PAX header took
+``tarfile.open(mode="r|gz")`` to an 800 MB peak RSS and 11 s (Python 3.11); this walker refuses
+it at ``max_extension_bytes`` (1 MiB) in 19 MB. ``tarfile`` stays the tests' oracle:
+tests/layers/test_tarwalk.py compares every member kind with it, and tests/layers/test_tarscan.py
+holds the C and Python paths to the same results on random and corrupted layers.
 """
 
 from __future__ import annotations

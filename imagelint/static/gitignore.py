@@ -13,6 +13,12 @@ the index) is never left out.
 
 Outside a work tree nothing is filtered. Bounded: every file read is a regular, non-linked file
 read to a cap; work is the candidates times the patterns on their path.
+
+Why not ``pathspec``: it compiles each line to a backtracking regular expression, and an ignore
+file in a linted tree is written by whoever wrote the tree. The 25-character line
+``*a*a*a*a*a*a*a*a*a*a*a*a*b`` against a 28-character name took pathspec 1.1.1 4 s, ten times more
+for every four characters more. Here a line with several wildcard runs is matched by simulating
+its automaton (``wildmatch``): at most (text length + 1) × (2 × tokens + 2) steps.
 """
 
 from __future__ import annotations

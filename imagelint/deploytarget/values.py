@@ -199,10 +199,11 @@ def gpus_from_flags(
     return tuple(specs)
 
 
-def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> str | None:
+def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> CudaVersion | None:
     if not driver or matrix is None:
         return None
-    return matrix.cuda_for_driver(driver)
+    text = matrix.cuda_for_driver(driver)
+    return CudaVersion(text) if text else None
 
 
 __all__ = [

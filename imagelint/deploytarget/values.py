@@ -26,9 +26,16 @@ from imagelint.versions import CUDA_RE, ComputeCapability, CudaVersion, DriverVe
 
 
 class GpuProductLike(Protocol):
-    compute_capability: str | None
-    brand: str | None
-    family: str | None
+    """Read-only: the matrix's products are frozen."""
+
+    @property
+    def compute_capability(self) -> str | None: ...
+
+    @property
+    def brand(self) -> str | None: ...
+
+    @property
+    def family(self) -> str | None: ...
 
 
 class TargetMatrix(Protocol):

@@ -177,15 +177,15 @@ def check_isolation(ctx: Context) -> list[str]:
         pods = sorted({u.pod.pod.where for u in users})
         if len(pods) < 2:
             continue
-        node, _, gpu = device.partition("/")
+        node_name, _, gpu = device.partition("/")
         evidence = [e for u in users for e in u.evidence]
-        ctx.add(finding(ctx, "pinned-index-collision", "pod", pods[0], f"pods {', '.join(pods)} all use GPU {gpu} of node {node}",
-                        evidence, nodes=(node,)))
+        ctx.add(finding(ctx, "pinned-index-collision", "pod", pods[0], f"pods {', '.join(pods)} all use GPU {gpu} of node {node_name}",
+                        evidence, nodes=(node_name,)))
         collided.update(pods)
-    for w, container, evidence in honoured_env:
+    for w, container_name, env_and_accept in honoured_env:
         if w.pod.where not in collided:
             ctx.add(finding(ctx, "pod-sets-visible-devices", "pod", w.pod.where,
-                            f"container {container} sets NVIDIA_VISIBLE_DEVICES and the toolkit honours it", list(evidence),
+                            f"container {container_name} sets NVIDIA_VISIBLE_DEVICES and the toolkit honours it", list(env_and_accept),
                             nodes=(w.pod.node,)))
     if unknown_default:
         notes.append(f"{unknown_default} container(s) not judged: no toolkit DaemonSet or ClusterPolicy says whether nvidia is the default runtime")

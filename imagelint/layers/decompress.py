@@ -25,14 +25,17 @@ from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededErro
 
 try:  # isal is a declared dependency; the fallback keeps a broken wheel from being fatal
     from isal import igzip as _gzip
-    from isal.igzip_lib import IsalError as _IsalError
-except ImportError:  # pragma: no cover - exercised only where isal is missing
-    import gzip as _gzip  # type: ignore[no-redef]
+    from isal import igzip_lib
 
-    _IsalError = zlib.error
+    # What isal's inflaters (igzip, isal_zlib) raise on bad input.
+    ISAL_ERROR: type[Exception] = igzip_lib.IsalError  # type: ignore[assignment]  # isal's stub calls the class an instance
+except ImportError:  # pragma: no cover - exercised only where isal is missing
+    import gzip as _gzip  # type: ignore[no-redef]  # the stdlib module isal.igzip mirrors
+
+    ISAL_ERROR = zlib.error
 
 # What decompressors raise on bad input (gzip.BadGzipFile is an OSError).
-_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, _IsalError, MemoryError)
+_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, ISAL_ERROR, MemoryError)
 
 
 def _decode_errors() -> tuple[type[BaseException], ...]:
@@ -365,7 +368,8 @@ def open_decompressed(
 
             tracker = ZstdFrameTracker()
             inner = zstandard.ZstdDecompressor().stream_reader(
-                _Tracked(source, tracker), read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True
+                _Tracked(source, tracker),  # type: ignore[arg-type]  # the stub asks for IO[bytes]; the reader calls read() and close()
+                read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True,
             )
             at_eof = tracker
         else:

@@ -27,7 +27,7 @@ import tarfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from imagelint.digest import VerifyingReader
 from imagelint.errors import DaemonError, ImageFormatError
@@ -151,7 +151,7 @@ class SaveStream(io.RawIOBase):
 class MemberReader(io.RawIOBase):
     """One member of a streaming tar; closing it closes ``owner`` (the whole save stream) if given."""
 
-    def __init__(self, member: BinaryIO, what: str, owner: SaveStream | None) -> None:
+    def __init__(self, member: IO[bytes], what: str, owner: SaveStream | None) -> None:
         super().__init__()
         self._member = member
         self._what = what

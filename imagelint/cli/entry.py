@@ -69,7 +69,7 @@ class _Commands(TyperGroup):
                 close = get_close_matches(args[0], sorted(self.commands), n=2)
                 exc.message = f"No such command {args[0]!r}." + (
                     f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else "")
-                # click's own suggestion, said above: NoSuchCommand's (click >= 8.2; before, a plain UsageError)
+                # click's own suggestion, said above (older click raises a plain UsageError, without one)
                 exc.possibilities = None  # type: ignore[attr-defined]  # NoSuchCommand's, which click >= 8.2 raises
             raise
         if isinstance(command, TyperGroup):

@@ -255,4 +255,4 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
     # typer calls typing.get_type_hints(): the resolved objects, without the supplied parameter's.
     wrapper.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()
                                if p.annotation is not p.empty}
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps func's call; the decorated type is F

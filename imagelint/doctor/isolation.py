@@ -20,6 +20,7 @@ from imagelint.doctor.clues import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
+from imagelint.facts.model import ImageFacts
 
 _TRUE = ("1", "t", "true", "yes", "on")
 _NO_DEVICES = ("", "void", "none")
@@ -86,12 +87,12 @@ def _device(visible: str, index: int) -> str | None:
     return parts[index] if index < len(parts) else None
 
 
-def _pin(ctx: Context, pinned: list[Pinned], w: PodWorkload, name: str, container: Mapping[str, object], facts: object,
+def _pin(ctx: Context, pinned: list[Pinned], w: PodWorkload, name: str, container: Mapping[str, object], facts: ImageFacts,
          node: str, visible: str, why: Evidence) -> None:
     """The physical GPU the container's first fixed index lands on, given what it sees."""
     indices = _mounted_settings(ctx, w, container) + [
         (s.indices[0], Evidence(pod_ref(w.pod), field=s.provenance.key or "command", value=s.text))
-        for s in facts.gpu.index_settings if s.indices  # type: ignore[attr-defined]
+        for s in facts.gpu.index_settings if s.indices
     ]
     for index, evidence in indices[:1]:
         device = _device(visible, index)

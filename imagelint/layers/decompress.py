@@ -115,7 +115,7 @@ class GuardedStream(io.RawIOBase):
         # copies it (a 1 MB mmap + page faults + memcpy per read). Its internal BufferedReader
         # over the C inflater fills our buffer directly; same bytes, same errors.
         direct = getattr(inner, "_buffer", None) if compression == "gzip" else None
-        self._readinto = direct.readinto if isinstance(direct, io.BufferedReader) else inner.readinto  # type: ignore[attr-defined]
+        self._readinto = direct.readinto if isinstance(direct, io.BufferedReader) else inner.readinto  # type: ignore[attr-defined]  # every inflater here has readinto
 
     def readable(self) -> bool:
         return True
@@ -356,11 +356,11 @@ def open_decompressed(
         except (OSError, ValueError) as exc:
             raise ImageFormatError(f"{layer_name}: cannot read layer ({_one_line(exc)})") from None
         compression = sniff_compression(head)
-        source = _Prefixed(head, raw)  # type: ignore[assignment]
+        source = _Prefixed(head, raw)  # type: ignore[assignment]  # reads like the BinaryIO it stands in for
     inner: BinaryIO
     try:
         if compression == "gzip":
-            inner = _gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
+            inner = _gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]  # GzipFile reads like a BinaryIO
         elif compression == "zstd":
             # read_across_frames: a layer may be several concatenated zstd frames.
             # The decompressor's default window limit (128 MiB) bounds its memory.
@@ -373,7 +373,7 @@ def open_decompressed(
             )
             at_eof = tracker
         else:
-            inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]
+            inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]  # a raw stream: read, readinto and close
     except _decode_errors() as exc:
         raise ImageFormatError(f"{layer_name}: cannot open {compression} stream ({_one_line(exc)})") from None
     guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof, layer_index)

@@ -644,7 +644,7 @@ class Matrix:
         return [
             ToolkitFeature(r["name"], r["since"], r["description"], r["source"], _uncertain(r))
             for r in self._section("toolkit_features")
-            if _tool_key(r["since"]) is not None and _tool_key(r["since"]) <= key  # type: ignore[operator]
+            if (since := _tool_key(r["since"])) is not None and since <= key
         ]
 
     def toolkit_has(self, version: str, feature: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import BinaryIO
+from typing import Protocol
 
 from imagelint.errors import DigestMismatchError, ImageFormatError
 from imagelint.lazyre import lazy_pattern
@@ -33,6 +33,13 @@ def verify_bytes(data: bytes, digest: str, what: str) -> bytes:
     return data
 
 
+class ByteSource(Protocol):
+    """What ``VerifyingReader`` reads: a file, an HTTP body, a tar member, a raw stream (whose
+    ``read`` says None only when non-blocking)."""
+
+    def read(self, n: int = -1, /) -> bytes | None: ...
+
+
 class VerifyingReader:
     """A read-only binary stream that hashes what passes through it.
 
@@ -42,7 +49,7 @@ class VerifyingReader:
     blob. ``what`` names the blob in error messages.
     """
 
-    def __init__(self, raw: BinaryIO, digest: str, what: str, size: int | None = None) -> None:
+    def __init__(self, raw: ByteSource, digest: str, what: str, size: int | None = None) -> None:
         algo, _ = parse_digest(digest)
         self._raw = raw
         self._digest = digest

@@ -21,8 +21,13 @@ when a workload fails on the proposed stack (it breaks, or it fails today and st
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from imagelint.audit.model import ERROR, FAIL, AuditReport
 from imagelint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+
+if TYPE_CHECKING:
+    from imagelint.audit.plan import PlanReport
 
 
 def exit_code(report: AuditReport) -> int:
@@ -32,10 +37,10 @@ def exit_code(report: AuditReport) -> int:
     return EXIT_FINDINGS if FAIL in verdicts else EXIT_OK
 
 
-def plan_exit_code(plan: object) -> int:
-    if exit_code(plan.current) == EXIT_UNREADABLE or exit_code(plan.proposed) == EXIT_UNREADABLE:  # type: ignore[attr-defined]
+def plan_exit_code(plan: PlanReport) -> int:
+    if exit_code(plan.current) == EXIT_UNREADABLE or exit_code(plan.proposed) == EXIT_UNREADABLE:
         return EXIT_UNREADABLE
-    return EXIT_FINDINGS if plan.failing_then else EXIT_OK  # type: ignore[attr-defined]
+    return EXIT_FINDINGS if plan.failing_then else EXIT_OK
 
 
 __all__ = ["exit_code", "plan_exit_code"]

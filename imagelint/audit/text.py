@@ -6,7 +6,7 @@ shown escaped (``\\x1b``), never sent to the terminal.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from imagelint.audit.jsonout import summary
 from imagelint.audit.model import PASS, VERDICT_RANK, AuditReport
@@ -25,12 +25,12 @@ def safe(text: str) -> str:
 UNKNOWN = "-"  # a workload field an image list does not know (namespace, container)
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def _table(table: Sequence[tuple[str, ...]]) -> list[str]:
     """Aligned columns; a column no row knows (every cell ``-``: an image list) is left out."""
-    if not rows:
+    if not table:
         return []
-    known = [i for i in range(len(rows[0])) if len(rows) == 1 or any(r[i] != UNKNOWN for r in rows[1:])]
-    rows = [tuple(r[i] for i in known) for r in rows]
+    known = [i for i in range(len(table[0])) if len(table) == 1 or any(r[i] != UNKNOWN for r in table[1:])]
+    rows = [tuple(r[i] for i in known) for r in table]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
 

@@ -69,7 +69,8 @@ class _Commands(TyperGroup):
                 close = get_close_matches(args[0], sorted(self.commands), n=2)
                 exc.message = f"No such command {args[0]!r}." + (
                     f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else "")
-                exc.possibilities = None  # click's own suggestion, said above
+                # click's own suggestion, said above (older click raises a plain UsageError, without one)
+                exc.possibilities = None  # type: ignore[attr-defined]  # NoSuchCommand's, which click >= 8.2 raises
             raise
         if isinstance(command, TyperGroup):
             command.suggest_commands = False
@@ -191,9 +192,11 @@ def _output_failed(reason: str) -> None:
     """Exit EXIT_OUTPUT with one line on the real stderr; stdout is pointed at /dev/null so the
     interpreter's last flush cannot fail again."""
     _quiet_stdout()
+    stderr = sys.__stderr__  # None when the interpreter started without one
     try:
-        sys.__stderr__.write(error_line(f"cannot write the output: {reason}") + "\n")
-        sys.__stderr__.flush()
+        if stderr is not None:
+            stderr.write(error_line(f"cannot write the output: {reason}") + "\n")
+            stderr.flush()
     except (OSError, AttributeError, ValueError):
         pass
     raise SystemExit(EXIT_OUTPUT)
@@ -201,9 +204,12 @@ def _output_failed(reason: str) -> None:
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null, so that the interpreter's flush of what is still buffered cannot fail again."""
+    stdout = sys.__stdout__  # None when the interpreter started without one
+    if stdout is None:
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
+        os.dup2(devnull, stdout.fileno())
         os.close(devnull)
     except (OSError, AttributeError, ValueError):
         pass

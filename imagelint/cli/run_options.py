@@ -389,10 +389,10 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         from imagelint.report.output import write_report
 
         write_report(summary_path, step_summary(run), append=True)
-    for exc in failed[1:]:
+    for later in failed[1:]:
         from imagelint.cli.failure import error_line
 
-        typer.echo(error_line(exc.message), err=True)
+        typer.echo(error_line(later.message), err=True)
     if failed:
         raise failed[0]
 

@@ -250,8 +250,9 @@ def _with_source_flags(func: F, build: Callable[..., Any]) -> F:
             deadline.stop()
             cachedir.configure(None, False)
 
-    wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
+    signature = sig.replace(parameters=params + extra)
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]  # the attribute inspect.signature() reads
     # typer calls typing.get_type_hints(): the resolved objects, without the supplied parameter's.
-    wrapper.__annotations__ = {p.name: p.annotation for p in wrapper.__signature__.parameters.values()
+    wrapper.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()
                                if p.annotation is not p.empty}
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps func's call; the decorated type is F

@@ -174,12 +174,12 @@ def with_target_options(func: F) -> F:
         )
         return func(*args, **kwargs)
 
-    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]  # the attribute inspect.signature() reads
     # typer calls typing.get_type_hints(); give it resolved objects, not the wrapped function's strings.
     wrapper.__annotations__ = {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
     if signature.return_annotation is not signature.empty:
         wrapper.__annotations__["return"] = signature.return_annotation
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps func's call; the decorated type is F
 
 
 def read_cluster_target(context: str | None, kubeconfig: str | None, matrix: TargetMatrix | None) -> Target:

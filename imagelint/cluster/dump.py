@@ -81,10 +81,10 @@ class DumpSource:
         self.objects.setdefault(_key(group, plural_of(kind)), [])
 
     def add(self, obj: Mapping[str, Any], kind: str = "", api_version: str = "") -> None:
-        kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else kind
+        kind = given if isinstance(given := obj.get("kind"), str) and given else kind
         if not kind or kind in NEVER_KEPT:
             return
-        version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) and obj.get("apiVersion") else api_version
+        version = said if isinstance(said := obj.get("apiVersion"), str) and said else api_version
         group = group_of(version, kind)
         if group == "events.k8s.io":
             obj = _core_event(obj)
@@ -116,7 +116,7 @@ class DumpSource:
                 raise self.error(step or f"reading {resource.kind} {name}", f"{resource.kinds} are not in the dump")
             return Fetched(refused=NOT_IN_DUMP)
         for obj in found:
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+            meta = m if isinstance(m := obj.get("metadata"), Mapping) else {}
             if meta.get("name") == name and (not resource.namespaced or namespace is None or meta.get("namespace") == namespace):
                 return Fetched(object=obj)
         if not optional:
@@ -145,11 +145,11 @@ class DumpSource:
 
 
 def _selected(obj: Mapping[str, Any], namespace: str | None, labels: str | None, fields: str | None) -> bool:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = m if isinstance(m := obj.get("metadata"), Mapping) else {}
     if namespace and meta.get("namespace") != namespace:
         return False
     if labels:
-        have = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+        have = h if isinstance(h := meta.get("labels"), Mapping) else {}
         for term in labels.split(","):
             key, _, value = term.partition("=")
             if have.get(key.strip()) != value.strip():
@@ -211,7 +211,7 @@ def _redact_pod_spec(spec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _core_event(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     """An events.k8s.io/v1 Event in core/v1's words (``regarding`` → ``involvedObject``, ``note`` → ``message``)."""
-    series = obj.get("series") if isinstance(obj.get("series"), Mapping) else {}
+    series = s if isinstance(s := obj.get("series"), Mapping) else {}
     return {
         "metadata": obj.get("metadata"), "involvedObject": obj.get("regarding"), "reason": obj.get("reason"),
         "message": obj.get("note"), "type": obj.get("type"), "eventTime": obj.get("eventTime"),

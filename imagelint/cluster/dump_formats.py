@@ -219,11 +219,11 @@ def _unreadable(source: DumpSource, name: str, why: str, strict: bool) -> bool:
 def _add_document(source: DumpSource, doc: Any, file_kind: str = "") -> bool:
     if not isinstance(doc, Mapping):
         return False
-    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else ""
+    kind = given if isinstance(given := doc.get("kind"), str) else ""
     items = doc.get("items")
     if isinstance(items, list) and (not kind or kind.endswith("List")):
         item_kind = kind[: -len("List")] if kind and kind != "List" else file_kind
-        version = doc.get("apiVersion") if isinstance(doc.get("apiVersion"), str) else ""
+        version = said if isinstance(said := doc.get("apiVersion"), str) else ""
         if item_kind:
             from imagelint.cluster.dump import group_of
 
@@ -376,7 +376,7 @@ def _prefixed_log(source: DumpSource, path: Path, pod: str, previous: bool) -> N
 
 def _pod_namespace(source: DumpSource, pod: str) -> str:
     for obj in source.objects.get("/pods", []):
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        meta = m if isinstance(m := obj.get("metadata"), Mapping) else {}
         if meta.get("name") == pod:
             return str(meta.get("namespace") or "")
     return ""

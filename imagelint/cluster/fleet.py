@@ -47,8 +47,7 @@ def _gpu_nodes(nodes: list[Mapping[str, Any]], node_pools: Mapping[str, str]) ->
     for node in nodes:
         try:
             meta = node.get("metadata") or {}
-            name = meta.get("name")
-            if name not in node_pools:
+            if not isinstance(name := meta.get("name"), str) or name not in node_pools:
                 continue
             labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
             taints = tuple(Taint(key=str(t["key"]), value=str(t["value"]) if t.get("value") else None,

@@ -115,10 +115,13 @@ def _bounded_loader(config_file: str, context: str | None, timeout: float) -> An
 
     class BoundedExecLoader(KubeConfigLoader):
         def _load_from_exec_plugin(self) -> bool | None:
-            if "exec" not in self._user:
+            user, cluster = self._user, self._cluster
+            # The loader asks only for a context with a user and a cluster (without a user it
+            # returns before asking); None is the loader's "not set yet".
+            if user is None or cluster is None or "exec" not in user:
                 return None
-            base_path = self._get_base_path(self._cluster.path)
-            status = _run_exec_plugin(self._user["exec"], base_path, self._cluster, timeout)
+            base_path = self._get_base_path(cluster.path)
+            status = _run_exec_plugin(user["exec"], base_path, cluster, timeout)
             if "token" in status:
                 self.token = f"Bearer {status['token']}"
             elif "clientCertificateData" in status and "clientKeyData" in status:
@@ -128,7 +131,7 @@ def _bounded_loader(config_file: str, context: str | None, timeout: float) -> An
                     setattr(self, attribute, FileOrData(status, None, data_key_name=key, file_base_path=base_path,
                                                         base64_file_content=False).as_file())
             else:
-                raise ExecPluginFailure(f"exec credential plugin {_plugin_name(self._user['exec'])!r} answered "
+                raise ExecPluginFailure(f"exec credential plugin {_plugin_name(user['exec'])!r} answered "
                                         "neither a token nor a client certificate and key")
             if "expirationTimestamp" in status:
                 from kubernetes.config.dateutil import parse_rfc3339

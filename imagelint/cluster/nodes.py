@@ -29,6 +29,7 @@ from imagelint.deploytarget.values import (
 )
 from imagelint.errors import UsageError
 from imagelint.untrusted import int_or_none
+from imagelint.versions import CudaVersion
 
 # Kubernetes' and clouds' own label names (NVIDIA's come from the matrix).
 LABEL_ARCH = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
@@ -167,7 +168,8 @@ def _pool_for_node(
     return NodePool(
         name="",
         driver=driver,
-        cuda_driver_version=cuda or cuda_for(driver, matrix),
+        # A label that is no CUDA version raises ValueError, as NodePool does for any such text.
+        cuda_driver_version=CudaVersion(cuda) if cuda else cuda_for(driver, matrix),
         gpus=_node_gpus(labels, matrix),
         arch=next((labels[k] for k in LABEL_ARCH if labels.get(k)), None),
         toolkit=toolkit.version if toolkit else None,

@@ -89,12 +89,12 @@ def _write_one(conn: Connection, report: Mapping[str, Any], resource: Resource, 
                     return Written(where, UNCHANGED)
                 version = (existing.object.get("metadata") or {}).get("resourceVersion")
                 body = {**report, "metadata": {**meta, **({"resourceVersion": version} if version else {})}}
-                call = custom.replace_namespaced_custom_object if namespace else custom.replace_cluster_custom_object
-                conn.request(f"replacing {resource.kind} {where}", call, resource.group, resource.version, *scope,
+                replace = custom.replace_namespaced_custom_object if namespace else custom.replace_cluster_custom_object
+                conn.request(f"replacing {resource.kind} {where}", replace, resource.group, resource.version, *scope,
                              resource.plural, name, body, optional=True, refusable=(409,))
                 return Written(where, UPDATED)
-            call = custom.create_namespaced_custom_object if namespace else custom.create_cluster_custom_object
-            conn.request(f"creating {resource.kind} {where}", call, resource.group, resource.version, *scope,
+            create = custom.create_namespaced_custom_object if namespace else custom.create_cluster_custom_object
+            conn.request(f"creating {resource.kind} {where}", create, resource.group, resource.version, *scope,
                          resource.plural, dict(report), optional=True, refusable=(409,))
             return Written(where, CREATED)
         except Refused:

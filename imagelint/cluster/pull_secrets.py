@@ -76,7 +76,7 @@ def read_pull_secrets(
             continue
         secret: Mapping[str, Any] = fetched.object
         kind = secret.get("type")
-        data = secret.get("data") if isinstance(secret.get("data"), Mapping) else {}
+        data = d if isinstance(d := secret.get("data"), Mapping) else {}
         key = {"kubernetes.io/dockerconfigjson": ".dockerconfigjson", "kubernetes.io/dockercfg": ".dockercfg"}.get(str(kind))
         encoded = data.get(key) if key else None
         try:

@@ -49,18 +49,20 @@ class Resource:
         return functools.partial(custom.list_cluster_custom_object, self.group, self.version, self.plural)
 
     def get_call(self, api_client: Any, name: str, namespace: str | None) -> Callable[..., Any]:
-        """``call()`` reading one object by name."""
+        """``call()`` reading one object by name (of a namespaced kind: in ``namespace``)."""
         from kubernetes import client
 
+        if not self.namespaced:
+            if not self.group:
+                return functools.partial(getattr(client.CoreV1Api(api_client), f"read_{self.core_name}"), name)
+            return functools.partial(client.CustomObjectsApi(api_client).get_cluster_custom_object, self.group,
+                                     self.version, self.plural, name)
+        if namespace is None:  # the caller's mistake: Connection.get_object fills in its context's namespace
+            raise TypeError(f"get_call: reading {self.kind} {name} needs a namespace")
         if not self.group:
-            core = client.CoreV1Api(api_client)
-            if self.namespaced:
-                return functools.partial(getattr(core, f"read_namespaced_{self.core_name}"), name, namespace)
-            return functools.partial(getattr(core, f"read_{self.core_name}"), name)
-        custom = client.CustomObjectsApi(api_client)
-        if self.namespaced:
-            return functools.partial(custom.get_namespaced_custom_object, self.group, self.version, namespace, self.plural, name)
-        return functools.partial(custom.get_cluster_custom_object, self.group, self.version, self.plural, name)
+            return functools.partial(getattr(client.CoreV1Api(api_client), f"read_namespaced_{self.core_name}"), name, namespace)
+        return functools.partial(client.CustomObjectsApi(api_client).get_namespaced_custom_object, self.group,
+                                 self.version, namespace, self.plural, name)
 
 
 # What reading a malformed object the way the API documents it raises. Cluster objects are

@@ -165,7 +165,8 @@ def run_rules(
     findings = one_finding_per_cause(findings)
     # Rules that need a target and, without one, said nothing at all (IL101 still reports the floor).
     skipped = [r.id for r in rules if NEEDS_TARGET in r.needs and not target.known and not any(f.rule == r.id for f in findings)]
-    active, expired = [], []
+    active: list[IgnoreEntry] = []
+    expired: list[IgnoreEntry] = []  # each with its date
     for entry in config.ignores:
         (expired if entry.expires is not None and entry.expires < today else active).append(entry)
     label = facts.labels.get(INLINE_IGNORE_LABEL) if facts.labels else None
@@ -179,9 +180,9 @@ def run_rules(
     used_expired: set[IgnoreEntry] = set()
     root = ignore_root(config.path) if path is not None and config.ignores else ""
     for f in findings:
-        entry = _matching_ignore(f, facts.subject, active, path, root)
-        if entry is not None:
-            suppressed.append(SuppressedFinding(f, entry.reason, f"config {entry.source}"))
+        ignore = _matching_ignore(f, facts.subject, active, path, root)
+        if ignore is not None:
+            suppressed.append(SuppressedFinding(f, ignore.reason, f"config {ignore.source}"))
             continue
         reason = inline.get(f.rule)
         if reason:
@@ -193,15 +194,15 @@ def run_rules(
         kept.append(f)
     for entry in expired:
         notices.append(
-            f"ignore of {entry.rule} for '{entry.image}' ({entry.source}) expired on {entry.expires.isoformat()}"
+            f"ignore of {entry.rule} for '{entry.image}' ({entry.source}) expired on {entry.expires}"  # a date: YYYY-MM-DD
             + (" and no longer applies" if entry in used_expired else "")
         )
     for code, reason in inline.items():
         if not reason:
             notices.append(f"label {INLINE_IGNORE_LABEL}: {code} has no reason and is not honoured (write {code}:why)")
     unread = tuple(f"/{p.path}" for _, p in facts.unread_files)
-    for note, p in facts.unread_files:
-        notices.append(f"{'/' + p.path!r}: {note}; what it holds past that point is not known")
+    for (note, _), shown in zip(facts.unread_files, unread):
+        notices.append(f"{shown!r}: {note}; what it holds past that point is not known")
     kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
     return ImageResult(
         subject=facts.subject,

@@ -90,7 +90,7 @@ def dockerfile_ignores(instructions: Iterable[object]) -> tuple[InlineIgnore, ..
     for ins in instructions:
         reasons = getattr(ins, "ignores", None)
         if reasons:
-            start, end = ins.line, ins.end_line  # type: ignore[attr-defined]
+            start, end = ins.line, ins.end_line  # type: ignore[attr-defined]  # an instruction with ignores has both
             out.append(InlineIgnore(start, frozenset(range(start, end + 1)), dict(reasons)))
     return tuple(out)
 

@@ -380,7 +380,9 @@ def _check_images(images: Sequence[str], target: Target, matrix: Any, config: Co
     options = source_options or SourceOptions()
     read = needs_layers(selected_rules(config))
     if inspector is None:
-        from imagelint.core.inspect import inspect_reference as inspector
+        from imagelint.core.inspect import inspect_reference
+
+        inspector = inspect_reference
     out = []
     for ref in images:
         try:

@@ -239,20 +239,23 @@ def _build_target(
     elif (options.context or options.kubeconfig) and not cluster_matrix:
         raise UsageError("--context/--kubeconfig need --cluster (or --matrix cluster)")
 
-    flag_args = dict(
-        gpus=options.gpus,
-        compute_capability=options.compute_capability,
-        brand=options.brand,
-        arch=options.arch,
-        toolkit=options.toolkit,
-        device_plugin=options.device_plugin,
-        runtime_mode=options.runtime_mode,
-        matrix=matrix,
-    )
+    def flag_pools() -> Target:
+        return target_from_flags(
+            options.drivers,
+            gpus=options.gpus,
+            compute_capability=options.compute_capability,
+            brand=options.brand,
+            arch=options.arch,
+            toolkit=options.toolkit,
+            device_plugin=options.device_plugin,
+            runtime_mode=options.runtime_mode,
+            matrix=matrix,
+        )
+
     if not parts:
-        return target_from_flags(options.drivers, **flag_args)
+        return flag_pools()
     if options.drivers:
-        parts.append(target_from_flags(options.drivers, **flag_args))
+        parts.append(flag_pools())
         return merge_targets(parts)
     merged = merge_targets(parts)
     if not options.pool_overrides_given:

@@ -26,9 +26,16 @@ from imagelint.versions import CUDA_RE, ComputeCapability, CudaVersion, DriverVe
 
 
 class GpuProductLike(Protocol):
-    compute_capability: str | None
-    brand: str | None
-    family: str | None
+    """Read-only: the matrix's products are frozen."""
+
+    @property
+    def compute_capability(self) -> str | None: ...
+
+    @property
+    def brand(self) -> str | None: ...
+
+    @property
+    def family(self) -> str | None: ...
 
 
 class TargetMatrix(Protocol):
@@ -199,10 +206,11 @@ def gpus_from_flags(
     return tuple(specs)
 
 
-def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> str | None:
+def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> CudaVersion | None:
     if not driver or matrix is None:
         return None
-    return matrix.cuda_for_driver(driver)
+    text = matrix.cuda_for_driver(driver)
+    return CudaVersion(text) if text else None
 
 
 __all__ = [

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from imagelint.cluster.daemonset_status import DaemonSetStatus
 from imagelint.cluster.events import EventInfo
@@ -23,6 +24,10 @@ from imagelint.facts.model import WorkloadFacts
 from imagelint.kube.scheduler import match_pool
 from imagelint.matrix.doctor_signatures import Signatures
 from imagelint.untrusted import is_digits
+
+if TYPE_CHECKING:
+    from imagelint.deploytarget.values import TargetMatrix
+    from imagelint.matrix.model import Matrix
 
 # Cloud node-group labels: a node's pool is named after the first it carries.
 NODE_GROUP_LABELS = (
@@ -63,7 +68,7 @@ class Context:
     def image_env(self, image: str) -> dict[str, str] | None:
         return self.image_side.envs.get(image) if self.image_side is not None else None
 
-    def node_target(self, node_name: str, matrix: object) -> Target | None:
+    def node_target(self, node_name: str, matrix: TargetMatrix | None) -> Target | None:
         """The node as ``check``'s target (one pool), built by the cluster package's pool reader."""
         from imagelint.cluster.nodes import pools_from_nodes
 
@@ -135,7 +140,7 @@ class Context:
         return found
 
     @functools.cached_property
-    def matrix(self) -> object | None:
+    def matrix(self) -> Matrix | None:
         """The shipped matrix, for what a component release needs (None if it cannot be read)."""
         from imagelint.errors import ImagelintError
         from imagelint.matrix import load_matrix
@@ -152,11 +157,11 @@ class Context:
 
         matrix = self.matrix
         target = self.node_target(node_name, matrix) if matrix is not None else None
-        if target is None:
+        if matrix is None or target is None:
             return []
         found = []
         for pool in target.pools:
-            release = matrix.device_plugin(pool.device_plugin) if pool.device_plugin else None  # type: ignore[attr-defined]
+            release = matrix.device_plugin(pool.device_plugin) if pool.device_plugin else None
             if release is not None:
                 found.extend(device_plugin_unmet(release, pool, matrix))
         return found

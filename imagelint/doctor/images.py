@@ -21,6 +21,7 @@ from imagelint.lazyre import lazy_pattern
 
 if TYPE_CHECKING:
     from imagelint.doctor.context import Context
+    from imagelint.facts.model import ImageFacts
     from imagelint.sources import SourceOptions
 
 MAX_IMAGES = 32
@@ -96,12 +97,16 @@ def read_image_side(ctx: Context, source_options: SourceOptions, matrix: Any) ->
             continue
         if facts:
             side.envs[image] = {e.name: e.value for e in facts[0].env}
+
+        def already_read(ref: str, opts: SourceOptions, read_layers: bool, _f: list[ImageFacts] = facts) -> list[ImageFacts]:
+            """The facts read above: each node's check reuses them."""
+            return list(_f)
+
         for node_name in sorted(wanted[image][1]):
             target = ctx.node_target(node_name, matrix)
             if target is None:
                 continue
-            run = run_check([image], source_options, target, matrix, Config(), read_layers=False,
-                            inspector=lambda ref, opts, layers, _f=facts: list(_f))
+            run = run_check([image], source_options, target, matrix, Config(), read_layers=False, inspector=already_read)
             errors = [
                 ImageVerdict(f.rule, f.severity, f.message, f.pool)
                 for result in run.results for f in result.findings if f.severity == "error"

@@ -20,6 +20,7 @@ from imagelint.doctor.clues import finding, pod_ref
 from imagelint.doctor.context import Context
 from imagelint.doctor.model import Evidence, ObjectRef
 from imagelint.doctor.workloads import PodWorkload
+from imagelint.facts.model import ImageFacts
 
 _TRUE = ("1", "t", "true", "yes", "on")
 _NO_DEVICES = ("", "void", "none")
@@ -86,12 +87,12 @@ def _device(visible: str, index: int) -> str | None:
     return parts[index] if index < len(parts) else None
 
 
-def _pin(ctx: Context, pinned: list[Pinned], w: PodWorkload, name: str, container: Mapping[str, object], facts: object,
+def _pin(ctx: Context, pinned: list[Pinned], w: PodWorkload, name: str, container: Mapping[str, object], facts: ImageFacts,
          node: str, visible: str, why: Evidence) -> None:
     """The physical GPU the container's first fixed index lands on, given what it sees."""
     indices = _mounted_settings(ctx, w, container) + [
         (s.indices[0], Evidence(pod_ref(w.pod), field=s.provenance.key or "command", value=s.text))
-        for s in facts.gpu.index_settings if s.indices  # type: ignore[attr-defined]
+        for s in facts.gpu.index_settings if s.indices
     ]
     for index, evidence in indices[:1]:
         device = _device(visible, index)
@@ -177,15 +178,15 @@ def check_isolation(ctx: Context) -> list[str]:
         pods = sorted({u.pod.pod.where for u in users})
         if len(pods) < 2:
             continue
-        node, _, gpu = device.partition("/")
+        node_name, _, gpu = device.partition("/")
         evidence = [e for u in users for e in u.evidence]
-        ctx.add(finding(ctx, "pinned-index-collision", "pod", pods[0], f"pods {', '.join(pods)} all use GPU {gpu} of node {node}",
-                        evidence, nodes=(node,)))
+        ctx.add(finding(ctx, "pinned-index-collision", "pod", pods[0], f"pods {', '.join(pods)} all use GPU {gpu} of node {node_name}",
+                        evidence, nodes=(node_name,)))
         collided.update(pods)
-    for w, container, evidence in honoured_env:
+    for w, container_name, env_and_accept in honoured_env:
         if w.pod.where not in collided:
             ctx.add(finding(ctx, "pod-sets-visible-devices", "pod", w.pod.where,
-                            f"container {container} sets NVIDIA_VISIBLE_DEVICES and the toolkit honours it", list(evidence),
+                            f"container {container_name} sets NVIDIA_VISIBLE_DEVICES and the toolkit honours it", list(env_and_accept),
                             nodes=(w.pod.node,)))
     if unknown_default:
         notes.append(f"{unknown_default} container(s) not judged: no toolkit DaemonSet or ClusterPolicy says whether nvidia is the default runtime")

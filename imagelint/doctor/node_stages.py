@@ -25,7 +25,7 @@ def _node_ref(node: NodeInfo) -> ObjectRef:
 
 def _component_clues(ctx: Context, node: NodeInfo) -> list[tuple[str, Clue]]:
     """Clues from every NVIDIA component pod on the node that is not Ready: (component kind, clue)."""
-    found = []
+    found: list[tuple[str, Clue]] = []
     for ds in ctx.component_daemonsets:
         pod = ctx.daemonset_pod(ds, node.name)
         if pod is None or all(c.ready for c in pod.containers if not c.init) and pod.containers:

@@ -37,13 +37,16 @@ def _requests(w: PodWorkload) -> dict[str, Fraction]:
 def _requests_vs_limits(ctx: Context, w: PodWorkload) -> list[Diagnosis]:
     found = []
     for facts in w.containers:
-        for r in facts.workload.resources if facts.workload else ():
+        workload = facts.workload
+        if workload is None:
+            continue
+        for r in workload.resources:
             request, limit = parse_quantity(r.request), parse_quantity(r.limit)
             if r.request is not None and (limit is None or request != limit):
                 value = f"requests {r.name}={r.request}, " + (f"limits {r.name}={r.limit}" if r.limit is not None else "no limit")
                 found.append(finding(ctx, "requests-not-equal-limits", "pod", w.pod.where,
-                                     f"container {facts.workload.container} asks {r.name} with requests != limits",
-                                     [Evidence(pod_ref(w.pod), field=f"spec.containers[{facts.workload.container}].resources", value=value)]))
+                                     f"container {workload.container} asks {r.name} with requests != limits",
+                                     [Evidence(pod_ref(w.pod), field=f"spec.containers[{workload.container}].resources", value=value)]))
     return found
 
 

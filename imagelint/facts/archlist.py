@@ -27,9 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from imagelint.facts.model import ArchListSetting, EnvSetting, Provenance
 from imagelint.lazyre import lazy_pattern
+
+if TYPE_CHECKING:
+    from imagelint.facts.fsview import FilesystemView
 
 TORCH = "TORCH_CUDA_ARCH_LIST"
 CUDA_ARCH_LIST = "CUDA_ARCH_LIST"
@@ -241,7 +245,7 @@ def _targets(sass: list[str], ptx: list[str], unknown: list[str]) -> ArchTargets
 MAX_SCRIPTS = 256  # shell scripts read for arch flags, per image
 
 
-def image_arch_lists(env: Iterable[EnvSetting], history: Iterable[object], fs: object | None) -> tuple[
+def image_arch_lists(env: Iterable[EnvSetting], history: Iterable[object], fs: FilesystemView | None) -> tuple[
         ArchListSetting, ...]:
     """Arch lists in an image: its env, the ``created_by`` of its build history (RUN lines,
     ARG defaults as BuildKit records them), and the shell scripts the capture kept."""
@@ -254,11 +258,11 @@ def image_arch_lists(env: Iterable[EnvSetting], history: Iterable[object], fs: o
         from imagelint.facts.fsview import file_provenance
         from imagelint.facts.scripts import script_text
 
-        scripts = [e for e in fs.glob("**/*.sh") if e.kind == "file"][:MAX_SCRIPTS]  # type: ignore[attr-defined]
+        scripts = [e for e in fs.glob("**/*.sh") if e.kind == "file"][:MAX_SCRIPTS]
         for entry in scripts:
-            text = script_text(fs, entry.path)  # type: ignore[arg-type]
+            text = script_text(fs, entry.path)
             if text and ("ARCH" in text or "nvcc" in text or "-gencode" in text):
-                out += settings_in_text(text, file_provenance(fs, entry.path))  # type: ignore[arg-type]
+                out += settings_in_text(text, file_provenance(fs, entry.path))
     return unique_settings(out)
 
 

@@ -150,6 +150,8 @@ def _note_unread(fs: FilesystemView, path: str, via: str | None, unread: list[tu
 def _file_evidence(fs: FilesystemView, unread: list[tuple[str, Provenance]] | None = None,
                    warnings: list[str] | None = None) -> list[CudaVersionEvidence]:
     out: list[CudaVersionEvidence] = []
+    version: str | None  # what each source says; None: nothing
+    resolved: str | None  # a file's path with its links followed; None: they lead nowhere
     for resolved, via in _version_files(fs, "version.json"):
         data = fs.read(resolved)
         if data is None:

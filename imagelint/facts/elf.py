@@ -247,17 +247,17 @@ class SectionTableCapture:
                 hits.extend(at for at in found if not hits or hits[-1] < at)
                 del hits[: -self.MAX_NAME_HITS]
 
-    def _find(self, buf: bytes | memoryview, name: bytes, hits: list[int], base: int, before: int) -> None:
+    def _find(self, buf: bytes, name: bytes, hits: list[int], base: int, before: int) -> None:
         """Record where ``name`` occurs in ``buf`` (at file offset ``base``), starting before ``before``
         when ``before`` > 0 (the seam: a hit wholly in the previous chunk was found already)."""
-        i = buf.find(name)  # type: ignore[union-attr]
+        i = buf.find(name)
         while i >= 0 and (before == 0 or i < before):
             at = base + i
             if not hits or hits[-1] < at:
                 hits.append(at)
                 if len(hits) > self.MAX_NAME_HITS:
                     del hits[0]
-            i = buf.find(name, i + 1)  # type: ignore[union-attr]
+            i = buf.find(name, i + 1)
 
     def droppable(self) -> int:
         """Bytes from the current position that may go by unread."""

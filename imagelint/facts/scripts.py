@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from imagelint.facts import gpuindex, names, textscan
@@ -228,9 +229,9 @@ def _unwrap(argv: list[str]) -> list[str]:
     return argv
 
 
-def _inline_shell(argv: list[str]) -> str | None:
+def _inline_shell(command: Sequence[str]) -> str | None:
     """The script of ``sh -c "..."`` (also ``bash -ec``, ``/bin/sh -c``), if that is what argv is."""
-    argv = _unwrap(list(argv))
+    argv = _unwrap(list(command))
     if argv and posixpath.basename(argv[0]) in _SHELLS:
         for i, a in enumerate(argv[1:], 1):
             if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:

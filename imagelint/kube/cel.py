@@ -78,8 +78,8 @@ def _atom(atom: str, gpu: GpuSpec, driver: str | None = None, cuda: str | None =
     if m or n:
         if m:
             attr, literal, op = m.groups()
-        else:
-            attr, fn, literal = n.groups()  # type: ignore[union-attr]
+        elif n:
+            attr, fn, literal = n.groups()
             op = {"isGreaterThan": ">", "isLessThan": "<", "isEqualTo": "=="}[fn]
         have, want = _version_of(attr, gpu, driver, cuda), _vkey(literal)
         if have is None or want is None:

@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from imagelint.errors import ImageFormatError
+from imagelint.layers.decompress import ISAL_ERROR
 from imagelint.layers.model import (
     DIRECTORY,
     EXTRACTOR_VERSION,
@@ -44,7 +45,7 @@ from imagelint.untrusted import loads_json
 try:  # ISA-L's zlib: the same format, faster to inflate and to deflate at level 1
     from isal import isal_zlib as _zlib
 except ImportError:  # pragma: no cover - isal is a declared dependency
-    import zlib as _zlib  # type: ignore[no-redef]
+    import zlib as _zlib  # type: ignore[no-redef]  # the stdlib module isal_zlib mirrors
 
 _BLOB_STRING = 256  # a scan result's string this long or longer is stored with the blobs
 _MAGIC = b"ILXE"
@@ -76,7 +77,7 @@ def extract_to_bytes(x: LayerExtract) -> bytes:
     number = {e.path: i for i, e in enumerate(entries)}
     results: list[Any] = []
     row_of: dict[int, int] = {}  # id(result) -> its row, for results shared between files
-    scans = []
+    scans: list[list[Any]] = []  # [key, row] or [key, row, [[name, length], ...]]
     for path, result in x.scans.items():
         key: int | str = number.get(path, path)
         long = [k for k, v in result.items() if isinstance(v, str) and len(v) >= _BLOB_STRING] if isinstance(result, dict) else []
@@ -134,7 +135,7 @@ def extract_from_bytes(b: bytes) -> LayerExtract:
     inflater = _zlib.decompressobj()
     try:
         b = inflater.decompress(memoryview(b)[_HEADER.size :], body_len + 1)
-    except _zlib.error:
+    except ISAL_ERROR:  # _zlib.error: isal_zlib's, or zlib's where isal is missing
         raise ImageFormatError("layer extract: corrupt (zlib)") from None
     if len(b) != body_len or not inflater.eof or inflater.unused_data:
         raise ImageFormatError("layer extract: corrupt (torn or trailing bytes)")

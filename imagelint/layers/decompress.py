@@ -25,14 +25,17 @@ from imagelint.errors import ImageFormatError, ImagelintError, LimitExceededErro
 
 try:  # isal is a declared dependency; the fallback keeps a broken wheel from being fatal
     from isal import igzip as _gzip
-    from isal.igzip_lib import IsalError as _IsalError
-except ImportError:  # pragma: no cover - exercised only where isal is missing
-    import gzip as _gzip  # type: ignore[no-redef]
+    from isal import igzip_lib
 
-    _IsalError = zlib.error
+    # What isal's inflaters (igzip, isal_zlib) raise on bad input.
+    ISAL_ERROR: type[Exception] = igzip_lib.IsalError  # type: ignore[assignment]  # isal's stub calls the class an instance
+except ImportError:  # pragma: no cover - exercised only where isal is missing
+    import gzip as _gzip  # type: ignore[no-redef]  # the stdlib module isal.igzip mirrors
+
+    ISAL_ERROR = zlib.error
 
 # What decompressors raise on bad input (gzip.BadGzipFile is an OSError).
-_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, _IsalError, MemoryError)
+_DECODE_ERRORS = (OSError, EOFError, ValueError, zlib.error, ISAL_ERROR, MemoryError)
 
 
 def _decode_errors() -> tuple[type[BaseException], ...]:
@@ -112,7 +115,7 @@ class GuardedStream(io.RawIOBase):
         # copies it (a 1 MB mmap + page faults + memcpy per read). Its internal BufferedReader
         # over the C inflater fills our buffer directly; same bytes, same errors.
         direct = getattr(inner, "_buffer", None) if compression == "gzip" else None
-        self._readinto = direct.readinto if isinstance(direct, io.BufferedReader) else inner.readinto  # type: ignore[attr-defined]
+        self._readinto = direct.readinto if isinstance(direct, io.BufferedReader) else inner.readinto  # type: ignore[attr-defined]  # every inflater here has readinto
 
     def readable(self) -> bool:
         return True
@@ -353,11 +356,11 @@ def open_decompressed(
         except (OSError, ValueError) as exc:
             raise ImageFormatError(f"{layer_name}: cannot read layer ({_one_line(exc)})") from None
         compression = sniff_compression(head)
-        source = _Prefixed(head, raw)  # type: ignore[assignment]
+        source = _Prefixed(head, raw)  # type: ignore[assignment]  # reads like the BinaryIO it stands in for
     inner: BinaryIO
     try:
         if compression == "gzip":
-            inner = _gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]
+            inner = _gzip.GzipFile(fileobj=source, mode="rb")  # type: ignore[assignment]  # GzipFile reads like a BinaryIO
         elif compression == "zstd":
             # read_across_frames: a layer may be several concatenated zstd frames.
             # The decompressor's default window limit (128 MiB) bounds its memory.
@@ -365,11 +368,12 @@ def open_decompressed(
 
             tracker = ZstdFrameTracker()
             inner = zstandard.ZstdDecompressor().stream_reader(
-                _Tracked(source, tracker), read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True
+                _Tracked(source, tracker),  # type: ignore[arg-type]  # the stub asks for IO[bytes]; the reader calls read() and close()
+                read_size=_BUFFER_SIZE, read_across_frames=True, closefd=True,
             )
             at_eof = tracker
         else:
-            inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]
+            inner = source if hasattr(source, "readinto") else _Prefixed(b"", source)  # type: ignore[assignment]  # a raw stream: read, readinto and close
     except _decode_errors() as exc:
         raise ImageFormatError(f"{layer_name}: cannot open {compression} stream ({_one_line(exc)})") from None
     guarded = GuardedStream(inner, layer_name, compression, max_bytes, budget, at_eof, layer_index)

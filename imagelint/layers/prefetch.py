@@ -138,4 +138,4 @@ def prefetched(raw: BinaryIO, size: int | None, name: str) -> BinaryIO:
     """``raw`` read ahead on a thread when the layer is big enough for that to pay."""
     if size is not None and size < MIN_PREFETCH_BYTES:
         return raw
-    return PrefetchedStream(raw, name)  # type: ignore[return-value]
+    return PrefetchedStream(raw, name)  # type: ignore[return-value]  # read and closed like a BinaryIO; not all of one

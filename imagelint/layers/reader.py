@@ -243,7 +243,7 @@ class _LayerCapture:
         return plan
 
     def _scan(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker) -> None:
-        plan = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]
+        plan = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]  # a scan rule names its scanner
         factory, decide_head, first_read, reads_at_most, scan_whole = plan
         if decide_head is None:
             scanner = factory()
@@ -410,7 +410,7 @@ def _close_quietly(stream: BinaryIO) -> None:
 def _drain(stream: BinaryIO) -> None:
     """Read to EOF: sources verify the blob digest only when its stream is fully read."""
     buf = memoryview(bytearray(_DRAIN_CHUNK))
-    while stream.readinto(buf):  # type: ignore[attr-defined]
+    while stream.readinto(buf):  # type: ignore[attr-defined]  # every layer stream is buffered or raw: both have readinto
         pass
 
 
@@ -478,8 +478,8 @@ def read_image_filesystem(
             budget.cancel_above(-1)
             raise
         for f in futures:
-            if not f.cancelled() and f.exception() is not None and not isinstance(f.exception(), LayerCancelled):
-                raise f.exception()  # type: ignore[misc]
+            if not f.cancelled() and (exc := f.exception()) is not None and not isinstance(exc, LayerCancelled):
+                raise exc
         extracts = [f.result() for f in futures]
     return ImageFilesystem.from_extracts(extracts)
 

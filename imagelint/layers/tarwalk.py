@@ -195,7 +195,7 @@ class TarWalker:
         prefilter: tuple | None = None,
     ) -> None:
         self._stream = stream
-        self._readinto: Callable[[memoryview], int] = stream.readinto  # type: ignore[attr-defined]
+        self._readinto: Callable[[memoryview], int] = stream.readinto  # type: ignore[attr-defined]  # every layer stream is buffered or raw: both have readinto
         self._read: Callable[[int], bytes] = stream.read
         self._layer_name = layer_name
         self._max_members = max_members

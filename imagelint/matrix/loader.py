@@ -17,7 +17,7 @@ import re
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from imagelint import __version__
 from imagelint.errors import ConfigError
@@ -327,7 +327,7 @@ def _load_file_cached(path: str, mtime_ns: int, size: int, origin: str, shipped:
     return matrix_from_text(_read(Path(path)), origin, compiled_from=Path(path) if shipped else None)
 
 
-def is_cluster_matrix_selector(selector: str | None) -> bool:
+def is_cluster_matrix_selector(selector: str | None) -> TypeGuard[str]:
     """``--matrix cluster`` or ``--matrix cluster:NS/NAME``: the matrix published in the cluster."""
     return selector is not None and (selector == "cluster" or selector.startswith("cluster:"))
 

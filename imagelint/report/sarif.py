@@ -273,6 +273,7 @@ class _Writer:
     def location(self, f: Finding, result: ImageResult) -> tuple[dict[str, Any], str, int | None]:
         loc = f.location
         pseudo = result.subject if result.kind == "image" else None  # an image with no repository file
+        path: str | None  # None: no repository file stands for the finding
         if loc is not None and loc.kind in REPOSITORY_KINDS and loc.source:
             path, line = loc.source, loc.line
         elif result.kind == "target":  # the pools' findings: on the target file, else where the first image's or file's go

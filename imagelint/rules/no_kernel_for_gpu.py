@@ -61,7 +61,8 @@ Best practice::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget import NodePool
 from imagelint.facts.model import GpuCodeObject, Provenance
@@ -79,6 +80,12 @@ from imagelint.rules.base import (
 )
 from imagelint.rules.pools import PoolGpu, pool_gpus
 from imagelint.versions import ComputeCapability
+
+if TYPE_CHECKING:
+    from imagelint.compat.verdict import Verdict
+    from imagelint.facts.gpuarch import JitLimit
+    from imagelint.matrix.answers import NgcImage
+    from imagelint.rules.base import MatrixLike
 
 ID = "IL401"
 NAME = "no-kernel-for-gpu"
@@ -132,7 +139,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         yield _no_target_gpu(code, None, secondary)
 
 
-def _ngc_release(ctx: RuleContext) -> object | None:
+def _ngc_release(ctx: RuleContext) -> NgcImage | None:
     """The NGC release row of the image's base (a Dockerfile's FROM, a manifest's image), or of
     the image itself when its env names the release (``NVIDIA_PYTORCH_VERSION=26.07``)."""
     matrix = ctx.matrix
@@ -167,22 +174,22 @@ def _below_ngc_floor(ctx: RuleContext) -> Iterator[Finding]:
     if floor is None:
         return
     uncertain = bool(getattr(ngc, "uncertain", False))
-    image = f"{ngc.repository}:{ngc.tag}"  # type: ignore[attr-defined]
+    image = f"{ngc.repository}:{ngc.tag}"
     where = ctx.facts.base.provenance[0] if ctx.facts.base.provenance else None
     for pool in ctx.pools:
-        older = {}
+        older: dict[tuple[int, int], list[str]] = {}
         for gpu in pool_gpus(pool, ctx.matrix):
             cc = ComputeCapability.parts_of(gpu.arch)
             if cc is not None and cc < floor:
                 older.setdefault(cc, []).append(gpu.label)
         for cc, labels in older.items():
-            gpu = f"{' / '.join(dict.fromkeys(labels))} ({cc[0]}.{cc[1]})"
-            details = [f"NGC release {ngc.release} is built for compute capability {floor_text} and later "  # type: ignore[attr-defined]
-                       f"({ngc.compute_capability_source})"]  # type: ignore[attr-defined]
+            named = f"{' / '.join(dict.fromkeys(labels))} ({cc[0]}.{cc[1]})"
+            details = [f"NGC release {ngc.release} is built for compute capability {floor_text} and later "
+                       f"({ngc.compute_capability_source})"]
             if uncertain:
-                details.append(f"rests on an uncertain matrix row: NGC release {ngc.release} ({ngc.source})")  # type: ignore[attr-defined]
+                details.append(f"rests on an uncertain matrix row: NGC release {ngc.release} ({ngc.source})")
             yield finding(
-                f"pool {pool.name}: {image} has no kernel for {gpu}: NGC {ngc.release} is built for compute "  # type: ignore[attr-defined]
+                f"pool {pool.name}: {image} has no kernel for {named}: NGC {ngc.release} is built for compute "
                 f"capability {floor_text} and later",
                 where, pool=pool, severity=WARNING if uncertain else None, details=details,
                 remediation=(f"Use an NGC release built for compute capability {cc[0]}.{cc[1]} (an older one), "
@@ -214,7 +221,7 @@ def _from_arch_lists(ctx: RuleContext) -> list[GpuCodeObject]:
     return out
 
 
-def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -> dict[tuple[int, int], list[str]]:
+def _by_compute_capability(gpus: Sequence[tuple[PoolGpu, tuple[int, int] | None]]) -> dict[tuple[int, int], list[str]]:
     out: dict[tuple[int, int], list[str]] = {}
     for gpu, cc in gpus:
         if cc is not None and gpu.label not in out.setdefault(cc, []):
@@ -222,14 +229,14 @@ def _by_compute_capability(gpus: list[tuple[PoolGpu, tuple[int, int] | None]]) -
     return out
 
 
-def _runtime_verdicts(ctx: RuleContext, pool: NodePool) -> dict[str | None, object]:
+def _runtime_verdicts(ctx: RuleContext, pool: NodePool) -> dict[str | None, Verdict]:
     """The compatibility model's verdict per GPU model of the pool (IL101's), by label."""
     from imagelint.compat.judge import judge_pool
 
     return {v.gpu: v for v in judge_pool(ctx.facts, pool, ctx.matrix)}
 
 
-def _jit_limit(matrix: object, pool: NodePool, verdict: object) -> tuple[object, str]:
+def _jit_limit(matrix: MatrixLike | None, pool: NodePool, verdict: Verdict | None) -> tuple[JitLimit | None, str]:
     """Whose JIT compiles the PTX: the libcuda the compatibility verdict loads (the host's, or
     the image's forward-compat one), with a note when that depends on the runtime or when
     CUDA itself does not start on the pool."""
@@ -238,7 +245,7 @@ def _jit_limit(matrix: object, pool: NodePool, verdict: object) -> tuple[object,
 
     if verdict is None:
         return gpuarch.jit_limit_for_driver(matrix, pool.driver), ""
-    working = [c for c in verdict.cases if c.outcome in (NATIVE, MINOR, FORWARD)]  # type: ignore[attr-defined]
+    working = [c for c in verdict.cases if c.outcome in (NATIVE, MINOR, FORWARD)]
     if not working:
         return (gpuarch.jit_limit_for_driver(matrix, pool.driver),
                 "; CUDA itself does not initialise on this pool (IL101), so no kernel launches at all")
@@ -250,22 +257,22 @@ def _jit_limit(matrix: object, pool: NodePool, verdict: object) -> tuple[object,
     if compat and len(cudas) > 1:
         note = (f"; judged with the host driver's JIT (CUDA {cudas[0]}); where the image's forward-compat libcuda is "
                 f"loaded ({compat[0].condition or 'see IL101'}) its JIT handles up to CUDA {cudas[-1]}")
-    elif compat:
-        note = f"; the JIT is the image's forward-compat libcuda {compat[0].compat.version} (CUDA {cudas[0]})"
+    elif compat and (use := compat[0].compat) is not None:  # always, as compat holds only such cases
+        note = f"; the JIT is the image's forward-compat libcuda {use.version} (CUDA {cudas[0]})"
     return gpuarch.jit_limit_for_cuda(matrix, cudas[0]), note
 
 
 def _check_one(
-    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: object,
-    jit_limit: object = None, jit_note: str = "",
+    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: MatrixLike | None,
+    jit_limit: JitLimit | None = None, jit_note: str = "",
 ) -> Iterator[Finding]:
     from imagelint.facts import gpuarch
     from imagelint.rules._verdict import fit
 
-    verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, jit_limit, obj.ptx_isa)  # type: ignore[arg-type]
+    verdict = gpuarch.judge_kernels(obj.sass, obj.ptx, cc, jit_limit, obj.ptx_isa)
     gpu = f"{' / '.join(labels)} ({cc[0]}.{cc[1]})"
     where = _name(obj, secondary)
-    extra = dict(
+    extra: dict[str, Any] = dict(  # the finding's data, as keywords
         library=obj.path, sass=list(obj.sass), ptx=list(obj.ptx), compute_capability=f"{cc[0]}.{cc[1]}",
         evidence=obj.evidence, outcome=verdict.outcome,
         ptx_isa=dict(obj.ptx_isa),
@@ -335,8 +342,8 @@ def _uncertain(jit: object) -> str:
     return " (the matrix row for this PTX ISA is marked uncertain)" if getattr(jit, "uncertain", False) else ""
 
 
-def _cuda_for_isa(matrix: object, isa: str | None) -> str:
-    row = matrix.ptx_isa(isa) if isa and matrix is not None else None  # type: ignore[attr-defined]
+def _cuda_for_isa(matrix: MatrixLike | None, isa: str | None) -> str:
+    row = matrix.ptx_isa(isa) if isa and matrix is not None else None
     return row.min_cuda if row is not None else f"for PTX ISA {isa}"
 
 

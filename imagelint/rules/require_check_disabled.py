@@ -79,11 +79,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     governing = governing_cuda(ctx.facts, ctx.matrix)
     if governing is None:
         return
+    # Major-only evidence (libcudart.so.12) is held to its major: cuda>=11.0 is below 12, cuda>=12.0 is not.
+    image_cuda = governing.major_minor or governing.version
     for setting in cuda.requires:
         if setting.name != "NVIDIA_REQUIRE_CUDA" or not setting.value.strip():
             continue
         floors = [m.group(1) for t in setting.value.split(" ") for f in t.split(",") if (m := _CUDA_FLOOR.match(f))]
-        if floors and all(compare(f, governing.major_minor) < 0 for f in floors):
+        if floors and all(compare(f, image_cuda) < 0 for f in floors):
             if _ngc_convention(ctx.facts, setting.value):
                 # NGC's deliberate pattern: the container relies on forward compatibility and its
                 # entrypoint's driver check. Said at info, the severity a platform team would choose.
@@ -99,7 +101,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 f"NVIDIA_REQUIRE_CUDA asks only for cuda>={max(floors, key=version_key)} but the image's CUDA is "
                 f"{governing.version}: the runtime lets it start on drivers too old for it",
                 setting.provenance, floor=max(floors, key=version_key), cuda=governing.version,
-                remediation=f"Set NVIDIA_REQUIRE_CUDA=cuda>={governing.major_minor or governing.version} (the image's CUDA), "
+                remediation=f"Set NVIDIA_REQUIRE_CUDA=cuda>={image_cuda} (the image's CUDA), "
                 "plus the brand/driver terms of the official images if forward compatibility is intended.",
             )
 

@@ -97,7 +97,7 @@ def read_blob(store: BlobStore, digest: str, what: str, size: int | None = None)
 def open_blob(store: BlobStore, digest: str, what: str, size: int | None = None, name: str | None = None) -> BinaryIO:
     """A stream of a blob that raises DigestMismatchError at EOF unless it hashes to ``digest``."""
     member = name or blob_name(digest)
-    return VerifyingReader(store.open(member), digest, what, size)  # type: ignore[return-value]
+    return VerifyingReader(store.open(member), digest, what, size)  # type: ignore[return-value]  # read and closed like a BinaryIO; not all of one
 
 
 def sniff_compression(store: BlobStore, name: str) -> str:

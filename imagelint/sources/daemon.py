@@ -84,7 +84,7 @@ def iter_daemon_layers(image: Image) -> Iterator[tuple[Layer, BinaryIO]]:
         return
     if not all(isinstance(o, DaemonLayerOpener) for o in openers):
         raise ValueError(f"{image.ref} did not come from the Docker daemon")
-    archive: SaveArchive = openers[0].archive  # type: ignore[attr-defined]
+    archive: SaveArchive = openers[0].archive  # type: ignore[attr-defined]  # all() above: a DaemonLayerOpener
     done: set[int] = set()
     for index, stream in archive.iter_layers():
         done.add(index)

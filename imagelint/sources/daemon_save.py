@@ -27,7 +27,7 @@ import tarfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from imagelint.digest import VerifyingReader
 from imagelint.errors import DaemonError, ImageFormatError
@@ -151,7 +151,7 @@ class SaveStream(io.RawIOBase):
 class MemberReader(io.RawIOBase):
     """One member of a streaming tar; closing it closes ``owner`` (the whole save stream) if given."""
 
-    def __init__(self, member: BinaryIO, what: str, owner: SaveStream | None) -> None:
+    def __init__(self, member: IO[bytes], what: str, owner: SaveStream | None) -> None:
         super().__init__()
         self._member = member
         self._what = what
@@ -162,7 +162,7 @@ class MemberReader(io.RawIOBase):
 
     def readinto(self, b) -> int:
         try:
-            return self._member.readinto(b)  # type: ignore[attr-defined]
+            return self._member.readinto(b)  # type: ignore[attr-defined]  # extractfile's IO[bytes] is a BufferedReader
         except (tarfile.TarError, EOFError):
             raise ImageFormatError(f"{self._what}: the save stream ended inside the layer") from None
 
@@ -265,7 +265,7 @@ class SaveArchive:
                     member = tf.extractfile(info)
                     assert member is not None
                     reader = MemberReader(member, what, owner=stream)
-                    return VerifyingReader(reader, target.digest, what, info.size)  # type: ignore[return-value]
+                    return VerifyingReader(reader, target.digest, what, info.size)  # type: ignore[return-value]  # read and closed like a BinaryIO; not all of one
         except BaseException:
             stream.close()
             raise
@@ -274,8 +274,9 @@ class SaveArchive:
 
     def iter_layers(self) -> Iterator[tuple[int, BinaryIO]]:
         """(layer index, verified stream) for each planned member as it passes; shared members once."""
+        plan = self.plan()
         wanted: dict[str, int] = {}
-        for i, planned in enumerate(self.plan()):
+        for i, planned in enumerate(plan):
             wanted.setdefault(planned.member, i)
         with SaveStream(self.conn, self.image_id, self.what) as stream:
             tf = _open_tar(stream, self.what)
@@ -286,8 +287,8 @@ class SaveArchive:
                 member = tf.extractfile(info)
                 assert member is not None
                 what = f"{self.what} layer {index}"
-                yield index, VerifyingReader(  # type: ignore[misc]
-                    MemberReader(member, what, owner=None), self._plan[index].digest, what, info.size  # type: ignore[index]
+                yield index, VerifyingReader(  # type: ignore[misc]  # read and closed like a BinaryIO; not all of one
+                    MemberReader(member, what, owner=None), plan[index].digest, what, info.size
                 )
                 if not wanted:
                     return  # the rest of the stream holds nothing we need

@@ -318,7 +318,7 @@ class RegistryClient:
     def open_blob(self, digest: str, size: int | None) -> BinaryIO:
         """Stream a blob, verified at EOF against its digest and declared size."""
         what = f"{self.where}: blob {digest}"
-        return VerifyingReader(_BlobStream(self, digest, size), digest, what, size=size)  # type: ignore[return-value]
+        return VerifyingReader(_BlobStream(self, digest, size), digest, what, size=size)  # type: ignore[return-value]  # read and closed like a BinaryIO; not all of one
 
     def blob_response(self, digest: str, offset: int) -> Response:
         step = f"fetching blob {short_digest(digest)}"

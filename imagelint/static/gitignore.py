@@ -180,7 +180,7 @@ def wildmatch(tokens: Sequence[tuple[str, object]], text: str) -> tuple[bool, in
                 if c != "/":
                     following.add(state + 2)
             elif kind == "cls":
-                if arg.fullmatch(c):  # type: ignore[attr-defined]
+                if arg.fullmatch(c):  # type: ignore[attr-defined]  # a cls token's arg is its compiled class
                     following.add(state + 2)
             elif kind == "star":
                 if c != "/":
@@ -200,7 +200,7 @@ _TOKEN_REGEX = {"one": "[^/]", "star": "[^/]*", "dirs": "(?:.*/)?", "all": ".*"}
 def _wildmatch_regex(tokens: Sequence[tuple[str, object]]) -> str:
     """git's wildmatch with WM_PATHNAME as a Python regex (to be used with ``fullmatch``): "**/" is
     zero or more directories, "/**" at the end (or "**" alone) everything."""
-    return "".join(re.escape(str(arg)) if kind == "lit" else arg.pattern if kind == "cls"  # type: ignore[attr-defined]
+    return "".join(re.escape(str(arg)) if kind == "lit" else arg.pattern if kind == "cls"  # type: ignore[attr-defined]  # a cls token's arg is its compiled class
                    else _TOKEN_REGEX[kind] for kind, arg in tokens)
 
 

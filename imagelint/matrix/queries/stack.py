@@ -32,7 +32,7 @@ class StackQueries(RowStore):
         return [
             ToolkitFeature(r["name"], r["since"], r["description"], r["source"], row_uncertain(r))
             for r in self._section("toolkit_features")
-            if _tool_key(r["since"]) is not None and _tool_key(r["since"]) <= key  # type: ignore[operator]
+            if (since := _tool_key(r["since"])) is not None and since <= key
         ]
 
     def toolkit_feature(self, name: str) -> ToolkitFeature | None:

@@ -60,6 +60,9 @@ _PLAIN = {lang: {"text": 1, "lang": lang} for lang in (gpuindex.SHELL, gpuindex.
 _CONFIG_EXTS = ("txt", "ini", "cfg", "conf", "yml", "yaml")
 INI_EXTS = ("txt", "ini", "cfg", "conf")  # where unreferenced DeepStream configs are looked for
 _SCRIPT_EXTS = ("sh", "bash", "py", "")
+# ``gpuindex.language_of`` of a path with an extension and no shebang, by that extension.
+_LANGUAGE_BY_EXT = {"py": gpuindex.PYTHON, "yml": gpuindex.YAML, "yaml": gpuindex.YAML,
+                    **{ext: gpuindex.INI for ext in ("txt", "ini", "cfg", "conf")}}
 # DeepStream config keys that name another config file (relative to the config's directory).
 DEEPSTREAM_FILE_KEYS = lazy_pattern(r"^\s*(config-file|ll-config-file|config-file-path)\s*[=:]\s*(\S+)")
 INI_GROUP = lazy_pattern(r"^\s*\[([^\]]+)\]\s*$")
@@ -220,11 +223,23 @@ class TextFactsScanner:
         nor a config verdict still pending on their first real line), nothing is decoded, counted or
         matched: their result is the plain one of their language (every fact is on a line that holds
         a keyword)."""
-        sniffed = _sniff(path, size, data)
-        if sniffed is not _READ_ON:
-            return sniffed if sniffed is BINARY or sniffed is NOT_A_CONFIG else None
-        lang = gpuindex.language_of(path, data)
-        if _keeps_text(lang, _extension(path), data):
+        # ``_sniff``, ``language_of`` and ``_keeps_text`` in one flat pass, the extension taken once:
+        # this runs once per candidate file (an application tree holds tens of thousands).
+        if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
+            return BINARY
+        shebang = data.startswith(b"#!")
+        ext = _extension(path)
+        if not shebang and not 0 <= size <= SNIFF_BYTES and ext in _CONFIG_EXTS:
+            verdict = _head_config_verdict(data[:SNIFF_BYTES], ext)
+            if verdict is False:
+                return NOT_A_CONFIG
+            if verdict is None:
+                return None  # the first real line is still to come: the scanner reads on
+        if shebang or not ext:
+            lang = gpuindex.language_of(path, data)
+        else:  # (a path ends with ".py" exactly when its extension is "py": the checks of language_of)
+            lang = _LANGUAGE_BY_EXT.get(ext, gpuindex.SHELL)
+        if lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS):
             return None  # a script: its text is kept for the entrypoint walk
         return None if gpuindex.holds_keyword(data) else _PLAIN[lang]
 

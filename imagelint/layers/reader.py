@@ -112,6 +112,7 @@ class _LayerCapture:
         self.limits = limits
         self.label = label
         self.matcher = _matcher(spec.rules)
+        self._match = self.matcher.match
         self.entries: dict[str, Entry] = {}
         self.contents: dict[str, bytes] = {}
         self.heads: dict[str, bytes] = {}
@@ -143,7 +144,7 @@ class _LayerCapture:
     def add(self, member: tarwalk.TarMember, walker: tarwalk.TarWalker) -> None:
         # Once per member the walker hands back (tens of thousands a layer): the usual member (a
         # plain name the native scanner already normalised, no whiteout, no earlier member at its
-        # path) costs a few tests, the rule match and, when captured, its Entry.
+        # path) costs a few tests, the rule match and, when captured, its Entry and its scan.
         name = member.name
         if member.name_invalid:
             self.warn(f"member name is not UTF-8: {name!r}")
@@ -162,26 +163,31 @@ class _LayerCapture:
                 return
         kind = _KIND_BY_TYPE.get(member.type, OTHER)
         linkname: str | None = None
-        if kind == SYMLINK:
+        if kind is SYMLINK:
             linkname = member.linkname  # resolved later, in the merged view, inside the root
-        elif kind == HARDLINK:
+        elif kind is HARDLINK:
             target = normalize_member_path(member.linkname)
             if target is None or target == "":
                 self.warn(f"skipped hardlink {path!r}: target {member.linkname!r} is outside the root")
                 self.forget(path)
                 return
             linkname = target
-        if path in self.entries:
+        entries = self.entries
+        if path in entries:
             self.forget(path)
-        rule = self.matcher.match(path)
-        if rule is None and kind not in (SYMLINK, HARDLINK):
+        rule = self._match(path)
+        if rule is None:
+            if kind is SYMLINK or kind is HARDLINK:
+                entries[path] = Entry(path, kind, member.size, member.mode, linkname, self._layer_index,
+                                      self._layer_digest)
             return
-        self.entries[path] = Entry(path, kind, member.size, member.mode, linkname, self._layer_index, self._layer_digest)
-        if rule is None or kind != FILE:
+        size = member.size
+        entries[path] = Entry(path, kind, size, member.mode, linkname, self._layer_index, self._layer_digest)
+        if kind is not FILE:
             return  # links carry no data of their own; devices and fifos are never read
         action = rule.action
         if action == "scan":
-            self._scan(path, member.size, rule, walker)
+            self._scan(path, size, rule, walker)
         elif action != "record":
             self._capture(path, member, rule, walker)
 
@@ -269,11 +275,11 @@ class _LayerCapture:
             if result is not None:
                 self.scans[path] = result
                 return
-        # A file read on whose rest fits in one scan chunk (most sources) reaches the scanner in one
-        # piece: one batch for its per-batch work (decoding, the keyword search) instead of two.
-        if 0 < left <= _SCAN_CHUNK:
-            head += walker.read_data(left)
-            left = 0
+            # A file read on whose rest fits in one scan chunk (most sources) reaches the scanner in one
+            # piece: one batch for its per-batch work (decoding, the keyword search) instead of two.
+            if 0 < left <= _SCAN_CHUNK:
+                head += walker.read_data(left)
+                left = 0
         if left == 0 and scan_whole is not None:
             # The whole member is in hand: one call, no scanner fed chunk by chunk.
             try:
@@ -282,7 +288,8 @@ class _LayerCapture:
                 self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
                 return
             self.scans[path] = result
-            self._keep(path, int(held))
+            if held:  # (nothing to count for most: their result holds no text)
+                self._keep(path, int(held))
             return
         self._feed_scanner(path, size, rule, walker, factory(), head, _SCAN_CHUNK)
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 import io
 import os
 import posixpath
-import tarfile
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from imagelint.digest import VerifyingReader, parse_digest, verify_bytes
 from imagelint.errors import (
@@ -31,6 +30,9 @@ from imagelint.errors import (
     SourceError,
 )
 from imagelint.sources.manifest import MAX_DOCUMENT_BYTES
+
+if TYPE_CHECKING:  # tarfile is imported where an archive is indexed: an OCI directory never needs it
+    import tarfile
 
 MAX_ARCHIVE_MEMBERS = 1_000_000  # real archives have a few hundred; this bounds the index
 _MAX_LINK_HOPS = 8
@@ -193,6 +195,8 @@ class TarBlobStore:
 
     @staticmethod
     def _index(real_path: str, path: str) -> dict[str, ArchiveMember]:
+        import tarfile
+
         try:
             fh = open(real_path, "rb")
         except OSError as exc:

@@ -93,6 +93,29 @@ def test_scan_whole_is_the_scanner_fed_the_whole_member(path: str) -> None:
     assert expected[0] == scan_bytes(path, data)
 
 
+_NAMES = ["run", "x.py", "X.PY", ".py", "..py", "a.b.yml", "c.YAML", ".yaml", "d.txt", "e.Conf", "f.ini", "g.cfg",
+          "h.sh", "i.bash", "j.h", "k.cpp", ".hidden", "l.", "m.tar.gz", "n.Py", "o.pyc"]
+_HEADS = [b"", b"#!/usr/bin/env python3\n", b"#!/bin/sh\n", b"# comment\n\n", b"[property]\n", b"key=value\n",
+          b"application:\n", b"---\n", b"\x00", b"x = 1\n", b"torch.cuda.set_device(1)\n", b"gpu-id=1\n"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["app/", "app/sub/", "opt/cfg/", "", "app/a.d/"]), st.sampled_from(_NAMES),
+       st.lists(st.sampled_from(_HEADS), max_size=4), st.integers(0, 6000))
+def test_scan_whole_settles_as_the_scanner_does_whatever_the_name(directory: str, name: str, heads: list[bytes],
+                                                                  filler: int) -> None:
+    """The one-pass settling of a whole member (extension, shebang, config verdict, language) gives
+    the fed scanner's result for every kind of name: dot files, upper-case and double extensions,
+    a config extension past the sniff, a shebang over an extension."""
+    path = directory + name
+    data = b"".join(heads) + b"y = 2\n" * (filler // 6)
+    scanner = TextFactsScanner()
+    scanner.begin(path, len(data))
+    if data:
+        scanner.feed(data)
+    assert TextFactsScanner.scan_whole(path, len(data), data) == (scanner.result(), scanner.held_bytes())
+
+
 def test_a_whole_member_without_a_keyword_reaches_no_python_line_scan(monkeypatch) -> None:
     """A source file holding no keyword is settled by the C pass: nothing decoded, counted or matched."""
     def no_line_scan(*args, **kwargs):

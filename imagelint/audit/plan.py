@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.audit.model import FAIL, AuditReport, FindingLine, Workload
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 BREAKS, FIXED, STILL_FAILING, UNCHANGED = "breaks", "fixed", "still-failing", "unchanged"
 PLAN_SCHEMA = "imagelint-audit-plan/1"
@@ -110,7 +113,7 @@ def diff(current: AuditReport, proposed: AuditReport) -> PlanReport:
     return PlanReport(current, proposed, tuple(changes), warnings)
 
 
-def proposed_target(target: Any, matrix: Any, *, driver: str | None = None, toolkit: str | None = None,
+def proposed_target(target: Any, matrix: Matrix | None, *, driver: str | None = None, toolkit: str | None = None,
                     device_plugin: str | None = None) -> Any:
     """Every pool of ``target`` with the proposed versions (``--plan-driver/--plan-toolkit/...``)."""
     from imagelint.deploytarget.values import (

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint import __version__
 from imagelint.audit.model import (
@@ -32,6 +32,9 @@ from imagelint.audit.model import (
 from imagelint.audit.shard import inventory_digest, shard_of
 from imagelint.deploytarget.model import Target
 from imagelint.errors import ImagelintError
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 DEFAULT_JOBS = 4
 MAX_JOBS = 64
@@ -51,7 +54,7 @@ def _gpu_less_rules() -> frozenset[str]:
     return frozenset({visible_devices_all_leak.ID})
 
 
-def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Any, config: Any,
+def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Matrix | None, config: Any,
                  source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None,
                  credentials: Mapping[str, Any] | None = None, gpu_only: bool = False) -> list[PoolCheck]:
     from imagelint.core.check import capture_spec_for, run_check
@@ -101,7 +104,7 @@ def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix
 def run_audit(
     inventory: Inventory,
     target: Target,
-    matrix: Any,
+    matrix: Matrix | None,
     config: Any,
     source_options: Any,
     *,

@@ -33,6 +33,7 @@ from imagelint.errors import ImagelintError, UsageError
 from imagelint.untrusted import loads_json
 
 if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
     from imagelint.sources import SourceOptions
 
 EPILOG = epilog(
@@ -200,7 +201,7 @@ def _without_cluster(options: TargetOptions, matrix: Optional[str]) -> TargetOpt
 
 
 def _proposed(plan: Optional[str], driver: Optional[str], toolkit: Optional[str], device_plugin: Optional[str],
-              target: Any, matrix: Any) -> Any:
+              target: Any, matrix: Matrix | None) -> Any:
     if plan:
         from imagelint.deploytarget.file import load_target_file
 

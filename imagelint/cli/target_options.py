@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Annotated, Any, Callable, List, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
@@ -32,8 +32,10 @@ from imagelint.cli import completion
 from imagelint.cli.source_options import signature_without
 from imagelint.deploytarget import Target
 from imagelint.deploytarget.options import TargetOptions, build_target
-from imagelint.deploytarget.values import TargetMatrix
 from imagelint.errors import ImagelintError
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 DriverOpt = Annotated[
     Optional[List[str]],
@@ -182,7 +184,7 @@ def with_target_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps func's call; the decorated type is F
 
 
-def read_cluster_target(context: str | None, kubeconfig: str | None, matrix: TargetMatrix | None) -> Target:
+def read_cluster_target(context: str | None, kubeconfig: str | None, matrix: Matrix | None) -> Target:
     """The live cluster as a Target (``--cluster``): the reader ``build_target`` is handed. The
     cluster package (and the ``kubernetes`` client it may import) loads only when it is asked for."""
     from imagelint.cluster.read_target import target_from_cluster
@@ -190,7 +192,7 @@ def read_cluster_target(context: str | None, kubeconfig: str | None, matrix: Tar
     return target_from_cluster(context, kubeconfig, matrix)
 
 
-def resolve_target(options: TargetOptions, matrix: TargetMatrix | None, *, cluster_matrix: bool = False) -> Target:
+def resolve_target(options: TargetOptions, matrix: Matrix | None, *, cluster_matrix: bool = False) -> Target:
     """Build the merged Target, or exit with imagelint's one-line error (2 usage, 3 cluster)."""
     from imagelint.cli.failure import fail
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.cluster.connection import DEFAULT_TIMEOUT, connect
 from imagelint.cluster.nodes import pools_and_members, read_nodes
@@ -16,7 +16,9 @@ from imagelint.cluster.resources import MALFORMED
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
 from imagelint.cluster.workloads import WorkloadContainer, read_workload_containers
 from imagelint.deploytarget.model import Taint, Target
-from imagelint.deploytarget.values import TargetMatrix
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def _gpu_nodes(nodes: list[Mapping[str, Any]], node_pools: Mapping[str, str]) ->
 def read_fleet(
     context: str | None,
     kubeconfig: str | None,
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     namespace: str | None = None,
     label_selector: str | None = None,
     timeout: tuple[float, float] = DEFAULT_TIMEOUT,

@@ -13,7 +13,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.cluster.nvidia_names import nvidia_names
 from imagelint.cluster.operator import OperatorComponent
@@ -22,7 +22,6 @@ from imagelint.cluster.runtime_classes import runtime_class_for
 from imagelint.cluster.source import ObjectSource
 from imagelint.deploytarget.model import GpuSpec, NodePool, Taint, Target, merge_targets
 from imagelint.deploytarget.values import (
-    TargetMatrix,
     cuda_for,
     parse_driver_version,
     resolve_gpu,
@@ -30,6 +29,9 @@ from imagelint.deploytarget.values import (
 from imagelint.errors import UsageError
 from imagelint.untrusted import int_or_none
 from imagelint.versions import CudaVersion
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 # Kubernetes' and clouds' own label names (NVIDIA's come from the matrix).
 LABEL_ARCH = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
@@ -68,7 +70,7 @@ def _int(value: Any) -> int | None:
     return int_or_none(str(value).strip())  # ASCII digits only: a node's "²" is no count
 
 
-def _node_gpus(labels: Mapping[str, str], matrix: TargetMatrix | None) -> tuple[GpuSpec, ...]:
+def _node_gpus(labels: Mapping[str, str], matrix: Matrix | None) -> tuple[GpuSpec, ...]:
     names = nvidia_names()
     product = labels.get(names.product)
     major, minor = labels.get(names.compute_capability[0]), labels.get(names.compute_capability[1])
@@ -99,7 +101,7 @@ def _pool_for_node(
     node: Mapping[str, Any],
     workloads: Sequence[OperatorComponent],
     runtime_classes: Sequence[Mapping[str, Any]],
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     source: str,
     warnings: list[str],
 ) -> NodePool | None:
@@ -230,7 +232,7 @@ def pools_from_nodes(
     nodes: Sequence[Mapping[str, Any]],
     workloads: Sequence[OperatorComponent],
     runtime_classes: Sequence[Mapping[str, Any]],
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     source: str,
     warnings: list[str],
 ) -> tuple[NodePool, ...]:
@@ -248,7 +250,7 @@ def pools_and_members(
     nodes: Sequence[Mapping[str, Any]],
     workloads: Sequence[OperatorComponent],
     runtime_classes: Sequence[Mapping[str, Any]],
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     source: str,
     warnings: list[str],
 ) -> tuple[tuple[NodePool, ...], dict[str, str]]:

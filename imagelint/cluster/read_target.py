@@ -7,20 +7,24 @@ warnings on the Target), then turns GPU nodes into pools.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from imagelint.cluster.connection import connect
 from imagelint.cluster.nodes import pools_from_nodes, read_nodes
 from imagelint.cluster.operator import read_operator_components
 from imagelint.cluster.runtime_classes import handler_names, read_runtime_classes
 from imagelint.cluster.source import ObjectSource
 from imagelint.deploytarget.model import Target
-from imagelint.deploytarget.values import TargetMatrix
 from imagelint.errors import UsageError
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 
 def target_from_cluster(
     context: str | None,
     kubeconfig: str | None,
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     namespace_hint: str | None = None,
     timeout: tuple[float, float] | None = None,
 ) -> Target:
@@ -30,7 +34,7 @@ def target_from_cluster(
         return target_from_source(conn, matrix, f"cluster:{conn.context}", namespace_hint)
 
 
-def target_from_source(conn: ObjectSource, matrix: TargetMatrix | None, source: str, namespace_hint: str | None = None,
+def target_from_source(conn: ObjectSource, matrix: Matrix | None, source: str, namespace_hint: str | None = None,
                        warnings: list[str] | None = None) -> Target:
     """The pools of whatever ``conn`` reads: the live cluster, or a dump (``target snapshot --from``)."""
     warnings = list(warnings or [])
@@ -43,7 +47,7 @@ def target_from_source(conn: ObjectSource, matrix: TargetMatrix | None, source: 
     return Target(pools=pools, runtime_classes=handler_names(runtime_classes), source=source, warnings=tuple(dict.fromkeys(warnings)))
 
 
-def target_from_dump(path: str, matrix: TargetMatrix | None) -> Target:
+def target_from_dump(path: str, matrix: Matrix | None) -> Target:
     """``target snapshot --from PATH``: the pools of a dump (imagelint.cluster.dump_formats), and
     a warning for each kind a pool is built from that the dump does not hold."""
     from imagelint.cluster.dump_formats import read_dump

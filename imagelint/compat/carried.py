@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.deploytarget.values import DriverVersion
 from imagelint.facts.known_images import NVIDIA_CUDA_REPOS, parse_image
@@ -36,6 +36,9 @@ from imagelint.facts.model import (
 )
 from imagelint.lazyre import lazy_pattern
 from imagelint.untrusted import is_digits
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
 
@@ -81,7 +84,7 @@ def removed_by_build(facts: ImageFacts, cuda: str | None) -> Provenance | None:
     return next((where for version, where in build.compat_removed if version in ("", minor)), None)
 
 
-def removal_note(facts: ImageFacts, matrix: Any) -> str | None:
+def removal_note(facts: ImageFacts, matrix: Matrix | None) -> str | None:
     """Said with the verdict when the base carries forward compatibility and the build removes it."""
     ngc = ngc_compat(facts, matrix, after_build=False)
     base = official_base_compat(facts, matrix, after_build=False) if ngc is None else None
@@ -95,9 +98,9 @@ def removal_note(facts: ImageFacts, matrix: Any) -> str | None:
             "judged without it, on the host driver alone")
 
 
-def _ngc_cuda(facts: ImageFacts, matrix: Any) -> str | None:
+def _ngc_cuda(facts: ImageFacts, matrix: Matrix | None) -> str | None:
     ref = parse_image(facts.base.name or "")
-    if ref is None:
+    if ref is None or matrix is None:
         return None
     try:
         row = matrix.ngc_image(ref[0].removeprefix("nvcr.io/"), ref[1])
@@ -106,7 +109,7 @@ def _ngc_cuda(facts: ImageFacts, matrix: Any) -> str | None:
     return str(row.cuda) if row is not None and getattr(row, "cuda", None) else None
 
 
-def ngc_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> NgcCompat | None:
+def ngc_compat(facts: ImageFacts, matrix: Matrix | None, *, after_build: bool = True) -> NgcCompat | None:
     """The NGC release the image is (or is built FROM) when its notes list forward-compat drivers
     (``after_build``: None when the Dockerfile's RUN steps remove the compat package)."""
     if matrix is None:
@@ -165,7 +168,7 @@ def _replaced_entrypoint(facts: ImageFacts) -> str | None:
     return " ".join(entrypoint)
 
 
-def official_base_compat(facts: ImageFacts, matrix: Any, *, after_build: bool = True) -> DriverLibrary | None:
+def official_base_compat(facts: ImageFacts, matrix: Matrix | None, *, after_build: bool = True) -> DriverLibrary | None:
     """The cuda-compat libcuda an official ``nvidia/cuda`` base puts in the image a Dockerfile
     builds, or a manifest's or a Compose file's ``image:`` names: one image reference is one
     image whichever file names it. A read image's own files say what is there instead.

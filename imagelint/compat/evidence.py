@@ -6,7 +6,7 @@ Only facts and matrix answers are combined here; NVIDIA's numbers stay in the ma
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.facts.model import (
     CUDA_SOURCES,
@@ -16,6 +16,9 @@ from imagelint.facts.model import (
 )
 from imagelint.untrusted import is_digits
 from imagelint.versions import major_minor, version_key
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 
 def compare(a: str, b: str) -> int:
@@ -65,7 +68,7 @@ class GoverningCuda:
         return major(self.version)
 
 
-def cuda_runtime_evidence(facts: ImageFacts, matrix: Any = None) -> list[CudaVersionEvidence]:
+def cuda_runtime_evidence(facts: ImageFacts, matrix: Matrix | None = None) -> list[CudaVersionEvidence]:
     """The evidence that states a CUDA *runtime* version.
 
     NGC images also record the driver they were built against (``CUDA_DRIVER_VERSION``,
@@ -89,7 +92,7 @@ def cuda_runtime_evidence(facts: ImageFacts, matrix: Any = None) -> list[CudaVer
     return out
 
 
-def unknown_ngc_releases(facts: ImageFacts, matrix: Any) -> list[CudaVersionEvidence]:
+def unknown_ngc_releases(facts: ImageFacts, matrix: Matrix | None) -> list[CudaVersionEvidence]:
     """NGC release evidence (``NVIDIA_PYTORCH_VERSION=26.11``) the matrix cannot translate."""
     out = []
     for ev in facts.cuda.versions:
@@ -100,7 +103,7 @@ def unknown_ngc_releases(facts: ImageFacts, matrix: Any) -> list[CudaVersionEvid
     return out
 
 
-def governing_cuda(facts: ImageFacts, matrix: Any = None) -> GoverningCuda | None:
+def governing_cuda(facts: ImageFacts, matrix: Matrix | None = None) -> GoverningCuda | None:
     """The highest CUDA runtime the evidence shows; among equal versions, the most
     precise and most direct source (version.json before CUDA_VERSION before a label)."""
     best: tuple[tuple[int, int], int, int, CudaVersionEvidence, str, str | None] | None = None
@@ -119,7 +122,7 @@ def governing_cuda(facts: ImageFacts, matrix: Any = None) -> GoverningCuda | Non
     return GoverningCuda(best[4], best[5], best[3])
 
 
-def distinct_major_minors(facts: ImageFacts, matrix: Any = None) -> dict[str, list[CudaVersionEvidence]]:
+def distinct_major_minors(facts: ImageFacts, matrix: Matrix | None = None) -> dict[str, list[CudaVersionEvidence]]:
     out: dict[str, list[CudaVersionEvidence]] = {}
     for ev in cuda_runtime_evidence(facts, matrix):
         mm = major_minor(ev.version)

@@ -19,7 +19,7 @@ release notes Table 3; data-centre driver docs; container-toolkit release notes)
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.compat.carried import (
     NGC_ENTRYPOINT,
@@ -67,12 +67,15 @@ from imagelint.deploytarget import NodePool
 from imagelint.facts.model import DriverLibrary, ImageFacts
 from imagelint.untrusted import is_digits
 
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
+
 # Who puts the compat libcuda first when the image's own loader path names it: the dynamic loader, in every
 # runtime mode and toolkit release.
 IMAGE_LOADS_COMPAT = "the image itself (its loader path: LD_LIBRARY_PATH / ld.so.conf)"
 
 
-def judge_pool(facts: ImageFacts, pool: NodePool, matrix: Any) -> list[Verdict]:
+def judge_pool(facts: ImageFacts, pool: NodePool, matrix: Matrix | None) -> list[Verdict]:
     """One verdict per GPU model of the pool (one when it names none); [] when the image
     shows no CUDA runtime at all (nothing to judge: IL106 says when that is itself a gap)."""
     cuda = governing_cuda(facts, matrix)
@@ -85,7 +88,7 @@ def judge_pool(facts: ImageFacts, pool: NodePool, matrix: Any) -> list[Verdict]:
 class _Judge:
     """The inputs of one verdict, gathered once; methods are the steps of the decision."""
 
-    def __init__(self, facts: ImageFacts, pool: NodePool, matrix: Any, cuda: GoverningCuda, gpu: PoolGpu | None):
+    def __init__(self, facts: ImageFacts, pool: NodePool, matrix: Matrix, cuda: GoverningCuda, gpu: PoolGpu | None):
         self.facts, self.pool, self.matrix, self.cuda, self.gpu = facts, pool, matrix, cuda, gpu
         self.notes: list[str] = []
         self.uncertain: list[str] = []

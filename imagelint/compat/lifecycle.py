@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 SUPPORTED = "supported"
 PAST_EOL = "past-eol"
@@ -53,7 +56,7 @@ def _date(text: object) -> _dt.date | None:
         return None
 
 
-def branch_status(branch: int, matrix: Any, day: _dt.date) -> BranchStatus:
+def branch_status(branch: int, matrix: Matrix | None, day: _dt.date) -> BranchStatus:
     rows = {life.branch: life for life in matrix.driver_lifecycles()} if matrix is not None else {}
     row = rows.get(branch)
     if row is not None:
@@ -66,7 +69,7 @@ def branch_status(branch: int, matrix: Any, day: _dt.date) -> BranchStatus:
     return BranchStatus(branch, status, None, None, None, False, source)
 
 
-def supported_branches(matrix: Any, day: _dt.date, gpu_archs: tuple[str, ...] = ()) -> list[BranchStatus]:
+def supported_branches(matrix: Matrix | None, day: _dt.date, gpu_archs: tuple[str, ...] = ()) -> list[BranchStatus]:
     """The branches supported on ``day`` that drive every GPU architecture given, oldest first."""
     from imagelint.compat.pool import driver_supports_gpu
 
@@ -81,7 +84,7 @@ def supported_branches(matrix: Any, day: _dt.date, gpu_archs: tuple[str, ...] = 
     return out
 
 
-def driver_rows(matrix: Any, day: _dt.date, driver: str | None = None) -> list[dict[str, object]]:
+def driver_rows(matrix: Matrix, day: _dt.date, driver: str | None = None) -> list[dict[str, object]]:
     """``imagelint drivers``: every branch the matrix knows, its CUDA, lifecycle and standing on
     ``day``; only the branch of ``driver`` when it is a driver version (``535.104.05``, ``R570``),
     as ``--driver`` reads it."""

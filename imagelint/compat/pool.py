@@ -7,10 +7,13 @@ GPU classes and driver-branch facts come from the matrix (``gpus``, ``driver_bra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.deploytarget import GpuSpec, NodePool
 from imagelint.deploytarget.values import DriverVersion
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 
 @dataclass(frozen=True)
@@ -30,12 +33,12 @@ class PoolGpu:
     uncertain: bool = False
 
 
-def pool_gpus(pool: NodePool, matrix: Any) -> list[PoolGpu]:
+def pool_gpus(pool: NodePool, matrix: Matrix | None) -> list[PoolGpu]:
     """The pool's GPU models with brand/compute capability filled in from the matrix."""
     return [_resolve_gpu(spec, matrix) for spec in pool.gpus]
 
 
-def _resolve_gpu(spec: GpuSpec, matrix: Any) -> PoolGpu:
+def _resolve_gpu(spec: GpuSpec, matrix: Matrix | None) -> PoolGpu:
     product = matrix.gpu(spec.product) if spec.product and matrix is not None else None
     brand = spec.brand or getattr(product, "brand", None)
     arch = spec.compute_capability or getattr(product, "compute_capability", None)
@@ -46,7 +49,7 @@ def _resolve_gpu(spec: GpuSpec, matrix: Any) -> PoolGpu:
     )
 
 
-def forward_compat_class(gpu: PoolGpu | None, matrix: Any) -> tuple[bool | None, str]:
+def forward_compat_class(gpu: PoolGpu | None, matrix: Matrix | None) -> tuple[bool | None, str]:
     """Whether NVIDIA supports forward compatibility on this GPU (data-centre GPUs, NGC
     server-ready RTX SKUs, Jetson; never GeForce), with the reason; None = cannot tell."""
     if gpu is None:
@@ -95,7 +98,7 @@ class DriverFacts:
     lifecycle_source: str | None
 
 
-def driver_facts(driver: HostDriver, matrix: Any) -> DriverFacts:
+def driver_facts(driver: HostDriver, matrix: Matrix | None) -> DriverFacts:
     branches = [b.branch for b in matrix.driver_branches()] if matrix is not None else []
     newest = branches[-1] if branches else None
     beyond = newest is not None and driver.branch > newest
@@ -120,7 +123,7 @@ class GpuSupport:
     uncertain: bool
 
 
-def driver_supports_gpu(branch: int, compute_capability: str | None, matrix: Any) -> GpuSupport:
+def driver_supports_gpu(branch: int, compute_capability: str | None, matrix: Matrix | None) -> GpuSupport:
     if not compute_capability or matrix is None:
         return GpuSupport(None, None, None, None, None, False)
     support = matrix.driver_gpu_support(compute_capability)

@@ -24,13 +24,16 @@ become ``Scenario`` s.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.compat.evidence import compare, major
 from imagelint.compat.pool import HostDriver
 from imagelint.deploytarget import NodePool
 from imagelint.facts.model import DriverLibrary
 from imagelint.versions import version_key
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 # toolkit_features rows this module reads (their ``since`` is the matrix's fact).
 MOUNT_OFF = "compat-libs-from-container-off"
@@ -54,17 +57,17 @@ class Scenario:
     mode_given: bool = True
 
 
-def _since(matrix: Any, feature: str) -> str | None:
+def _since(matrix: Matrix | None, feature: str) -> str | None:
     known = matrix.toolkit_feature(feature) if matrix is not None else None
     return str(known.since).lstrip("v") if known is not None else None
 
 
-def _has(matrix: Any, toolkit: str | None, feature: str) -> bool:
+def _has(matrix: Matrix | None, toolkit: str | None, feature: str) -> bool:
     since = _since(matrix, feature)
     return since is not None and toolkit is not None and compare(toolkit, since) >= 0
 
 
-def scenarios(pool: NodePool, matrix: Any) -> list[Scenario]:
+def scenarios(pool: NodePool, matrix: Matrix | None) -> list[Scenario]:
     """The situations to judge: one when the pool names mode and toolkit; else one per mode
     it may run and per toolkit era in which compat handling differs."""
     mode = pool.runtime_mode if pool.runtime_mode and pool.runtime_mode != "auto" else None
@@ -170,7 +173,7 @@ class Injection:
     uncertain: str | None = None  # the uncertain toolkit_features row the decision rests on
 
 
-def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix: Any) -> Injection:
+def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix: Matrix | None) -> Injection:
     hook = f"the enable-cuda-compat hook (toolkit >= {_since(matrix, HOOK) or '?'})"
     note_check = _has(matrix, sc.toolkit, NOTE_CHECK)
     rests_on: str | None = None
@@ -206,7 +209,7 @@ def runtime_injection(sc: Scenario, lib: DriverLibrary, host: HostDriver, matrix
     return Injection(True, who, "", rests_on)
 
 
-def _uncertain_row(matrix: Any, feature: str) -> str | None:
+def _uncertain_row(matrix: Matrix | None, feature: str) -> str | None:
     known = matrix.toolkit_feature(feature) if matrix is not None else None
     if known is not None and known.uncertain:
         return f"the toolkit release from which {feature} applies ({known.source})"

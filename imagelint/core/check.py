@@ -37,6 +37,9 @@ from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
 
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
+
 if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does not import the sources
     from imagelint.layers.model import CaptureSpec
     from imagelint.sources import SourceOptions
@@ -84,7 +87,7 @@ def _default_inspector(reference: str, options: SourceOptions, read_layers: bool
     return inspect_reference(reference, options, read_layers=read_layers, spec=spec)
 
 
-def capture_spec_for(config: Config, target: Target, matrix: Any) -> CaptureSpec:
+def capture_spec_for(config: Config, target: Target, matrix: Matrix | None) -> CaptureSpec:
     """What reading the layers captures, from what the selected rules declare they need: the
     fatbin scan of every library (``gpu-code``, the costliest capture) only when a selected rule
     needs it and a pool GPU's compute capability is known to judge the code against."""
@@ -111,7 +114,7 @@ def run_check(
     references: Sequence[str],
     source_options: SourceOptions,
     target: Target,
-    matrix: Any,
+    matrix: Matrix | None,
     config: Config,
     read_layers: bool = True,
     *,
@@ -210,7 +213,7 @@ def target_file(target: Target) -> str | None:
     return None
 
 
-def matrix_notices(matrix: Any, today: _dt.date | None = None) -> tuple[str, ...]:
+def matrix_notices(matrix: Matrix | None, today: _dt.date | None = None) -> tuple[str, ...]:
     """Run-level notices about the matrix itself (its age), shown in every report format."""
-    notice = matrix.age_notice(today) if hasattr(matrix, "age_notice") else None
+    notice = matrix.age_notice(today) if matrix is not None else None
     return (notice,) if notice else ()

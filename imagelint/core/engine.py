@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.core.config import (  # noqa: F401  (re-exported: the engine's API)
     Config,
@@ -44,6 +44,9 @@ from imagelint.rules.base import (
     RuleContext,
     headline_problems,
 )
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 INLINE_IGNORE_LABEL = "io.imagelint.ignore"
 SOURCE_LABELS = ("org.opencontainers.image.source", "org.opencontainers.image.revision")
@@ -136,7 +139,7 @@ def _matching_ignore(f: Finding, subject: str, entries: Sequence[IgnoreEntry], p
 def run_rules(
     facts: ImageFacts,
     target: Target,
-    matrix: Any,
+    matrix: Matrix | None,
     config: Config,
     today: _dt.date | None = None,
     path: str | None = None,

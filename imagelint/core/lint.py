@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.core.check import CheckRun, target_findings_once
 from imagelint.core.config import Config
@@ -43,6 +43,9 @@ from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 _SNIFF_BYTES = 16 * 1024
@@ -114,7 +117,7 @@ def _skip(path: str, why: str, unrelated: bool = False) -> StaticInput:
     return StaticInput(path, "skipped", (), (), (f"{path}: {why}; skipped",), unrelated=unrelated)
 
 
-def read_static(path: str, matrix: Any = None, kind: str | None = None) -> StaticInput:
+def read_static(path: str, matrix: Matrix | None = None, kind: str | None = None) -> StaticInput:
     """Detect and parse one file (``-`` is standard input, e.g. ``helm template ... | imagelint lint -``).
     ``kind`` forces the kind (else detected by name and content)."""
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
@@ -228,7 +231,7 @@ def _read_stdin() -> bytes:
 def run_lint(
     paths: Sequence[str],
     target: Target,
-    matrix: Any,
+    matrix: Matrix | None,
     config: Config,
     *,
     images: Sequence[str] = (),
@@ -355,7 +358,7 @@ def _expand(paths: Sequence[str], notices: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:
+def enrich(statics: Sequence[StaticInput], matrix: Matrix | None) -> list[StaticInput]:
     """What one file cannot know alone: pods' ResourceClaims resolved against the DRA objects of
     every file linted, and the CUDA version of GPU containers' ``image:`` from the base-image table."""
     from imagelint.static.dra import resolve_claims
@@ -372,7 +375,7 @@ def enrich(statics: Sequence[StaticInput], matrix: Any) -> list[StaticInput]:
     return out
 
 
-def _check_images(images: Sequence[str], target: Target, matrix: Any, config: Config, source_options: Any,
+def _check_images(images: Sequence[str], target: Target, matrix: Matrix | None, config: Config, source_options: Any,
                   inspector: Callable[..., list[ImageFacts]] | None) -> list[ImageResult]:
     from imagelint.core.engine import needs_layers, selected_rules
     from imagelint.sources import SourceOptions

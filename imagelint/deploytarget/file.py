@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget.gpu_labels import PoolContradiction, refine_pool
 from imagelint.deploytarget.model import GpuSpec, NodePool, Taint, Target
@@ -41,7 +41,6 @@ from imagelint.deploytarget.values import (
     DEVICE_LIST_STRATEGIES,
     MIG_STRATEGIES,
     TAINT_EFFECTS,
-    TargetMatrix,
     cuda_for,
     parse_arch,
     parse_choice,
@@ -56,6 +55,9 @@ from imagelint.deploytarget.values import (
 from imagelint.errors import ConfigError, UsageError
 from imagelint.tomlcompat import loads as toml_loads
 from imagelint.tomlcompat import tomllib as toml_parser
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 _TOP_KEYS = ("runtime-classes", "pool", "snapshot-of")
 # A snapshot of a cluster (``imagelint target snapshot --cluster``) says so: its pools carry every
@@ -89,7 +91,7 @@ _TAINT_KEYS = ("key", "value", "effect")
 class _TargetFileReader:
     """Validates a parsed target file, locating each problem's line in the text."""
 
-    def __init__(self, path: str, text: str, matrix: TargetMatrix | None) -> None:
+    def __init__(self, path: str, text: str, matrix: Matrix | None) -> None:
         self.path = path
         self.source = f"file:{path}"
         self.lines = text.splitlines()
@@ -340,7 +342,7 @@ def _type_name(value: Any) -> str:
     )
 
 
-def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Target:
+def parse_target_text(text: str, path: str, matrix: Matrix | None) -> Target:
     tomllib = toml_parser()
     try:
         data = toml_loads(text)
@@ -356,7 +358,7 @@ def parse_target_text(text: str, path: str, matrix: TargetMatrix | None) -> Targ
     return _TargetFileReader(path, text, matrix).read(data)
 
 
-def load_target_file(path: str, matrix: TargetMatrix | None) -> Target:
+def load_target_file(path: str, matrix: Matrix | None) -> Target:
     try:
         from imagelint.localfile import read_regular_file
 

@@ -34,6 +34,7 @@ from imagelint.untrusted import int_or_none
 from imagelint.versions import ComputeCapability
 
 if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
     from imagelint.matrix.node_labels import GpuDescription, LabelRule, NodeLabels
 
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (NVIDIA's MIG User Guide, "Supported GPUs")
@@ -253,7 +254,7 @@ class PoolContradiction(ValueError):
         self.uncertain = uncertain
 
 
-def refine_pool(pool: NodePool, matrix: Any = None) -> NodePool:
+def refine_pool(pool: NodePool, matrix: Matrix | None = None) -> NodePool:
     """The pool with its GPUs described as specifically as its labels allow.
 
     Raises :class:`PoolContradiction` when two descriptions name different GPUs (``gpus`` says

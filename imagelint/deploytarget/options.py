@@ -13,12 +13,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget.file import load_target_file
 from imagelint.deploytarget.model import GpuSpec, NodePool, Target, merge_targets
 from imagelint.deploytarget.values import (
-    TargetMatrix,
     cuda_for,
     gpus_from_flags,
     parse_arch,
@@ -28,6 +27,9 @@ from imagelint.deploytarget.values import (
     parse_runtime_mode,
 )
 from imagelint.errors import UsageError
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 # --- flags ---------------------------------------------------------------------------
 
@@ -41,7 +43,7 @@ def target_from_flags(
     toolkit: str | None,
     device_plugin: str | None,
     runtime_mode: str | None,
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
 ) -> Target:
     """One pool per ``--driver`` (each with every ``--gpu``); no flags → an empty Target."""
     driver_versions = [parse_driver_version(d) for d in drivers]
@@ -69,7 +71,7 @@ def target_from_flags(
 POOL_KEYS = ("name", "driver", "gpu", "compute-capability", "brand", "arch", "toolkit", "device-plugin", "runtime-mode")
 
 
-def pool_from_spec(spec: str, matrix: TargetMatrix | None) -> NodePool:
+def pool_from_spec(spec: str, matrix: Matrix | None) -> NodePool:
     """``driver=535.104.05,gpu=T4`` → one pool (``gpu`` may repeat: ``gpu=T4,gpu=A10``).
 
     Unlike repeated ``--driver``/``--gpu`` (every driver pool gets every GPU: a product),
@@ -191,7 +193,7 @@ ClusterReader = Callable[..., Target]
 
 def build_target(
     options: TargetOptions,
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     cluster_reader: ClusterReader | None = None,
     *,
     cluster_matrix: bool = False,
@@ -209,7 +211,7 @@ def build_target(
 
 def _build_target(
     options: TargetOptions,
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
     cluster_reader: ClusterReader | None = None,
     *,
     cluster_matrix: bool = False,
@@ -270,7 +272,7 @@ def _build_target(
     return dataclasses.replace(merged, pools=(overridden,))
 
 
-def override_pool(pool: NodePool, options: TargetOptions, matrix: TargetMatrix | None) -> NodePool:
+def override_pool(pool: NodePool, options: TargetOptions, matrix: Matrix | None) -> NodePool:
     """Replace the fields of ``pool`` that the flags give."""
     changes: dict[str, Any] = {}
     if options.gpus or options.compute_capability or options.brand:

@@ -15,35 +15,19 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from imagelint.deploytarget.model import GpuSpec
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
 from imagelint.versions import CUDA_RE, ComputeCapability, CudaVersion, DriverVersion
 
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
+
 # --- what the matrix must offer (duck-typed: imagelint.matrix.Matrix fits) ----------
 
 
-class GpuProductLike(Protocol):
-    """Read-only: the matrix's products are frozen."""
-
-    @property
-    def compute_capability(self) -> str | None: ...
-
-    @property
-    def brand(self) -> str | None: ...
-
-    @property
-    def family(self) -> str | None: ...
-
-
-class TargetMatrix(Protocol):
-    """The part of ``imagelint.matrix.Matrix`` the target builders use."""
-
-    def gpu(self, name: str) -> GpuProductLike | None: ...
-
-    def cuda_for_driver(self, driver: str) -> str | None: ...
 
 
 # --- value grammar -------------------------------------------------------------------
@@ -125,7 +109,7 @@ def parse_choice(value: str, allowed: Sequence[str], what: str) -> str:
 # --- GPUs ----------------------------------------------------------------------------
 
 
-def _known_gpu_names(matrix: Any) -> list[str]:
+def _known_gpu_names(matrix: Matrix | None) -> list[str]:
     """Every name the matrix knows, for "did you mean" hints (optional matrix API)."""
     names: list[str] = []
     for attr in ("gpu_names", "gpus", "gpu_products"):
@@ -144,7 +128,7 @@ def _known_gpu_names(matrix: Any) -> list[str]:
     return [n for n in names if n]
 
 
-def unknown_gpu_message(name: str, matrix: Any, what: str) -> str:
+def unknown_gpu_message(name: str, matrix: Matrix | None, what: str) -> str:
     known = _known_gpu_names(matrix)
     by_key = {_gpu_key(n): n for n in known}
     close = difflib.get_close_matches(_gpu_key(name), list(by_key), n=3, cutoff=0.5)
@@ -159,7 +143,7 @@ def _gpu_key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name).lower()
 
 
-def resolve_gpu(spec: GpuSpec, matrix: TargetMatrix | None) -> tuple[GpuSpec, bool]:
+def resolve_gpu(spec: GpuSpec, matrix: Matrix | None) -> tuple[GpuSpec, bool]:
     """Fill what the matrix knows about ``spec.product`` into the fields left empty.
 
     Returns the spec and whether the matrix knew the product. Idempotent: values
@@ -185,7 +169,7 @@ def gpus_from_flags(
     gpus: Sequence[str],
     compute_capability: str | None,
     brand: str | None,
-    matrix: TargetMatrix | None,
+    matrix: Matrix | None,
 ) -> tuple[GpuSpec, ...]:
     """``--gpu`` names (resolved through the matrix), with ``--compute-capability`` /
     ``--brand`` overriding them, or describing the one GPU when no name is given."""
@@ -206,7 +190,7 @@ def gpus_from_flags(
     return tuple(specs)
 
 
-def cuda_for(driver: str | None, matrix: TargetMatrix | None) -> CudaVersion | None:
+def cuda_for(driver: str | None, matrix: Matrix | None) -> CudaVersion | None:
     if not driver or matrix is None:
         return None
     text = matrix.cuda_for_driver(driver)
@@ -219,8 +203,6 @@ __all__ = [
     "MIG_STRATEGIES",
     "RUNTIME_MODES",
     "TAINT_EFFECTS",
-    "GpuProductLike",
-    "TargetMatrix",
     "cuda_for",
     "gpus_from_flags",
     "parse_cuda_version",

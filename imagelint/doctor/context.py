@@ -26,7 +26,6 @@ from imagelint.matrix.doctor_signatures import Signatures
 from imagelint.untrusted import is_digits
 
 if TYPE_CHECKING:
-    from imagelint.deploytarget.values import TargetMatrix
     from imagelint.matrix.model import Matrix
 
 # Cloud node-group labels: a node's pool is named after the first it carries.
@@ -68,7 +67,7 @@ class Context:
     def image_env(self, image: str) -> dict[str, str] | None:
         return self.image_side.envs.get(image) if self.image_side is not None else None
 
-    def node_target(self, node_name: str, matrix: TargetMatrix | None) -> Target | None:
+    def node_target(self, node_name: str, matrix: Matrix | None) -> Target | None:
         """The node as ``check``'s target (one pool), built by the cluster package's pool reader."""
         from imagelint.cluster.nodes import pools_from_nodes
 

@@ -22,6 +22,7 @@ from imagelint.lazyre import lazy_pattern
 if TYPE_CHECKING:
     from imagelint.doctor.context import Context
     from imagelint.facts.model import ImageFacts
+    from imagelint.matrix.model import Matrix
     from imagelint.sources import SourceOptions
 
 MAX_IMAGES = 32
@@ -33,7 +34,7 @@ def reference_for(image: str) -> str:
     return image if image.startswith("registry:") else f"registry:{image}"
 
 
-def image_side_reader(source_options: SourceOptions, matrix: Any) -> Callable[[Context], ImageSide]:
+def image_side_reader(source_options: SourceOptions, matrix: Matrix | None) -> Callable[[Context], ImageSide]:
     def read(ctx: Context) -> ImageSide:
         return read_image_side(ctx, source_options, matrix)
 
@@ -74,7 +75,7 @@ def _images_on_gpu_nodes(ctx: Context) -> dict[str, tuple[str, set[str]]]:
     return dict(sorted(found.items())[:MAX_IMAGES])
 
 
-def read_image_side(ctx: Context, source_options: SourceOptions, matrix: Any) -> ImageSide:
+def read_image_side(ctx: Context, source_options: SourceOptions, matrix: Matrix | None) -> ImageSide:
     from imagelint.core.check import run_check
     from imagelint.core.config import Config
     from imagelint.core.inspect import inspect_reference

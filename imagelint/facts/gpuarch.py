@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.lazyre import lazy_pattern
 from imagelint.versions import version_key
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 # --- what runs where ---------------------------------------------------------------------
 
@@ -181,7 +184,7 @@ def judge_kernels(
                          f"(CUDA {jit.cuda}: PTX ISA up to {jit.ptx_isa})", ERR_PTX_TOO_NEW)
 
 
-def jit_limit_for_cuda(matrix: Any, cuda: str | None) -> JitLimit | None:
+def jit_limit_for_cuda(matrix: Matrix | None, cuda: str | None) -> JitLimit | None:
     """The JIT limit of a libcuda that reports CUDA ``cuda`` (a host driver's, or a forward-compat
     package's), from the matrix's ``ptx_isa_versions``; None when the matrix cannot say."""
     if not cuda or matrix is None:
@@ -193,7 +196,7 @@ def jit_limit_for_cuda(matrix: Any, cuda: str | None) -> JitLimit | None:
     return JitLimit(row.ptx_isa, cuda, row.source, row.uncertain, newest.ptx_isa if newest else None)
 
 
-def jit_limit_for_driver(matrix: Any, driver: str | None) -> JitLimit | None:
+def jit_limit_for_driver(matrix: Matrix | None, driver: str | None) -> JitLimit | None:
     """The JIT limit of a host driver (``535.104.05`` or a bare branch ``535``): its branch's CUDA."""
     if not driver or matrix is None:
         return None

@@ -23,10 +23,13 @@ import fnmatch
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.errors import UsageError
 from imagelint.lazyre import lazy_pattern
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 NVIDIA_CUDA_REPOS = ("docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
 # Registries NVIDIA publishes its framework / SDK images on (DeepStream moved to ghcr.io with 9.2).
@@ -69,7 +72,7 @@ def _compiled(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
-def _from_tag_conventions(repository: str, tag: str, matrix: Any) -> ImageCuda | None:
+def _from_tag_conventions(repository: str, tag: str, matrix: Matrix | None) -> ImageCuda | None:
     rows = getattr(matrix, "image_cuda_tags", None)
     if not callable(rows) or not tag:
         return None
@@ -92,7 +95,7 @@ def _from_tag_conventions(repository: str, tag: str, matrix: Any) -> ImageCuda |
     return None
 
 
-def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
+def image_cuda(image: str, matrix: Matrix | None) -> ImageCuda | None:
     """The CUDA version ``image`` carries per the base-image table, or None when unknown."""
     try:
         return _image_cuda_cached(image, matrix)
@@ -101,12 +104,12 @@ def image_cuda(image: str, matrix: Any) -> ImageCuda | None:
 
 
 @functools.lru_cache(maxsize=512)
-def _image_cuda_cached(image: str, matrix: Any) -> ImageCuda | None:
+def _image_cuda_cached(image: str, matrix: Matrix | None) -> ImageCuda | None:
     # Once per image reference and matrix: the pods of a manifest stream name the same few images.
     return _image_cuda(image, matrix)
 
 
-def _image_cuda(image: str, matrix: Any) -> ImageCuda | None:
+def _image_cuda(image: str, matrix: Matrix | None) -> ImageCuda | None:
     parsed = parse_image(image)
     if parsed is None:
         return None
@@ -133,7 +136,7 @@ def _image_cuda(image: str, matrix: Any) -> ImageCuda | None:
     return None
 
 
-def official_image_env(image: str, matrix: Any, arch: str = "amd64") -> dict[str, str] | None:
+def official_image_env(image: str, matrix: Matrix | None, arch: str = "amd64") -> dict[str, str] | None:
     """The env an official ``nvidia/cuda`` image sets (``NVIDIA_REQUIRE_CUDA`` ...), from the
     matrix's ``cuda_image_env`` rows; None for any other image or a version the matrix lacks."""
     parsed = parse_image(image)
@@ -154,12 +157,12 @@ def is_ngc_release_tag(repository: str, tag: str) -> bool:
     return repository.startswith(NVIDIA_IMAGE_HOMES) and bool(_NGC_RELEASE_TAG_RE.match(tag or ""))
 
 
-def _platforms_row(repository: str, matrix: Any) -> Any:
+def _platforms_row(repository: str, matrix: Matrix | None) -> Any:
     lookup = getattr(matrix, "image_platforms", None)
     return lookup(repository) if callable(lookup) else None
 
 
-def _jetson_cuda(repository: str, tag: str, matrix: Any) -> ImageCuda | None:
+def _jetson_cuda(repository: str, tag: str, matrix: Matrix | None) -> ImageCuda | None:
     row = _platforms_row(repository, matrix) if matrix is not None else None
     if row is None or not tag:
         return None
@@ -178,7 +181,7 @@ def _jetson_cuda(repository: str, tag: str, matrix: Any) -> ImageCuda | None:
     return None
 
 
-def image_platform(image: str, matrix: Any) -> str | None:
+def image_platform(image: str, matrix: Matrix | None) -> str | None:
     """The one platform (``linux/arm64``) the table says ``image`` is built for, else None
     (unknown, or published for several)."""
     parsed = parse_image(image)
@@ -200,7 +203,7 @@ class JetsonImage:
     uncertain: bool
 
 
-def jetson_image(image: str, matrix: Any) -> JetsonImage | None:
+def jetson_image(image: str, matrix: Matrix | None) -> JetsonImage | None:
     """``image`` when the table says it needs a Jetson's iGPU and its L4T driver stack, else None."""
     parsed = parse_image(image)
     rows = getattr(matrix, "jetson_images", None)
@@ -217,7 +220,7 @@ def jetson_image(image: str, matrix: Any) -> JetsonImage | None:
     return None
 
 
-def discrete_gpu_image(image: str, matrix: Any) -> str | None:
+def discrete_gpu_image(image: str, matrix: Matrix | None) -> str | None:
     """Why ``image`` is built for discrete GPUs (x86-64 and SBSA arm64), not a Jetson's iGPU: an
     official ``nvidia/cuda`` image, or an NGC release the matrix knows that is not a Jetson build;
     None when that cannot be told."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
@@ -24,6 +24,9 @@ from imagelint.matrix.answers import (
     name_from_row,
     naming_from_rows,
 )
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 _HEADER = lazy_pattern(r"^[ \t]*\[", re.MULTILINE)
 
@@ -92,9 +95,9 @@ def nvidia_name(name: str) -> NvidiaName:
     raise ConfigError(f"the shipped matrix has no nvidia_names row {name!r} (is the installation complete?)")
 
 
-def device_plugin_naming(matrix: Any = None) -> DevicePluginNaming:
+def device_plugin_naming(matrix: Matrix | None = None) -> DevicePluginNaming:
     """The device plugin's resource naming: from ``matrix`` when it has the table, else shipped."""
-    naming = matrix.device_plugin_naming() if hasattr(matrix, "device_plugin_naming") else None
+    naming = matrix.device_plugin_naming() if matrix is not None else None
     if naming is None:
         naming = naming_from_rows(shipped_section("device_plugin_resource_names"))
     if naming is None:

@@ -6,10 +6,13 @@ Every threshold and feature name comes from the matrix (``device_plugin_requirem
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget import NodePool
 from imagelint.rules.pools import compare
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 
 def _numeric(version: str) -> str:
@@ -17,11 +20,11 @@ def _numeric(version: str) -> str:
     return version.strip().lstrip("vV").split("-")[0]
 
 
-def _features_known(matrix: Any, section: str) -> set[str]:
+def _features_known(matrix: Matrix, section: str) -> set[str]:
     return set(matrix.names_in(section))
 
 
-def device_plugin_unmet(release: Any, pool: NodePool, matrix: Any) -> list[str]:
+def device_plugin_unmet(release: Any, pool: NodePool, matrix: Matrix) -> list[str]:
     """What a device plugin release needs that the pool lacks, as sentences."""
     what = f"device plugin {pool.device_plugin}"
     problems: list[str] = []
@@ -45,7 +48,7 @@ def device_plugin_unmet(release: Any, pool: NodePool, matrix: Any) -> list[str]:
 _MODE_FEATURE = {"cdi": "cdi-generate"}
 
 
-def toolkit_unmet(release: Any, pool: NodePool, matrix: Any) -> list[str]:
+def toolkit_unmet(release: Any, pool: NodePool, matrix: Matrix) -> list[str]:
     """What the pool's settings need from its toolkit release that the release lacks."""
     what = f"container toolkit {pool.toolkit}"
     problems: list[str] = []

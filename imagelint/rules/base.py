@@ -13,13 +13,13 @@ import datetime as _dt
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from imagelint.deploytarget import NodePool, Target
 from imagelint.facts.model import ImageFacts, Provenance
 
 if TYPE_CHECKING:
-    from imagelint.matrix.answers import NgcImage, PtxIsaVersion
+    from imagelint.matrix.model import Matrix
 
 ERROR = "error"
 WARNING = "warning"
@@ -93,24 +93,6 @@ class Finding:
         }
 
 
-class MatrixLike(Protocol):
-    """The parts of ``imagelint.matrix.Matrix`` rules call (duck-typed on purpose)."""
-
-    def driver_floor(self, cuda_version: str) -> Any: ...
-    def minor_version_compat(self, cuda_major: int) -> Any: ...
-    def cuda_for_driver(self, driver: str) -> str | None: ...
-    def forward_compat(self, cuda_version: str) -> Any: ...
-    def gpu(self, name: str) -> Any: ...
-    def toolkit(self, version: str) -> Any: ...
-    def toolkit_default_runtime_mode(self, version: str) -> str: ...
-    def device_plugin(self, version: str) -> Any: ...
-    def newest_cuda_release(self) -> str | None: ...
-    def ngc_image(self, repository: str, tag: str) -> NgcImage | None: ...
-    def ptx_isa(self, version: str) -> PtxIsaVersion | None: ...
-    def gpu_arch_names(self, tool: str = ...) -> tuple[tuple[str, str], ...]: ...
-
-    @property
-    def version(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -120,7 +102,7 @@ class RuleContext:
 
     facts: ImageFacts
     target: Target
-    matrix: MatrixLike | None
+    matrix: Matrix | None
     today: _dt.date | None = None
 
     @property

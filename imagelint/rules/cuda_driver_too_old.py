@@ -59,6 +59,7 @@ Best practice::
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from imagelint.rules.base import (
     ERROR,
@@ -69,10 +70,12 @@ from imagelint.rules.base import (
     WARNING,
     Finding,
     FindingFactory,
-    MatrixLike,
     RuleContext,
 )
 from imagelint.rules.pools import governing_cuda
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 ID = "IL101"
 NAME = "cuda-driver-too-old"
@@ -119,7 +122,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def _no_target(matrix: MatrixLike, cuda, basis: str, where) -> Finding:
+def _no_target(matrix: Matrix, cuda, basis: str, where) -> Finding:
     floor = matrix.driver_floor(cuda.version) if cuda.major_minor else None
     if floor is None:
         newest = matrix.newest_cuda_release()

@@ -32,7 +32,7 @@ Best practice::
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from imagelint.deploytarget import NodePool
 from imagelint.kube.scheduler import workload
@@ -51,6 +51,7 @@ from imagelint.rules.base import (
 
 if TYPE_CHECKING:
     from imagelint.matrix.answers import DevicePluginNaming
+    from imagelint.matrix.model import Matrix
 
 ID = "IL602"
 NAME = "gpu-resource-unknown"
@@ -66,7 +67,7 @@ REMEDIATION = "Request a resource name the device plugin advertises (see the tar
 finding = FindingFactory(ID, NAME, SEVERITY, REMEDIATION)
 
 
-def _naming(matrix: Any) -> DevicePluginNaming:
+def _naming(matrix: Matrix | None) -> DevicePluginNaming:
     # The device plugin's naming is matrix data (device_plugin_resource_names); a matrix without
     # that table (an old or minimal --matrix file, or none at all) falls back to the shipped one.
     from imagelint.matrix.shipped import device_plugin_naming

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.kube.scheduler import workload
 from imagelint.lazyre import lazy_pattern
@@ -40,6 +40,9 @@ from imagelint.rules.base import (
     RuleContext,
 )
 from imagelint.versions import ComputeCapability
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 ID = "IL612"
 NAME = "mig-profile-not-on-gpu"
@@ -56,10 +59,12 @@ _MEMORY = lazy_pattern(r"(?<![0-9])([0-9]{1,6})\s*GB", re.IGNORECASE)  # ASCII, 
 _FIRST_MIG_CC = (8, 0)  # MIG starts with Ampere GA100 (the guide's "Supported GPUs")
 
 
-def _variants(matrix: Any, product: str) -> tuple[str, tuple[MigVariant, ...], MigVariant | None] | None:
+def _variants(matrix: Matrix | None, product: str) -> tuple[str, tuple[MigVariant, ...], MigVariant | None] | None:
     """(GPU name, its MIG rows, the row of this product's memory variant or None) for a product the
     matrix knows; None when the matrix does not know the GPU."""
-    gpu = matrix.gpu(product) if matrix is not None and hasattr(matrix, "gpu") else None
+    if matrix is None:
+        return None
+    gpu = matrix.gpu(product)
     if gpu is None:
         return None
     rows = matrix.mig_variants(gpu.name)
@@ -74,7 +79,7 @@ def _variants(matrix: Any, product: str) -> tuple[str, tuple[MigVariant, ...], M
 
 
 
-def _judge(profile: str, gpu_spec: Any, matrix: Any) -> tuple[bool | None, str]:
+def _judge(profile: str, gpu_spec: Any, matrix: Matrix | None) -> tuple[bool | None, str]:
     """(True: the GPU has it / False: it cannot / None: depends on what the target does not say, why)."""
     product = gpu_spec.product or ""
     found = _variants(matrix, product) if product else None

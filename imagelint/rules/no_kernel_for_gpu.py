@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from imagelint.compat.verdict import Verdict
     from imagelint.facts.gpuarch import JitLimit
     from imagelint.matrix.answers import NgcImage
-    from imagelint.rules.base import MatrixLike
+    from imagelint.matrix.model import Matrix
 
 ID = "IL401"
 NAME = "no-kernel-for-gpu"
@@ -236,7 +236,7 @@ def _runtime_verdicts(ctx: RuleContext, pool: NodePool) -> dict[str | None, Verd
     return {v.gpu: v for v in judge_pool(ctx.facts, pool, ctx.matrix)}
 
 
-def _jit_limit(matrix: MatrixLike | None, pool: NodePool, verdict: Verdict | None) -> tuple[JitLimit | None, str]:
+def _jit_limit(matrix: Matrix | None, pool: NodePool, verdict: Verdict | None) -> tuple[JitLimit | None, str]:
     """Whose JIT compiles the PTX: the libcuda the compatibility verdict loads (the host's, or
     the image's forward-compat one), with a note when that depends on the runtime or when
     CUDA itself does not start on the pool."""
@@ -263,7 +263,7 @@ def _jit_limit(matrix: MatrixLike | None, pool: NodePool, verdict: Verdict | Non
 
 
 def _check_one(
-    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: MatrixLike | None,
+    obj: GpuCodeObject, pool: NodePool, cc: tuple[int, int], labels: list[str], secondary: str, matrix: Matrix | None,
     jit_limit: JitLimit | None = None, jit_note: str = "",
 ) -> Iterator[Finding]:
     from imagelint.facts import gpuarch
@@ -342,7 +342,7 @@ def _uncertain(jit: object) -> str:
     return " (the matrix row for this PTX ISA is marked uncertain)" if getattr(jit, "uncertain", False) else ""
 
 
-def _cuda_for_isa(matrix: MatrixLike | None, isa: str | None) -> str:
+def _cuda_for_isa(matrix: Matrix | None, isa: str | None) -> str:
     row = matrix.ptx_isa(isa) if isa and matrix is not None else None
     return row.min_cuda if row is not None else f"for PTX ISA {isa}"
 

@@ -28,7 +28,7 @@ or schedule it on a pool of the GPUs it is built for.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.deploytarget import NodePool
 from imagelint.deploytarget.values import DriverVersion
@@ -44,6 +44,9 @@ from imagelint.rules.base import (
     FindingFactory,
     RuleContext,
 )
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 ID = "IL402"
 NAME = "platform-mismatch"
@@ -67,10 +70,10 @@ def _image_refs(facts: ImageFacts) -> list[tuple[str, Provenance | None]]:
     return refs
 
 
-def _pool_jetson(pool: NodePool, matrix: Any) -> tuple[bool | None, bool, int | None]:
+def _pool_jetson(pool: NodePool, matrix: Matrix | None) -> tuple[bool | None, bool, int | None]:
     """(every GPU of the pool a Jetson board / none of them / None: not known; every one a Jetson
     whose GPU Jetson Linux's own driver runs; the newest driver branch that is documented so)."""
-    found = [matrix.gpu(spec.product) if spec.product else None for spec in pool.gpus]
+    found = [matrix.gpu(spec.product) if spec.product and matrix is not None else None for spec in pool.gpus]
     products = [p for p in found if p is not None]
     if not found or len(products) != len(found):
         return None, False, None

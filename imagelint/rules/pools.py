@@ -7,7 +7,7 @@ combines facts and matrix answers.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The CUDA evidence and pool readers live with the compatibility model (imagelint.compat);
 # rules import them from here as before.
@@ -26,8 +26,11 @@ from imagelint.compat.pool import PoolGpu, pool_gpus
 from imagelint.deploytarget import NodePool
 from imagelint.untrusted import is_digits
 
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
-def pool_cuda(pool: NodePool, matrix: Any) -> str | None:
+
+def pool_cuda(pool: NodePool, matrix: Matrix | None) -> str | None:
     """The CUDA version a pool's driver reports (given, else from the matrix)."""
     if pool.cuda_driver_version:
         return pool.cuda_driver_version
@@ -41,7 +44,7 @@ def driver_branch(driver: str) -> int | None:
     return int(head) if is_digits(head) else None
 
 
-def runtime_modes(pool: NodePool, matrix: Any) -> tuple[str, ...]:
+def runtime_modes(pool: NodePool, matrix: Matrix | None) -> tuple[str, ...]:
     """The container toolkit mode(s) the pool may run: given, derived from the toolkit
     version through the matrix, or both possibilities when unknown."""
     if pool.runtime_mode and pool.runtime_mode != "auto":

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.errors import ConfigError, UsageError
 from imagelint.facts.model import (
@@ -50,6 +50,9 @@ from imagelint.static.words import (
     process_word,
     process_words,
 )
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 # Predefined platform ARGs BuildKit provides in the global scope (a plain build on amd64).
 _PLATFORM_ARGS = MappingProxyType({
@@ -257,7 +260,7 @@ def _arch_lists_of(ins: Instruction, df: Dockerfile, global_args: Mapping[str, s
     return out
 
 
-def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Any, arch: str = "amd64") -> tuple[
+def _base_implied(base: str, from_ins: Instruction, df: Dockerfile, matrix: Matrix | None, arch: str = "amd64") -> tuple[
     list[CudaVersionEvidence], dict[str, tuple[str, Provenance]], list[str]
 ]:
     """CUDA evidence and env the base image implies, from the matrix (``imagelint.facts.known_images``)."""
@@ -304,7 +307,7 @@ def _call(obj: Any, method: str, *args: Any) -> Any:
         return None
 
 
-def _compat_package(cuda: str, prov: Provenance, matrix: Any, loader_dirs: set[str]) -> DriverLibrary | None:
+def _compat_package(cuda: str, prov: Provenance, matrix: Matrix | None, loader_dirs: set[str]) -> DriverLibrary | None:
     """``apt-get install cuda-compat-X-Y``: the forward-compat libcuda the package puts in
     ``/usr/local/cuda-X.Y/compat``. Its exact driver version is not in the Dockerfile; the floor of
     CUDA X.Y (the oldest driver that release ships) stands for it, and the matrix's
@@ -321,7 +324,7 @@ def _compat_package(cuda: str, prov: Provenance, matrix: Any, loader_dirs: set[s
     return replace(lib, fwd_compat=note)
 
 
-def _official_image_env(matrix: Any, version: str, arch: str, flavor: str | None) -> Mapping[str, str] | None:
+def _official_image_env(matrix: Matrix | None, version: str, arch: str, flavor: str | None) -> Mapping[str, str] | None:
     """The env an official nvidia/cuda image of ``version``/``flavor`` sets on ``arch``, from the matrix."""
     if matrix is None:
         return None
@@ -335,7 +338,7 @@ def _loader_dirs(value: str, prov: Provenance) -> tuple[LoaderPathEntry, ...]:
     return tuple(LoaderPathEntry(d, "LD_LIBRARY_PATH", prov) for d in value.split(":") if d)
 
 
-def dockerfile_facts(df: Dockerfile, matrix: Any = None, scan_command: Any = None) -> ImageFacts:
+def dockerfile_facts(df: Dockerfile, matrix: Matrix | None = None, scan_command: Any = None) -> ImageFacts:
     """The facts of the image the Dockerfile's final stage builds."""
     from imagelint.static import driverlibs
 
@@ -487,7 +490,7 @@ def _stage_platform(stage: Stage, df: Dockerfile, global_args: Mapping[str, str]
         return None
 
 
-def _base_platform(base: str, matrix: Any) -> Platform | None:
+def _base_platform(base: str, matrix: Matrix | None) -> Platform | None:
     """The platform a base image is only built for (Jetson's L4T images: linux/arm64), per the
     base-image table; None when the table does not pin one."""
     from imagelint.facts.known_images import image_platform

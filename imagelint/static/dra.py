@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.facts.model import DeviceRequest, ImageFacts, PodClaim
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.yamlsafe import LineDict
+
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
 RESOURCE_GROUP = "resource.k8s.io"
 NVIDIA_RESOURCE_GROUP = "resource.nvidia.com"
@@ -127,7 +130,7 @@ def dra_object(doc: Any, source: str) -> DraObject | None:
     return None
 
 
-def class_table(matrix: Any) -> Mapping[str, str]:
+def class_table(matrix: Matrix | None) -> Mapping[str, str]:
     """DeviceClass name → device kind (gpu, mig, vfio, imex), from the matrix."""
     rows = getattr(matrix, "dra_device_classes", None)
     if callable(rows):
@@ -214,7 +217,7 @@ class DraIndex:
                        defined_in=f"{obj.kind}/{obj.name} ({obj.where})")
 
 
-def resolve_claims(facts: Sequence[ImageFacts], objects: Iterable[DraObject], matrix: Any) -> list[ImageFacts]:
+def resolve_claims(facts: Sequence[ImageFacts], objects: Iterable[DraObject], matrix: Matrix | None) -> list[ImageFacts]:
     """``facts`` with each workload's pod claims resolved against the run's DRA objects."""
     index = DraIndex.build(objects)
     table = class_table(matrix)

@@ -16,7 +16,7 @@ one image reference on one pool is judged alike whichever file names it.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from imagelint.facts.model import (
     CudaVersionEvidence,
@@ -25,8 +25,11 @@ from imagelint.facts.model import (
     Provenance,
 )
 
+if TYPE_CHECKING:
+    from imagelint.matrix.model import Matrix
 
-def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
+
+def with_image_cuda(facts: ImageFacts, matrix: Matrix | None) -> ImageFacts:
     w = facts.workload
     image = facts.base.name
     gets_gpus = w.container_requests_gpu if w is not None else facts.compose is not None and facts.compose.gets_gpus
@@ -53,7 +56,7 @@ def with_image_cuda(facts: ImageFacts, matrix: Any) -> ImageFacts:
     return replace(facts, cuda=cuda)
 
 
-def _image_requires(facts: ImageFacts, image: str, matrix: Any, where: Provenance) -> tuple[EnvSetting, ...]:
+def _image_requires(facts: ImageFacts, image: str, matrix: Matrix | None, where: Provenance) -> tuple[EnvSetting, ...]:
     """The image's own NVIDIA_REQUIRE_* the container does not set (the container's env wins)."""
     from imagelint.facts.known_images import official_image_env
 

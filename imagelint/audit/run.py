@@ -40,10 +40,10 @@ DEFAULT_JOBS = 4
 MAX_JOBS = 64
 
 
-def _inspect_reference(ref: str, opts: Any, read: bool, spec: Any) -> Any:
+def _inspect_reference(ref: str, opts: Any, read: bool, capture: str) -> Any:
     from imagelint.core.inspect import inspect_reference
 
-    return inspect_reference(ref, opts, read_layers=read, spec=spec)
+    return inspect_reference(ref, opts, read_layers=read, capture=capture)
 
 
 def _gpu_less_rules() -> frozenset[str]:
@@ -57,20 +57,20 @@ def _gpu_less_rules() -> frozenset[str]:
 def _check_image(image: AuditImage, pools: Sequence[str], target: Target, matrix: Matrix | None, config: Any,
                  source_options: Any, read_layers: bool, inspector: Callable[..., Any] | None,
                  credentials: Mapping[str, Any] | None = None, gpu_only: bool = False) -> list[PoolCheck]:
-    from imagelint.core.check import capture_spec_for, run_check
+    from imagelint.core.check import capture_for, run_check
 
     if credentials:  # this image's pull secrets, for their own registries only
         source_options = replace(source_options, registry_credentials=MappingProxyType(dict(credentials)))
     by_name = {p.name: p for p in target.pools}
     image_target = replace(target, pools=tuple(by_name[p] for p in pools), warnings=())
-    spec = capture_spec_for(config, image_target, matrix)
+    capture = capture_for(config, image_target, matrix)
     memo: dict[tuple[Any, ...], Any] = {}
 
     def inspect(ref: str, opts: Any, read: bool) -> Any:
         key = (ref, opts.all_platforms, str(opts.platform), read)
         if key not in memo:
             try:
-                memo[key] = inspector(ref, opts, read) if inspector else _inspect_reference(ref, opts, read, spec)
+                memo[key] = inspector(ref, opts, read) if inspector else _inspect_reference(ref, opts, read, capture)
             except ImagelintError as exc:  # a SourceError, or a bad reference: the same answer for each pool
                 memo[key] = exc
         found = memo[key]

@@ -36,12 +36,12 @@ from imagelint.deploytarget import Target
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
+from imagelint.layers.model import CAPTURE_STANDARD, CAPTURE_WITHOUT_GPU_CODE
 
 if TYPE_CHECKING:
     from imagelint.matrix.model import Matrix
 
 if TYPE_CHECKING:  # lint shares CheckRun and never reaches an image: it does not import the sources
-    from imagelint.layers.model import CaptureSpec
     from imagelint.sources import SourceOptions
 
 Inspector = Callable[[str, "SourceOptions", bool], list[ImageFacts]]
@@ -81,24 +81,24 @@ class CheckRun:
 
 
 def _default_inspector(reference: str, options: SourceOptions, read_layers: bool,
-                       spec: CaptureSpec | None = None) -> list[ImageFacts]:
+                       capture: str = CAPTURE_STANDARD) -> list[ImageFacts]:
     from imagelint.core.inspect import inspect_reference
 
-    return inspect_reference(reference, options, read_layers=read_layers, spec=spec)
+    return inspect_reference(reference, options, read_layers=read_layers, capture=capture)
 
 
-def capture_spec_for(config: Config, target: Target, matrix: Matrix | None) -> CaptureSpec:
-    """What reading the layers captures, from what the selected rules declare they need: the
-    fatbin scan of every library (``gpu-code``, the costliest capture) only when a selected rule
-    needs it and a pool GPU's compute capability is known to judge the code against."""
-    from imagelint.facts.capture import CAPTURE_SPEC, CAPTURE_SPEC_WITHOUT_GPU_CODE
+def capture_for(config: Config, target: Target, matrix: Matrix | None) -> str:
+    """The capture reading the layers makes (a ``layers.model`` capture name), from what the
+    selected rules declare they need: the fatbin scan of every library (``gpu-code``, the
+    costliest capture) only when a selected rule needs it and a pool GPU's compute capability is
+    known to judge the code against."""
     from imagelint.rules.base import NEEDS_GPU_CODE
     from imagelint.rules.pools import pool_gpus
 
     if any(NEEDS_GPU_CODE in r.needs for r in selected_rules(config)) and any(
             g.arch for pool in target.pools for g in pool_gpus(pool, matrix)):
-        return CAPTURE_SPEC
-    return CAPTURE_SPEC_WITHOUT_GPU_CODE
+        return CAPTURE_STANDARD
+    return CAPTURE_WITHOUT_GPU_CODE
 
 
 def _platforms_for_pools(facts_list: list[ImageFacts], archs: set[str], options: SourceOptions) -> list[ImageFacts]:
@@ -131,10 +131,10 @@ def run_check(
     if inspector is not None:
         inspect = inspector
     else:
-        spec = capture_spec_for(config, target, matrix)
+        capture = capture_for(config, target, matrix)
 
         def inspect(ref: str, opts: SourceOptions, read_layers: bool) -> list[ImageFacts]:
-            return _default_inspector(ref, opts, read_layers, spec)
+            return _default_inspector(ref, opts, read_layers, capture)
     pool_archs = {normalize_arch(p.arch) for p in target.pools if p.arch}
     widen = (
         bool(pool_archs)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from imagelint import progress
 from imagelint.facts.model import ImageFacts
 from imagelint.layers.cache import LayerCache
+from imagelint.layers.model import CAPTURE_STANDARD
 from imagelint.sources import SourceOptions, open_images
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def inspect_reference(
     *,
     cache: LayerCache | None | bool = True,
     workers: int | None = None,
-    spec: CaptureSpec | None = None,
+    capture: str | CaptureSpec = CAPTURE_STANDARD,
 ) -> list[ImageFacts]:
     """Facts for every image the reference selects (one, or one per platform with all_platforms).
 
@@ -51,9 +52,10 @@ def inspect_reference(
     kept too (``imagelint.facts.cache``), so a warm run on the same image reads no
     layer at all. ``cache=True`` means "as ``options`` say" (``layer_cache_for``),
     ``None``/``False`` means no cache, or pass a ``LayerCache``. What is captured:
-    ``spec`` if given (``core.check.capture_spec_for``: what the selected rules declare), else
-    the standard spec, every capture included. The caches key entries by what was captured, so
-    a narrower capture never serves a wider one.
+    ``capture``, a named capture (``core.check.capture_for``: what the selected rules declare
+    they need; the standard one captures everything) or a ``CaptureSpec``. The caches key entries
+    by what was captured, so a narrower capture never serves a wider one; a name keys them
+    without importing the fact modules, which a cache hit never needs.
     """
     progress.reading(reference)  # what the CLI's progress line names (it counts inflated bytes)
     try:
@@ -61,7 +63,7 @@ def inspect_reference(
         platforms = tuple(i.platform for i in images)
         if read_layers:
             store = layer_cache_for(options) if cache is True else (cache if isinstance(cache, LayerCache) else None)
-            facts_of = _facts_reader(options, store, workers, spec)
+            facts_of = _facts_reader(options, store, workers, capture)
         else:
             facts_of = _config_facts
         return [_with_platforms(facts_of(image), platforms) for image in images]
@@ -76,23 +78,20 @@ def _config_facts(image: Image) -> ImageFacts:
 
 
 def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int | None,
-                  spec: CaptureSpec | None) -> Callable[[Image], ImageFacts]:
+                  capture: str | CaptureSpec) -> Callable[[Image], ImageFacts]:
     """image -> facts: from the facts cache, else by reading the layers (through the layer cache)."""
-    from imagelint.facts.capture import CAPTURE_SPEC
-
-    chosen = spec if spec is not None else CAPTURE_SPEC
-    capture = chosen.key()
+    key_of_capture = capture if isinstance(capture, str) else capture.key()
 
     def facts_of(image: Image) -> ImageFacts:
         key = None
         if store is not None:
             from imagelint.facts.cache import cached_facts, facts_key
 
-            key = facts_key(image, capture, options.limits)
+            key = facts_key(image, key_of_capture, options.limits)
             found = cached_facts(store, key, image) if key is not None else None
             if found is not None:
                 return found
-        facts = _read_facts(image, options, store, workers, chosen)
+        facts = _read_facts(image, options, store, workers, capture)
         if store is not None and key is not None:
             from imagelint.facts.cache import store_facts
 
@@ -103,10 +102,10 @@ def _facts_reader(options: SourceOptions, store: LayerCache | None, workers: int
 
 
 def _read_facts(image: Image, options: SourceOptions, store: LayerCache | None, workers: int | None,
-                chosen: CaptureSpec) -> ImageFacts:
+                capture: str | CaptureSpec) -> ImageFacts:
     from dataclasses import replace
 
-    from imagelint.facts.capture import spec_reads_gpu_code
+    from imagelint.facts.capture import spec_named, spec_reads_gpu_code
     from imagelint.facts.collect import collect_image_facts
     from imagelint.layers.cache import caching_extractor
     from imagelint.layers.reader import (
@@ -115,6 +114,7 @@ def _read_facts(image: Image, options: SourceOptions, store: LayerCache | None, 
         read_image_filesystem,
     )
 
+    chosen = spec_named(capture) if isinstance(capture, str) else capture
     extract = caching_extractor(store, extract_layer) if store is not None else extract_layer
     fs = read_image_filesystem(image, chosen, options.limits, workers=workers or DEFAULT_WORKERS, extract=extract)
     facts = collect_image_facts(image, fs)

@@ -72,7 +72,8 @@ def code_fingerprint() -> str:
 def facts_key(image: Image, capture: str, limits: Any) -> str | None:
     """The cache key for ``image``'s facts, or None when a layer has no content digest.
 
-    ``capture`` names what is captured from layers (the CaptureSpec's key).
+    ``capture`` names what is captured from layers: a capture's name (``layers.model``), whose
+    rules the code fingerprint covers, or a ``CaptureSpec``'s key.
     """
     digests = [layer.digest for layer in image.layers]
     if not all(content_addressed(d) for d in digests):

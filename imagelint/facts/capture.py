@@ -12,7 +12,12 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from imagelint.facts import cuda, driverlibs, fatbin, loader, scripts, textscan
-from imagelint.layers.model import CaptureRule, CaptureSpec
+from imagelint.layers.model import (
+    CAPTURE_STANDARD,
+    CAPTURE_WITHOUT_GPU_CODE,
+    CaptureRule,
+    CaptureSpec,
+)
 
 _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
 
@@ -42,6 +47,11 @@ def build_capture_spec(gpu_code: bool = True) -> CaptureSpec:
 
 CAPTURE_SPEC = build_capture_spec()
 CAPTURE_SPEC_WITHOUT_GPU_CODE = build_capture_spec(gpu_code=False)
+
+
+def spec_named(name: str) -> CaptureSpec:
+    """The capture ``name`` (``layers.model.CAPTURE_STANDARD`` / ``CAPTURE_WITHOUT_GPU_CODE``)."""
+    return {CAPTURE_STANDARD: CAPTURE_SPEC, CAPTURE_WITHOUT_GPU_CODE: CAPTURE_SPEC_WITHOUT_GPU_CODE}[name]
 
 
 def spec_reads_gpu_code(spec: CaptureSpec) -> bool:

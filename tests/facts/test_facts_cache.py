@@ -11,10 +11,11 @@ import pytest
 import imagelint
 from imagelint.core.inspect import inspect_reference
 from imagelint.facts import cache as facts_cache
-from imagelint.facts.capture import CAPTURE_SPEC, CAPTURE_SPEC_WITHOUT_GPU_CODE
+from imagelint.facts.capture import CAPTURE_SPEC_WITHOUT_GPU_CODE
 from imagelint.layers import reader
 from imagelint.layers.cache import LayerCache
 from imagelint.layers.limits import ReadLimits
+from imagelint.layers.model import CAPTURE_STANDARD
 from imagelint.sources import SourceOptions, open_images
 from tests.support.imagebuilder import File, ImageSpec, Symlink, write_oci_layout
 
@@ -82,11 +83,11 @@ def test_capture_and_limits_are_part_of_the_key(tmp_path, monkeypatch) -> None:
     layout, store, reads = _layout(tmp_path / "img"), LayerCache(tmp_path / "cache"), _Reads(monkeypatch)
     ref = f"oci-dir:{layout}:a"
     with_code = _inspect(ref, store)
-    without = _inspect(ref, store, spec=CAPTURE_SPEC_WITHOUT_GPU_CODE)
+    without = _inspect(ref, store, capture=CAPTURE_SPEC_WITHOUT_GPU_CODE)
     assert reads.count == 2 and with_code.gpu_code_read and not without.gpu_code_read
     _inspect(ref, store, options={"limits": ReadLimits(max_layer_inflated_bytes=1 << 30)})
     assert reads.count == 3
-    assert _inspect(ref, store, spec=CAPTURE_SPEC_WITHOUT_GPU_CODE) == without and reads.count == 3, "each variant is then a hit"
+    assert _inspect(ref, store, capture=CAPTURE_SPEC_WITHOUT_GPU_CODE) == without and reads.count == 3, "each variant is then a hit"
 
 
 def test_a_corrupt_or_foreign_entry_is_a_miss_and_is_rewritten(tmp_path, monkeypatch) -> None:
@@ -94,7 +95,7 @@ def test_a_corrupt_or_foreign_entry_is_a_miss_and_is_rewritten(tmp_path, monkeyp
     ref = f"oci-dir:{layout}:a"
     cold = _inspect(ref, store)
     [image] = open_images(ref, SourceOptions(use_daemon=False))
-    key = facts_cache.facts_key(image, CAPTURE_SPEC.key(), SourceOptions().limits)
+    key = facts_cache.facts_key(image, CAPTURE_STANDARD, SourceOptions().limits)
     assert key is not None
     entry = facts_cache._entry(key)
     for bad in (b"not json", b'{"format": "imagelint-facts/1", "key": "other", "facts": {}}',

@@ -137,3 +137,27 @@ def test_lint_still_checks_source_flags_at_once(tmp_path) -> None:
         code, modules, _ = probe(["lint", str(dockerfile), *bad], {"IMAGELINT_CACHE_DIR": str(tmp_path / "cache")})
         assert code == 2, bad
         assert "imagelint.sources" not in modules, bad
+
+
+# --- a warm check reads its facts from the cache: nothing that reads layers is imported (issue 40) ---
+
+NOT_ON_A_WARM_CHECK = (
+    "imagelint.facts.capture",   # the capture is named (layers.model) and built only to read layers
+    "imagelint.facts.fatbin",
+    "imagelint.facts.driverlibs",
+    "imagelint.facts.scripts",
+    "imagelint.layers.reader",
+    "imagelint.layers.tarwalk",
+    "imagelint.layers.decompress",
+)
+
+
+def test_a_warm_check_imports_nothing_that_reads_layers(tmp_path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "cuda-app"
+    args = ["check", f"oci-dir:{example}", "--driver", "535.104.05", "--format", "json"]
+    env = {"IMAGELINT_CACHE_DIR": str(tmp_path / "cache"), "GITHUB_ACTIONS": "", "GITHUB_STEP_SUMMARY": ""}
+    cold_code, cold, _ = probe(args, env)
+    assert set(NOT_ON_A_WARM_CHECK) <= cold, "the cold run read the layers (the probe sees those modules)"
+    code, modules, out = probe(args, env)
+    assert code == cold_code and '"findings"' in out, out
+    assert not _imported(modules, NOT_ON_A_WARM_CHECK), f"a warm check imported {_imported(modules, NOT_ON_A_WARM_CHECK)}"

@@ -134,7 +134,7 @@ def run_rules(
     path: str | None = None,
 ) -> ImageResult:
     """Every selected rule over one image's facts, with severities, suppressions and redaction.
-    ``path``: the linted file the facts were read from (config ignores match it too)."""
+    ``path``: the linted file the facts were read from (config ignores match it too; the result is about it)."""
     today = today or _dt.date.today()
     rules = selected_rules(config)
     ctx = RuleContext(facts, target, matrix, today)
@@ -206,6 +206,7 @@ def run_rules(
         complete=facts.complete and not unread,
         unread_files=unread,
         source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
+        path=path,
     )
 
 

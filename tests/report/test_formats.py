@@ -39,6 +39,18 @@ def test_json_validates_and_counts(busy_run, report_schema):
     assert ok["target"]["pools"][0]["name"] == "t4-pool"
 
 
+@pytest.mark.parametrize("results", [0, 1, 3])
+def test_json_written_a_result_at_a_time_is_the_whole_reports_text(busy_run, results):
+    from dataclasses import replace
+
+    from imagelint.report.json import render_pieces, to_dict
+
+    run = replace(busy_run, results=(busy_run.results * 2)[:results])
+    pieces = list(render_pieces(run, ReportOptions()))
+    assert len(pieces) == results + 2  # the head, one piece a result, the tail
+    assert "".join(pieces) == json.dumps(to_dict(run), indent=2) + "\n"
+
+
 def test_json_schema_rejects_a_broken_report(busy_run, report_schema):
     doc = json.loads(render("json", busy_run))
     doc["results"][0]["findings"][0]["severity"] = "fatal"

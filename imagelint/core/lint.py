@@ -163,7 +163,8 @@ def _static_facts(path: str, matrix: Any, kind: str | None) -> Generator[ImageFa
             if why:
                 return _skip(path, f"looks like {why}", unrelated=True)
         return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
-    text = _text(data, path)
+    text, head = _text(data, path), data[:128]
+    del data  # the text is read from here on: an 8 MiB manifest is not held twice while it is judged
     # JSON has no comments: its findings are silenced by [[ignores]] in the config only.
     comments, malformed = ((), ()) if path.lower().endswith(".json") or kind == detect.DOCKERFILE \
         else ignores_in_text(text, path)
@@ -207,7 +208,7 @@ def _static_facts(path: str, matrix: Any, kind: str | None) -> Generator[ImageFa
 
         yield from read_compose(text, path, scan_command)
         return StaticInput(path, kind, (), comments, malformed)
-    gpu = scan_file(text, path, language_for(path, kind, data[:128]))
+    gpu = scan_file(text, path, language_for(path, kind, head))
     yield ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
     return StaticInput(path, kind, (), comments, malformed)
 

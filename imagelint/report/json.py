@@ -78,6 +78,7 @@ def render(run: CheckRun, options: ReportOptions) -> str:
 # (a string holds no raw newline: JSON escapes it).
 _NO_RESULTS = '\n  "results": [],\n'
 _RESULT_INDENT = "\n    "  # a result's lines in the report: two levels in
+_RESULT_HEAD = '{' + _RESULT_INDENT + '  "image": {' + _RESULT_INDENT + '    "ref": '  # what precedes its subject
 
 
 def render_pieces(run: CheckRun, options: ReportOptions) -> Iterator[str]:
@@ -86,7 +87,19 @@ def render_pieces(run: CheckRun, options: ReportOptions) -> Iterator[str]:
     before, after = _json.dumps(to_dict(run, results=[]), indent=2).split(_NO_RESULTS, 1)
     yield before + '\n  "results": ['
     target = target_json(run.target)
+    # A result without findings whose every field but its subject is the last one's (the clean pods
+    # of one shape) is that one's text under its own subject. Findings are never compared: their
+    # extra values can be equal and print apart (1 == True).
+    said: tuple[tuple[Any, ...], str] | None = None  # those fields, and the text after the subject
     for i, r in enumerate(run.results):
-        text = _json.dumps(result_json(r, target), indent=2).replace("\n", _RESULT_INDENT)
+        ref = _json.dumps(r.subject)
+        rest = None if r.findings or r.suppressed else (
+            r.kind, r.digest, r.platform, r.error, r.complete, r.notices, r.skipped_rules)
+        if rest is None or said is None or said[0] != rest:
+            text = _json.dumps(result_json(r, target), indent=2).replace("\n", _RESULT_INDENT)
+            if rest is not None:
+                said = rest, text[len(_RESULT_HEAD) + len(ref):]
+        else:
+            text = _RESULT_HEAD + ref + said[1]
         yield ("," if i else "") + _RESULT_INDENT + text
     yield ("\n  ]" if run.results else "]") + ",\n" + after + "\n"

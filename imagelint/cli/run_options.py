@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
@@ -208,7 +209,7 @@ def use_color(stream, environ, mode: str = "auto") -> bool:
     return bool(isatty and isatty()) and not environ.get("NO_COLOR")
 
 
-def write_output(path: str, text: str) -> None:
+def write_output(path: str, text: str | Iterable[str]) -> None:
     from imagelint.report.output import write_report
 
     write_report(path, text)
@@ -352,7 +353,8 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
     When every report goes to a file, the text report's summary line goes to stderr (stdout stays
     empty, as with any report written to a file; stderr is where imagelint talks to the person),
     naming the files, unless ``quiet``."""
-    from imagelint.report import ReportOptions, render
+    from imagelint.report import ReportOptions, render_pieces
+    from imagelint.report.output import batched
 
     colored = use_color(sys.stdout, os.environ, color)
     on_stderr = unreadable_on_stderr(plan)
@@ -364,13 +366,14 @@ def emit_reports(run: Any, plan: list[tuple[str, str | None]], sarif_artifacts: 
         # One format's limit (SARIF's 20 runs or 10 MB, a file that cannot be written) never stops
         # the others: each is written, then the first failure is raised (its exit code).
         try:
-            text = render(fmt, run, ReportOptions(color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
-                                                  errors_on_stderr=on_stderr and out is None and _terminal(sys.stdout),
-                                                  quiet=quiet))
+            pieces = render_pieces(fmt, run, ReportOptions(
+                color=colored and out is None and fmt == "text", sarif_artifacts=sarif_artifacts,
+                errors_on_stderr=on_stderr and out is None and _terminal(sys.stdout), quiet=quiet))
             if out is None:
-                typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
+                for text in batched(pieces):
+                    typer.echo(text, nl=False, color=True if colored and fmt == "text" else None)
             else:
-                write_output(out, text)
+                write_output(out, pieces)
                 written.append(out)
         except ImagelintError as exc:
             if len(plan) > 1:

@@ -27,6 +27,7 @@ from imagelint.core.config import Config
 from imagelint.core.engine import (
     ImageResult,
     exit_code_for,
+    interned,
     needs_layers,
     run_rules,
     selected_rules,
@@ -197,8 +198,8 @@ def target_findings_once(results: Sequence[ImageResult], target: Target) -> list
 
     # The target-only rules ran for the target, not for each image (JUnit lists a test case per rule run).
     ran = tuple(sorted({rid for r in results for rid in r.rules_run if rid in target_only}))
-    out = [replace(r, rules_run=tuple(rid for rid in r.rules_run if rid not in target_only)) if r.rules_run else r
-           for r in out]
+    out = [replace(r, rules_run=interned(tuple(rid for rid in r.rules_run if rid not in target_only))) if r.rules_run
+           else r for r in out]
     findings = sorted(found.values(), key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
     out.append(ImageResult(subject=path or TARGET_SUBJECT, kind="target", findings=tuple(findings), path=path,
                            rules_run=ran))

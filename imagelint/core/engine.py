@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
+import functools
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -72,7 +73,17 @@ class SuppressedFinding:
         return out
 
 
-@dataclass(frozen=True)
+_NO_LABELS: Mapping[str, str] = MappingProxyType({})
+
+
+@functools.lru_cache(maxsize=256)
+def interned(ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The one tuple kept for rule IDs equal to ``ids``: the results of a manifest stream (one a
+    pod) name the same rules run and skipped, and hold one tuple between them, not one each."""
+    return ids
+
+
+@dataclass(frozen=True, slots=True)  # slots: lint keeps one result a pod to the end of the run
 class ImageResult:
     """What imagelint found for one image (one platform), or why it could not look."""
 
@@ -92,7 +103,7 @@ class ImageResult:
     unread_files: tuple[str, ...] = ()
     # The OCI labels that say where the image was built from (org.opencontainers.image.source /
     # .revision): SARIF uses them to point image findings at the repository's Dockerfile.
-    source_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    source_labels: Mapping[str, str] = field(default_factory=lambda: _NO_LABELS)
     path: str | None = None  # lint: the repository file the result is about (one manifest holds many objects)
 
     @property
@@ -145,7 +156,7 @@ def run_rules(
     path: str | None = None,
 ) -> ImageResult:
     """Every selected rule over one image's facts, with severities, suppressions and redaction.
-    ``path``: the linted file the facts were read from (config ignores match it too)."""
+    ``path``: the linted file the facts were read from (config ignores match it too; the result is about it)."""
     today = today or _dt.date.today()
     rules = selected_rules(config)
     ctx = RuleContext(facts, target, matrix, today)
@@ -207,6 +218,7 @@ def run_rules(
     for (note, _), shown in zip(facts.unread_files, unread):
         notices.append(f"{shown!r}: {note}; what it holds past that point is not known")
     kept.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.rule, f.pool or ""))
+    labels = {k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}
     return ImageResult(
         subject=facts.subject,
         kind=facts.kind,
@@ -215,11 +227,12 @@ def run_rules(
         findings=tuple(kept),
         suppressed=tuple(suppressed),
         notices=tuple(notices),
-        skipped_rules=tuple(skipped),
-        rules_run=tuple(r.id for r in rules),
+        skipped_rules=interned(tuple(skipped)),
+        rules_run=interned(tuple(r.id for r in rules)),
         complete=facts.complete and not unread,
         unread_files=unread,
-        source_labels=MappingProxyType({k: facts.labels[k] for k in SOURCE_LABELS if facts.labels and k in facts.labels}),
+        source_labels=MappingProxyType(labels) if labels else _NO_LABELS,
+        path=path,
     )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +44,9 @@ from imagelint.lazyre import lazy_pattern
 from imagelint.localfile import read_regular_file
 from imagelint.static import detect
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where a run needs it: the pre-commit hook's start-up
     from imagelint.matrix.model import Matrix
+    from imagelint.static.scheduling import ReachedPools
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 _SNIFF_BYTES = 16 * 1024
@@ -118,8 +119,41 @@ def _skip(path: str, why: str, unrelated: bool = False) -> StaticInput:
 
 
 def read_static(path: str, matrix: Matrix | None = None, kind: str | None = None) -> StaticInput:
-    """Detect and parse one file (``-`` is standard input, e.g. ``helm template ... | imagelint lint -``).
-    ``kind`` forces the kind (else detected by name and content)."""
+    """Detect and parse one file (``-`` is standard input, e.g. ``helm template ... | imagelint lint -``),
+    every fact at once (``StaticStream`` gives them one at a time). ``kind`` forces the kind (else
+    detected by name and content)."""
+    stream = StaticStream(path, matrix, kind)
+    facts = tuple(stream)
+    static = stream.finished
+    return static if static.kind == "skipped" else replace(static, facts=facts)
+
+
+class StaticStream:
+    """One file read for ``lint``, its facts one at a time.
+
+    Iterate once: a manifest is parsed document by document as the iteration goes, and nothing
+    read is kept here. Then ``finished`` is the file's ``StaticInput`` without its facts: the kind,
+    the ignore comments, the notes and DRA objects, or why the file was skipped. A file can turn
+    out skipped after some of its facts were given (a template whose YAML fails past its first
+    documents): the caller drops what it made of them when ``finished.kind`` is "skipped".
+    """
+
+    def __init__(self, path: str, matrix: Matrix | None = None, kind: str | None = None) -> None:
+        self.path, self._matrix, self._kind = path, matrix, kind
+        self._finished: StaticInput | None = None
+
+    def __iter__(self) -> Iterator[ImageFacts]:
+        self._finished = yield from _static_facts(self.path, self._matrix, self._kind)
+
+    @property
+    def finished(self) -> StaticInput:
+        if self._finished is None:
+            raise RuntimeError(f"{self.path}: read before its facts were iterated to the end")
+        return self._finished
+
+
+def _static_facts(path: str, matrix: Matrix | None, kind: str | None) -> Generator[ImageFacts, None, StaticInput]:
+    """``StaticStream``'s reading: yields the facts, returns the ``StaticInput`` without them."""
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
 
     data = _read_stdin() if path == "-" else _read(path)
@@ -130,7 +164,8 @@ def read_static(path: str, matrix: Matrix | None = None, kind: str | None = None
             if why:
                 return _skip(path, f"looks like {why}", unrelated=True)
         return _skip(path, detect.unread_reason(path, data[:_SNIFF_BYTES]), unrelated=True)
-    text = _text(data, path)
+    text, head = _text(data, path), data[:128]
+    del data  # the text is read from here on: an 8 MiB manifest is not held twice while it is judged
     # JSON has no comments: its findings are silenced by [[ignores]] in the config only.
     comments, malformed = ((), ()) if path.lower().endswith(".json") or kind == detect.DOCKERFILE \
         else ignores_in_text(text, path)
@@ -147,33 +182,36 @@ def read_static(path: str, matrix: Matrix | None = None, kind: str | None = None
             raise
         facts = dockerfile_facts(df, matrix, scan_command)
         _, malformed = ignores_in_text(text, path, dockerfile=True)
-        return StaticInput(path, kind, (facts,), dockerfile_ignores(df.instructions), facts.warnings + malformed)
+        yield facts
+        return StaticInput(path, kind, (), dockerfile_ignores(df.instructions), facts.warnings + malformed)
     if kind == detect.MANIFEST:
-        from imagelint.static.kubernetes import read_manifest
+        from imagelint.static.kubernetes import ManifestStream
 
         if _kustomization(text):
             return _skip(path, "a kustomization; lint its output (kustomize build DIR | imagelint lint -)")
+        manifest = ManifestStream(_json_as_yaml(text, path), path, scan_command)
         try:
-            read = read_manifest(_json_as_yaml(text, path), path, scan_command)
+            yield from manifest
         except ConfigError:
             why = template_reason(text)
             if why:
                 return _skip(path, f"looks like {why}")
             raise
-        if not read.facts and not read.dra_objects and not read.notes and not read.objects:
+        if not manifest.objects and not manifest.dra_objects and not manifest.notes:  # no object: no facts either
             return _skip(path, "YAML with no Kubernetes objects", unrelated=True)
-        notes = read.notes
+        notes = manifest.notes
         if _HELM_VALUE.search(text):
             notes += (f"{path}: values written as Helm placeholders ({{{{ .Values... }}}}) were read as text; "
                       "lint the rendered chart for their values (helm template ... | imagelint lint -)",)
-        return StaticInput(path, kind, read.facts, comments, notes + malformed, read.dra_objects)
+        return StaticInput(path, kind, (), comments, notes + malformed, tuple(manifest.dra_objects))
     if kind == detect.COMPOSE:
         from imagelint.static.compose import read_compose
 
-        return StaticInput(path, kind, read_compose(text, path, scan_command), comments, malformed)
-    gpu = scan_file(text, path, language_for(path, kind, data[:128]))
-    facts = ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
-    return StaticInput(path, kind, (facts,), comments, malformed)
+        yield from read_compose(text, path, scan_command)
+        return StaticInput(path, kind, (), comments, malformed)
+    gpu = scan_file(text, path, language_for(path, kind, head))
+    yield ImageFacts(subject=path, kind=kind, gpu=gpu, complete=False)
+    return StaticInput(path, kind, (), comments, malformed)
 
 
 def _stdin_kind(head: bytes) -> str:
@@ -228,6 +266,78 @@ def _read_stdin() -> bytes:
     return data
 
 
+@dataclass
+class _LintedFile:
+    """One file's part of a run while the run goes on: its results in the file's order, where a pod
+    whose claims wait for every file's DRA objects holds its facts until they are all read."""
+
+    static: StaticInput  # without facts
+    results: list[ImageResult | ImageFacts]
+    reached: ReachedPools | None  # the pools its GPU workloads reach (``--image``)
+    inherits_all: bool = False    # a Dockerfile whose NVIDIA_VISIBLE_DEVICES=all is its base image's
+    gpu_related: bool = True      # a script: something GPU-related was found in it
+
+
+def _judged(file: _LintedFile) -> list[ImageResult]:
+    """The file's results once every waiting pod has been judged (``_Judge.waiting``)."""
+    judged = [r for r in file.results if isinstance(r, ImageResult)]
+    if len(judged) != len(file.results):
+        raise RuntimeError(f"{file.static.path}: a pod's facts were left unjudged")  # imagelint's bug, not the input's
+    return judged
+
+
+class _Judge:
+    """One run's judging of facts: the image's CUDA from the base-image table, then the rules on the
+    pools a GPU pod can land on (taints, selectors, claims)."""
+
+    def __init__(self, target: Target, matrix: Matrix | None, config: Config, scheduling: bool) -> None:
+        self.target, self.matrix, self.config, self.scheduling = target, matrix, config, scheduling
+
+    def file(self, path: str) -> _LintedFile:
+        """Read ``path`` and judge each fact as it is read; only the results stay."""
+        from imagelint.static.scheduling import ReachedPools
+
+        stream = StaticStream(path, self.matrix)
+        results: list[ImageResult | ImageFacts] = []
+        reached = ReachedPools(self.target) if self.scheduling else None
+        first: ImageFacts | None = None
+        for facts in stream:
+            if first is None:
+                first = facts
+            waits = facts.workload is not None and facts.workload.pod_claims
+            results.append(facts if waits else self.result(facts, path, reached))
+        static = stream.finished
+        if static.kind == "skipped":  # a template found out past its first documents: what they gave goes
+            return _LintedFile(static, [], None)
+        return _LintedFile(
+            static, results, reached,
+            inherits_all=first is not None and static.kind == detect.DOCKERFILE and _inherits_all(first),
+            gpu_related=static.kind != detect.SCRIPT or first is not None and bool(
+                first.gpu.index_settings or first.gpu.needs_capabilities),
+        )
+
+    def result(self, facts: ImageFacts, path: str, reached: ReachedPools | None) -> ImageResult:
+        from imagelint.static.scheduling import pod_target
+        from imagelint.static.workload_images import with_image_cuda
+
+        facts = with_image_cuda(facts, self.matrix)
+        if reached is not None:
+            reached.add(facts)
+        return run_rules(facts, pod_target(facts, self.target), self.matrix, self.config, path=path)
+
+    def waiting(self, files: Sequence[_LintedFile]) -> None:
+        """Judge the pods that waited for the DRA objects, their claims resolved against every file's."""
+        from imagelint.static.dra import resolve_claims
+
+        waiting = [r for f in files for r in f.results if isinstance(r, ImageFacts)]
+        if not waiting:
+            return
+        resolved = iter(resolve_claims(waiting, [o for f in files for o in f.static.dra_objects], self.matrix))
+        for f in files:
+            f.results = [self.result(next(resolved), f.static.path, f.reached) if isinstance(r, ImageFacts) else r
+                         for r in f.results]
+
+
 def run_lint(
     paths: Sequence[str],
     target: Target,
@@ -243,55 +353,54 @@ def run_lint(
 
     A directory is walked (``imagelint.static.discover``). ``quiet_unrelated``: files that are no
     kind ``lint`` reads are dropped without a note (pre-commit's broad patterns); files found by a
-    directory walk always are. Explicitly named files always get their note."""
-    results: list[ImageResult] = []
-    from imagelint.core.check import matrix_notices
+    directory walk always are. Explicitly named files always get their note.
 
+    Each fact is judged as it is read and only its result is kept (a stream of 60,000 pods holds
+    one pod's facts at a time), except a pod with ResourceClaims: its claims are resolved against
+    the DRA objects of every file, so it is judged once all are read."""
+    from imagelint.core.check import matrix_notices
+    from imagelint.errors import EXIT_USAGE
+
+    unreadable: list[ImageResult] = []  # inputs that could not be linted: said first
     notices: list[str] = list(getattr(target, "warnings", ()) or ()) + list(matrix_notices(matrix))
-    statics: list[StaticInput] = []
+    linted: list[_LintedFile] = []
     walked: set[str] = set()
+    judge = _Judge(target, matrix, config, scheduling=bool(images))
     for p, explicit in _expand(paths, notices):
         deadline_check(f"reading {p}")  # --deadline bounds lint too, file by file
         if not explicit:
             walked.add(p)
         if explicit and p != "-" and os.path.isdir(p):  # an image layout named on the command line
-            from imagelint.errors import EXIT_USAGE
-
-            results.append(ImageResult(
+            unreadable.append(ImageResult(
                 subject=p, kind="file", complete=False, path=p, error_exit_code=EXIT_USAGE,
                 error=f"{p}: an OCI image layout (a built image), not repository files; check it with: "
                       f"imagelint check oci-dir:{p}"))
             continue
         try:
-            static = read_static(p, matrix)
-            if static.kind == "skipped" and static.unrelated and (quiet_unrelated or not explicit):
-                continue
-            if quiet_unrelated and static.kind == detect.SCRIPT and not any(
-                    f.gpu.index_settings or f.gpu.needs_capabilities for f in static.facts):
-                continue  # a script with nothing GPU-related: no "no findings" line on every commit
-            statics.append(static)
+            file = judge.file(p)
         except ConfigError as exc:  # a malformed file: reported, exit 2, and the other files still linted
-            from imagelint.errors import EXIT_USAGE
-
-            results.append(ImageResult(subject=p, kind="file", error=str(exc), error_exit_code=EXIT_USAGE,
-                                       complete=False, path=p))
-    statics = enrich(statics, matrix)
-    inherited = [s.path for s in statics if s.kind == detect.DOCKERFILE and s.facts and _inherits_all(s.facts[0])]
+            unreadable.append(ImageResult(subject=p, kind="file", error=str(exc), error_exit_code=EXIT_USAGE,
+                                          complete=False, path=p))
+            continue
+        if file.static.kind == "skipped" and file.static.unrelated and (quiet_unrelated or not explicit):
+            continue
+        if quiet_unrelated and not file.gpu_related:
+            continue  # a script with nothing GPU-related: no "no findings" line on every commit
+        linted.append(file)
+    judge.waiting(linted)
+    inherited = [f.static.path for f in linted if f.inherits_all]
     if inherited:
         notices.append(
             f"{len(inherited)} Dockerfile(s) inherit NVIDIA_VISIBLE_DEVICES=all from official CUDA base images "
             f"({', '.join(inherited[:3])}{'...' if len(inherited) > 3 else ''}): a container of such an image that "
             "requests no GPU sees every GPU where the device plugin uses the envvar strategy and the toolkit "
             "accepts the variable from unprivileged containers (IL303; the convention is stated once)")
-    from imagelint.static.scheduling import pod_target
-
-    for static in statics:
+    results = unreadable
+    for file in linted:
+        static = file.static
         deadline_check(f"judging {static.path}")
         notices.extend(static.notes)
-        # A GPU pod's image is judged on the pools it can land on (taints, selectors, claims).
-        file_results = [replace(run_rules(facts, pod_target(facts, target), matrix, config, path=static.path), path=static.path)
-                        for facts in static.facts]
-        file_results, ignore_notes = apply_ignores(file_results, static.path, static.line_ignores, config)
+        file_results, ignore_notes = apply_ignores(_judged(file), static.path, static.line_ignores, config)
         if file_results and ignore_notes:  # said under the file they are about
             file_results[0] = replace(file_results[0], notices=file_results[0].notices + tuple(ignore_notes))
         else:
@@ -300,10 +409,13 @@ def run_lint(
     results = target_findings_once(results, target)
     results, clean = _drop_clean_walked(results, walked)
     if images:
-        from imagelint.static.scheduling import scheduled_target
+        from imagelint.static.scheduling import ReachedPools
 
-        manifests = [f for s in statics for f in s.facts if f.workload is not None]
-        image_target, note = scheduled_target(manifests, target)
+        reached = ReachedPools(target)
+        for file in linted:
+            if file.reached is not None:
+                reached.update(file.reached)
+        image_target, note = reached.scheduled_target()
         if note:
             notices.append(note)
         results.extend(_check_images(images, image_target, matrix, config, source_options, inspector))
@@ -316,7 +428,7 @@ def run_lint(
         matrix_origin=getattr(matrix, "origin", None),
         notices=tuple(notices),
         command="lint",
-        files_skipped=tuple(s.path for s in statics if s.kind == "skipped"),
+        files_skipped=tuple(f.static.path for f in linted if f.static.kind == "skipped"),
         files_clean=clean,
     )
 

@@ -7,7 +7,7 @@ already redacted secret-looking env values from findings).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,7 +31,8 @@ class ReportOptions:
 Renderer = Callable[[CheckRun, ReportOptions], str]
 
 
-# Each format is the module ``imagelint.report.<name>`` with a ``render`` function.
+# Each format is the module ``imagelint.report.<name>`` with a ``render`` function (and, when it
+# can write a result at a time, ``render_pieces``).
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
 
 
@@ -47,4 +48,18 @@ def render(fmt: str, run: CheckRun, options: ReportOptions | None = None) -> str
     return _renderer(fmt)(run, options or ReportOptions())
 
 
-__all__ = ["FORMAT_NAMES", "ReportOptions", "render"]
+def render_pieces(fmt: str, run: CheckRun, options: ReportOptions | None = None) -> Iterable[str]:
+    """``render``'s text in pieces, for writing: a format that can give a result at a time (its
+    module's ``render_pieces``: json) does, so a run of many results is never one text in memory.
+    Any other format is rendered here, whole: a failure (SARIF's limits) is raised before a
+    byte is written."""
+    if fmt not in FORMAT_NAMES:
+        raise KeyError(fmt)
+    module = importlib.import_module(f"imagelint.report.{fmt}")
+    pieces = getattr(module, "render_pieces", None)
+    if pieces is None:
+        return (module.render(run, options or ReportOptions()),)
+    return pieces(run, options or ReportOptions())
+
+
+__all__ = ["FORMAT_NAMES", "ReportOptions", "render", "render_pieces"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json as _json
+from collections.abc import Iterator
 from typing import Any
 
 from imagelint.core.check import CheckRun
+from imagelint.core.engine import ImageResult
 from imagelint.report import ReportOptions
 from imagelint.report.fragments import target_json
 
@@ -36,24 +38,26 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def to_dict(run: CheckRun) -> dict[str, Any]:
-    target = target_json(run.target)
-    results = []
-    for r in run.results:
-        results.append(
-            {
-                "image": {"ref": r.subject, "digest": r.digest, "platform": r.platform, "kind": r.kind},
-                "target": target,
-                "error": r.error,
-                "complete": r.complete,
-                "findings": [finding_json(f) for f in r.findings],
-                "suppressed": [
-                    {**finding_json(s.finding), "reason": s.reason, "suppressed_by": s.by} for s in r.suppressed
-                ],
-                "notices": list(r.notices),
-                "skipped_rules": list(r.skipped_rules),
-            }
-        )
+def result_json(r: ImageResult, target: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "image": {"ref": r.subject, "digest": r.digest, "platform": r.platform, "kind": r.kind},
+        "target": target,
+        "error": r.error,
+        "complete": r.complete,
+        "findings": [finding_json(f) for f in r.findings],
+        "suppressed": [
+            {**finding_json(s.finding), "reason": s.reason, "suppressed_by": s.by} for s in r.suppressed
+        ],
+        "notices": list(r.notices),
+        "skipped_rules": list(r.skipped_rules),
+    }
+
+
+def to_dict(run: CheckRun, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The report; ``results`` stands for the results' part when given (``render_pieces``)."""
+    if results is None:
+        target = target_json(run.target)
+        results = [result_json(r, target) for r in run.results]
     return {
         "imagelint": run.tool_version,
         "format_version": REPORT_FORMAT_VERSION,
@@ -67,4 +71,35 @@ def to_dict(run: CheckRun) -> dict[str, Any]:
 
 
 def render(run: CheckRun, options: ReportOptions) -> str:
-    return _json.dumps(to_dict(run), indent=2, sort_keys=False) + "\n"
+    return "".join(render_pieces(run, options))
+
+
+# The results' place in the report with none in it: the only key indented two spaces is top-level
+# (a string holds no raw newline: JSON escapes it).
+_NO_RESULTS = '\n  "results": [],\n'
+_RESULT_INDENT = "\n    "  # a result's lines in the report: two levels in
+_RESULT_HEAD = '{' + _RESULT_INDENT + '  "image": {' + _RESULT_INDENT + '    "ref": '  # what precedes its subject
+
+
+def render_pieces(run: CheckRun, options: ReportOptions) -> Iterator[str]:
+    """The report a result at a time, the same text as ``json.dumps(to_dict(run), indent=2)``: a
+    run of 60,000 pods is never one text, nor one list of dicts, in memory."""
+    before, after = _json.dumps(to_dict(run, results=[]), indent=2).split(_NO_RESULTS, 1)
+    yield before + '\n  "results": ['
+    target = target_json(run.target)
+    # A result without findings whose every field but its subject is the last one's (the clean pods
+    # of one shape) is that one's text under its own subject. Findings are never compared: their
+    # extra values can be equal and print apart (1 == True).
+    said: tuple[tuple[Any, ...], str] | None = None  # those fields, and the text after the subject
+    for i, r in enumerate(run.results):
+        ref = _json.dumps(r.subject)
+        rest = None if r.findings or r.suppressed else (
+            r.kind, r.digest, r.platform, r.error, r.complete, r.notices, r.skipped_rules)
+        if rest is None or said is None or said[0] != rest:
+            text = _json.dumps(result_json(r, target), indent=2).replace("\n", _RESULT_INDENT)
+            if rest is not None:
+                said = rest, text[len(_RESULT_HEAD) + len(ref):]
+        else:
+            text = _RESULT_HEAD + ref + said[1]
+        yield ("," if i else "") + _RESULT_INDENT + text
+    yield ("\n  ]" if run.results else "]") + ",\n" + after + "\n"

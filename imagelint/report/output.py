@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable, Iterator
 
 from imagelint.errors import OutputError
 from imagelint.lazyre import lazy_pattern
@@ -48,8 +49,27 @@ def check_report_path(path: str) -> None:
         raise OutputError(f"cannot write {path}: " + _INPUT)
 
 
-def write_report(path: str, text: str, append: bool = False) -> None:
-    """Write (or append) ``text`` to ``path``; ``OutputError`` with one line when it cannot be."""
+_WRITE_BYTES = 1 << 16  # pieces of a report are joined up to this size per write
+
+
+def batched(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` joined into texts of about ``_WRITE_BYTES`` characters: one write per batch, not per
+    piece (a report of 60,000 results comes a result at a time)."""
+    batch: list[str] = []
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= _WRITE_BYTES:
+            yield "".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield "".join(batch)
+
+
+def write_report(path: str, text: str | Iterable[str], append: bool = False) -> None:
+    """Write (or append) ``text`` (or its pieces, ``report.render_pieces``) to ``path``;
+    ``OutputError`` with one line when it cannot be."""
     check_report_path(path)
     stream = _STREAM_PATHS.fullmatch(path) is not None
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC if stream else 0) | getattr(os, "O_CLOEXEC", 0)
@@ -70,10 +90,11 @@ def write_report(path: str, text: str, append: bool = False) -> None:
             raise OutputError(f"cannot write {path}: " + _INPUT)
         if not append and not stream:
             os.ftruncate(fd, 0)
-        data = memoryview(encoded(text))
-        while data:
-            written = os.write(fd, data)
-            data = data[written:]
+        for batch in batched((text,) if isinstance(text, str) else text):
+            data = memoryview(encoded(batch))
+            while data:
+                written = os.write(fd, data)
+                data = data[written:]
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
     finally:

@@ -17,7 +17,7 @@ runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotatio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -297,56 +297,85 @@ class ManifestRead:
     objects: int = 0  # Kubernetes objects (documents with apiVersion and kind) in the file
 
 
+_NAMED_IN_NOTE = 5  # objects a note names before it says "and N more"
+
+
+class ManifestStream:
+    """A (multi-document) manifest file read document by document.
+
+    Iterating yields the facts of every container of every workload as its document is parsed,
+    and keeps none of them: a stream of 60,000 pods is judged pod by pod in the memory of one.
+    What only the whole file tells is known once the iteration has ended: ``dra_objects`` (the
+    run resolves claims across files with them), ``objects`` (Kubernetes objects counted) and
+    ``notes`` (objects in which no pod spec imagelint knows was found, classic DRA, managed DRA).
+    """
+
+    def __init__(self, text: str, source: str, scan_command: CommandScanner | None = None) -> None:
+        self.text, self.source, self.scan_command = text, source, scan_command
+        self.dra_objects: list[Any] = []
+        self.objects = 0
+        self._not_understood: list[str] = []  # the first _NAMED_IN_NOTE, counted in _not_understood_count
+        self._not_understood_count = 0
+        self._managed_dra: list[str] = []
+        self._classic: list[str] = []
+
+    def __iter__(self) -> Iterator[ImageFacts]:
+        from imagelint.static.dra import dra_object
+        from imagelint.static.podspecs import carries_no_pods
+
+        for doc in iter_documents(self.text, self.source):
+            if not isinstance(doc, dict) or not doc.get("kind"):
+                continue
+            self.objects += 1
+            found = False
+            for pod in find_pod_specs(doc):
+                found = True
+                yield from pod_facts(pod, self.source, self.scan_command)
+            meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
+            ann = ann if isinstance(ann := meta.get("annotations"), dict) else {}
+            managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
+            if managed:  # KServe "managed DRA": the controller creates the claims, not this file
+                self._managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
+            obj = dra_object(doc, self.source)
+            if str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha") and len(self._classic) < _NAMED_IN_NOTE:
+                self._classic.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'}")
+            if obj is not None:
+                self.dra_objects.append(obj)
+                continue
+            if not found and doc.get("apiVersion"):
+                kind, api = str(doc["kind"]), str(doc["apiVersion"])
+                if not kind.endswith("List") and not carries_no_pods(api, kind):
+                    self._not_understood_count += 1
+                    if len(self._not_understood) < _NAMED_IN_NOTE:
+                        name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+                        self._not_understood.append(f"{kind}/{name} (line {_line(doc)})")
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        notes: tuple[str, ...] = ()
+        if self._not_understood:
+            more = self._not_understood_count - len(self._not_understood)
+            shown = ", ".join(self._not_understood) + (f" and {more} more" if more else "")
+            notes = (f"{self.source}: no pod template found in {shown}; these objects were not linted "
+                     "(if they run GPU pods, lint the pods they create, e.g. from `kubectl get pod -o yaml`)",)
+        if self._classic:
+            notes = notes + (f"{self.source}: {', '.join(self._classic)} use resource.k8s.io/v1alpha* (classic DRA, "
+                             "withdrawn: Kubernetes 1.31+ serves resource.k8s.io/v1beta1 and later, v1 from 1.34); "
+                             "applying them fails, rewrite them for structured parameters",)
+        if self._managed_dra:
+            notes = notes + (f"{self.source}: {', '.join(self._managed_dra)} request GPUs through claims the KServe "
+                             "controller creates (managed DRA); those claims are not in this file, so their devices "
+                             "were not checked",)
+        return notes
+
+
 def read_manifest(text: str, source: str, scan_command: CommandScanner | None = None) -> ManifestRead:
     """Facts for every container of every workload in a (multi-document) manifest file, the DRA
-    objects it defines, and a note naming objects in which no pod spec imagelint knows was found."""
-    from imagelint.static.dra import dra_object
-    from imagelint.static.podspecs import carries_no_pods
-
-    out: list[ImageFacts] = []
-    dra: list[Any] = []
-    not_understood: list[str] = []
-    managed_dra: list[str] = []
-    classic: list[str] = []
-    objects = 0
-    for doc in iter_documents(text, source):
-        if not isinstance(doc, dict) or not doc.get("kind"):
-            continue
-        objects += 1
-        found = False
-        for pod in find_pod_specs(doc):
-            found = True
-            out.extend(pod_facts(pod, source, scan_command))
-        meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
-        ann = ann if isinstance(ann := meta.get("annotations"), dict) else {}
-        managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
-        if managed:  # KServe "managed DRA": the controller creates the claims, not this file
-            managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
-        obj = dra_object(doc, source)
-        if str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha"):
-            classic.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'}")
-        if obj is not None:
-            dra.append(obj)
-            continue
-        if not found and doc.get("apiVersion"):
-            kind, api = str(doc["kind"]), str(doc["apiVersion"])
-            if not kind.endswith("List") and not carries_no_pods(api, kind):
-                name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-                not_understood.append(f"{kind}/{name} (line {_line(doc)})")
-    notes: tuple[str, ...] = ()
-    if not_understood:
-        shown = ", ".join(not_understood[:5]) + (f" and {len(not_understood) - 5} more" if len(not_understood) > 5 else "")
-        notes = (f"{source}: no pod template found in {shown}; these objects were not linted "
-                 "(if they run GPU pods, lint the pods they create, e.g. from `kubectl get pod -o yaml`)",)
-    if classic:
-        notes = notes + (f"{source}: {', '.join(classic[:5])} use resource.k8s.io/v1alpha* (classic DRA, "
-                         "withdrawn: Kubernetes 1.31+ serves resource.k8s.io/v1beta1 and later, v1 from 1.34); "
-                         "applying them fails, rewrite them for structured parameters",)
-    if managed_dra:
-        notes = notes + (f"{source}: {', '.join(managed_dra)} request GPUs through claims the KServe controller "
-                         "creates (managed DRA); those claims are not in this file, so their devices were not "
-                         "checked",)
-    return ManifestRead(tuple(out), tuple(dra), notes, objects)
+    objects it defines, and a note naming objects in which no pod spec imagelint knows was found
+    (every fact at once: ``ManifestStream`` gives them document by document)."""
+    stream = ManifestStream(text, source, scan_command)
+    facts = tuple(stream)
+    return ManifestRead(facts, tuple(stream.dra_objects), stream.notes, stream.objects)
 
 
 def manifest_facts(text: str, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:

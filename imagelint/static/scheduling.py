@@ -9,7 +9,6 @@ so that IL603/IL604 and this narrowing agree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from imagelint.deploytarget import Target
@@ -44,19 +43,38 @@ def pod_target(facts: ImageFacts, target: Target) -> Target:
     return replace(target, pools=reached, source=f"{target.source} (pools the pod reaches: {names})")
 
 
-def scheduled_target(manifest_facts: Sequence[ImageFacts], target: Target) -> tuple[Target, str | None]:
-    """The target narrowed to pools some GPU workload of the manifests reaches, and a note."""
-    if not target.known:
-        return target, None
-    pods = [f.workload for f in manifest_facts if f.workload is not None and f.workload.primary and f.workload.requests_gpu]
-    if not pods:
-        return target, "--image: no GPU workload in the manifests; the image is checked against every pool"
-    reached = []
-    for pool in target.pools:
-        if any(reaches(w, pool) for w in pods):
-            reached.append(pool)
-    if not reached:
-        return target, ("--image: the manifests' GPU workloads reach no target pool (see IL603/IL604); "
-                        "the image is checked against every pool")
-    names = ", ".join(p.name for p in reached)
-    return replace(target, pools=tuple(reached), source=f"{target.source} (pools the manifests reach: {names})"), None
+class ReachedPools:
+    """The target's pools some GPU workload of the manifests reaches, gathered workload by workload
+    (no workload is kept: ``lint`` of a manifest stream holds one pod's facts at a time)."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.gpu_workloads = False
+        self._reached: set[int] = set()  # indexes into target.pools
+
+    def add(self, facts: ImageFacts) -> None:
+        w = facts.workload
+        if not self.target.known or w is None or not w.primary or not w.requests_gpu:
+            return
+        self.gpu_workloads = True
+        for i, pool in enumerate(self.target.pools):
+            if i not in self._reached and reaches(w, pool):
+                self._reached.add(i)
+
+    def update(self, other: ReachedPools) -> None:
+        self.gpu_workloads = self.gpu_workloads or other.gpu_workloads
+        self._reached |= other._reached
+
+    def scheduled_target(self) -> tuple[Target, str | None]:
+        """The target narrowed to the pools reached, and a note."""
+        target = self.target
+        if not target.known:
+            return target, None
+        if not self.gpu_workloads:
+            return target, "--image: no GPU workload in the manifests; the image is checked against every pool"
+        reached = [pool for i, pool in enumerate(target.pools) if i in self._reached]
+        if not reached:
+            return target, ("--image: the manifests' GPU workloads reach no target pool (see IL603/IL604); "
+                            "the image is checked against every pool")
+        names = ", ".join(p.name for p in reached)
+        return replace(target, pools=tuple(reached), source=f"{target.source} (pools the manifests reach: {names})"), None

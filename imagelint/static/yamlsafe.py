@@ -84,6 +84,8 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
 def _construct(loader: Any, node: yaml.Node) -> Any:
@@ -94,30 +96,66 @@ def _construct(loader: Any, node: yaml.Node) -> Any:
     return loader.construct_object(node, deep=True)
 
 
-def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterator[LineDict]:
+def _tree(loader: Any, node: Any) -> Any:  # a yaml.Node: its class is compared with ``is`` (no subclass is built)
+    """What ``_construct`` makes of ``node``, built directly: for a document that holds no alias
+    (no node is shared, none recursive), PyYAML's bookkeeping of constructed nodes (a dict entry
+    and a generator a collection) is work for nothing. Other tags go through the constructors."""
+    cls = node.__class__
+    if cls is yaml.ScalarNode and node.tag == _STR_TAG:
+        return node.value
+    if cls is yaml.MappingNode and node.tag == _MAP_TAG:
+        mapping = _new_mapping(node)
+        _fill_mapping(loader, node, mapping, _tree)
+        return mapping
+    if cls is yaml.SequenceNode and node.tag == _SEQ_TAG:
+        sequence = _new_sequence(node)
+        _fill_sequence(loader, node, sequence, _tree)
+        return sequence
+    return loader.construct_object(node, deep=True)
+
+
+def _new_mapping(node: yaml.MappingNode) -> LineDict:
     data = LineDict()
     data.line = node.start_mark.line + 1
-    yield data
+    return data
+
+
+def _fill_mapping(loader: Any, node: yaml.MappingNode, data: LineDict, construct: Any) -> None:
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
         if value_node.tag == RESET_TAG and getattr(loader, "compose_tags", False):
             continue  # Compose's ``!reset``: the attribute is removed, as if never written
-        key = _construct(loader, key_node)
+        key = construct(loader, key_node)
         try:
             hash(key)
         except TypeError:
             raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1) from None
-        data[key] = _construct(loader, value_node)
+        data[key] = construct(loader, value_node)
         data.key_lines[key] = key_node.start_mark.line + 1
 
 
-def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iterator[LineList]:
+def _new_sequence(node: yaml.SequenceNode) -> LineList:
     data = LineList()
     data.line = node.start_mark.line + 1
-    yield data
+    return data
+
+
+def _fill_sequence(loader: Any, node: yaml.SequenceNode, data: LineList, construct: Any) -> None:
     for item in node.value:
-        data.append(_construct(loader, item))
+        data.append(construct(loader, item))
         data.item_lines.append(item.start_mark.line + 1)
+
+
+def _construct_mapping(loader: _BoundedLoader, node: yaml.MappingNode) -> Iterator[LineDict]:
+    data = _new_mapping(node)
+    yield data
+    _fill_mapping(loader, node, data, _construct)
+
+
+def _construct_sequence(loader: _BoundedLoader, node: yaml.SequenceNode) -> Iterator[LineList]:
+    data = _new_sequence(node)
+    yield data
+    _fill_sequence(loader, node, data, _construct)
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
@@ -159,6 +197,8 @@ if hasattr(yaml, "CSafeLoader"):
     class _LibyamlLoader(yaml.CSafeLoader):
         """libyaml's parser with the same constructors: only for text that cannot hold an alias
         (no anchor) and is too short to hold more than MAX_NODES nodes, so the bounds still hold."""
+
+        no_alias = False  # the text holds no anchor: documents are built straight from the nodes (_tree)
 
         def __init__(self, stream: str, path: str) -> None:
             super().__init__(stream)
@@ -235,8 +275,11 @@ def _loader_for(text: str, path: str, use_libyaml: bool = True, compose_tags: bo
     if use_libyaml and _FastLoader is not None and _ComposeFastLoader is not None and _shallow(text, spans):
         yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
         short = all(end - start <= _SHORT_DOCUMENT for start, end in spans)
-        if (short and not _MAYBE_ANCHOR.search(text)) or _within_bounds(text, path):
-            return (_ComposeFastLoader if compose_tags else _FastLoader)(text, path)
+        no_alias = "&" not in text or not _MAYBE_ANCHOR.search(text)  # (the regex alone: ~50 ns a character)
+        if (short and no_alias) or _within_bounds(text, path):
+            loader = (_ComposeFastLoader if compose_tags else _FastLoader)(text, path)
+            loader.no_alias = no_alias
+            return loader
     return (_ComposeBoundedLoader if compose_tags else _BoundedLoader)(text, path)
 
 
@@ -257,9 +300,14 @@ def iter_documents(text: str, path: str, use_libyaml: bool = True, compose_tags:
         line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
         char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
         raise ConfigError(f"invalid YAML: control character {char} is not allowed", path, line) from None
+    no_alias = getattr(loader, "no_alias", False)
     try:
         while loader.check_data():
-            yield loader.get_data()
+            if no_alias:  # built directly (``_tree``), as construct_document would, but for its bookkeeping
+                yield _tree(loader, loader.get_node())
+                loader.constructed_objects.clear()  # what construct_document forgets after each document
+            else:
+                yield loader.get_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

@@ -118,6 +118,25 @@ SAMPLES = {
         - [b, {c: d}]
         ---
         """),
+    "no-anchor": textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p, labels: {a: "1", b: 2, c: true, d: ~, e: 1.5, f: 2026-01-02}}
+        spec:
+          containers:
+          - name: c
+            args: [--x, 0x1f, 0o17, .inf, !!str 3, !!int "4", "", [], {}]
+            env:
+            - name: A
+              value: |
+                two
+                lines
+            <<: {merged: yes, 1: one}
+        ---
+        - !!set {a, b}
+        - !!binary aGVsbG8=
+        - !!omap [{x: 1}, {y: 2}]
+        """),
     "empty": "",
     "comments-only": "# nothing\n",
 }
@@ -142,6 +161,8 @@ def _shape(value):  # type: ignore[no-untyped-def]
 @needs_libyaml
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_both_loaders_build_the_same_documents_with_the_same_lines(name):
+    """Text without anchors (no node shared) is built directly from libyaml's nodes; with anchors,
+    through PyYAML's constructor, which keeps what an alias points at."""
     text = SAMPLES[name]
     assert yamlsafe._loader_for(text, "x.yaml").__class__ is yamlsafe._FastLoader  # libyaml is what ran
     fast = [_shape(d) for d in load_documents(text, "x.yaml")]

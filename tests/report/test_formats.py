@@ -39,6 +39,36 @@ def test_json_validates_and_counts(busy_run, report_schema):
     assert ok["target"]["pools"][0]["name"] == "t4-pool"
 
 
+@pytest.mark.parametrize("results", [0, 1, 3])
+def test_json_written_a_result_at_a_time_is_the_whole_reports_text(busy_run, results):
+    from dataclasses import replace
+
+    from imagelint.report.json import render_pieces, to_dict
+
+    run = replace(busy_run, results=(busy_run.results * 2)[:results])
+    pieces = list(render_pieces(run, ReportOptions()))
+    assert len(pieces) == results + 2  # the head, one piece a result, the tail
+    assert "".join(pieces) == json.dumps(to_dict(run), indent=2) + "\n"
+
+
+def test_json_of_results_alike_but_for_their_subject_is_each_ones_own_text(busy_run):
+    """Clean results of one shape are written from the text of the one before (its subject
+    swapped): every field but the subject counts, and a result with findings is written afresh."""
+    from dataclasses import replace
+
+    from imagelint.report.json import render_pieces, to_dict
+
+    with_findings = busy_run.results[0]
+    clean = ImageResult(subject="pods.yaml:4 Pod/p0 container c", kind="manifest", complete=False,
+                        skipped_rules=("IL101",), rules_run=("IL101", "IL301"), path="pods.yaml")
+    results = [clean, replace(clean, subject='pods.yaml:9 Pod/"p1" container ü'), replace(clean, subject="x"),
+               replace(clean, subject="y", notices=("a notice",)), replace(clean, subject="z", complete=True),
+               replace(clean, subject="w", skipped_rules=()), with_findings,
+               replace(with_findings, subject="v"), replace(clean, subject="u", platform="linux/arm64")]
+    run = replace(busy_run, results=tuple(results))
+    assert "".join(render_pieces(run, ReportOptions())) == json.dumps(to_dict(run), indent=2) + "\n"
+
+
 def test_json_schema_rejects_a_broken_report(busy_run, report_schema):
     doc = json.loads(render("json", busy_run))
     doc["results"][0]["findings"][0]["severity"] = "fatal"

@@ -53,10 +53,15 @@ class ImageCuda:
 
 def parse_image(image: str | None) -> tuple[str, str] | None:
     """(registry/repository, tag) of an image reference, or None when it is not one."""
+    if not image or not isinstance(image, str) or "$" in image or "{" in image:
+        return None
+    return _parse_image(image)
+
+
+@functools.lru_cache(maxsize=1024)  # a manifest stream names the same few images on every pod
+def _parse_image(image: str) -> tuple[str, str] | None:
     from imagelint.reference import parse_registry_name
 
-    if not image or "$" in image or "{" in image:
-        return None
     try:
         name = parse_registry_name(image)
     except UsageError:

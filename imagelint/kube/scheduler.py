@@ -53,16 +53,25 @@ def _suffixes() -> dict[str, Fraction]:
     }
 
 
-def parse_quantity(text: str | None) -> Fraction | None:
+@functools.cache
+def _suffixes_longest_first() -> tuple[str, ...]:
+    return tuple(s for s in sorted(_suffixes(), key=len, reverse=True) if s)
+
+
+# A manifest stream repeats a handful of quantities ("1", "2", "80Gi") on every pod: each text is
+# parsed once. Bounded: an entry is a string of the input and a Fraction; the oldest go first.
+def parse_quantity(text: object) -> Fraction | None:
     """``"1"`` → 1, ``"1000m"`` → 1, ``"2Ki"`` → 2048; None when not a quantity."""
+    return None if text is None else _parse_quantity(str(text).strip())
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_quantity(s: str) -> Fraction | None:
     from fractions import Fraction
 
-    if text is None:
-        return None
-    s = str(text).strip()
     suffixes = _suffixes()
-    for suffix in sorted(suffixes, key=len, reverse=True):
-        if suffix and s.endswith(suffix):
+    for suffix in _suffixes_longest_first():
+        if s.endswith(suffix):
             number, mult = s[: -len(suffix)], suffixes[suffix]
             break
     else:

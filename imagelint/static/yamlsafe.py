@@ -191,6 +191,7 @@ _ComposeBoundedLoader.add_constructor(OVERRIDE_TAG, _construct_untagged)
 _ComposeBoundedLoader.add_constructor(RESET_TAG, _construct_reset)
 
 # libyaml's loaders, None when PyYAML was built without it.
+_REMEMBERED_TAGS, _REMEMBERED_TEXT = 4096, 64  # plain scalars whose tag a stream's loader keeps
 _FastLoader: type[_LibyamlLoader] | None = None
 _ComposeFastLoader: type[_LibyamlLoader] | None = None
 if hasattr(yaml, "CSafeLoader"):
@@ -203,6 +204,27 @@ if hasattr(yaml, "CSafeLoader"):
         def __init__(self, stream: str, path: str) -> None:
             super().__init__(stream)
             self._path = path
+            self._plain_tags: dict[str, str] = {}
+
+        # No path resolver is registered (yaml.add_path_resolver): libyaml's composer still calls
+        # these two for every node, and the tag of a plain scalar depends on its text alone.
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            pass
+
+        def ascend_resolver(self) -> None:
+            pass
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            """As SafeLoader resolves; a plain scalar's tag once per text: a manifest stream repeats
+            the same keys and values (a text starting with n, y, o, t or f is two regexes)."""
+            if kind is not yaml.ScalarNode or not implicit[0] or len(value) > _REMEMBERED_TEXT:
+                return super().resolve(kind, value, implicit)
+            tag = self._plain_tags.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(self._plain_tags) < _REMEMBERED_TAGS:
+                    self._plain_tags[value] = tag
+            return tag
 
     _LibyamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
     _LibyamlLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
@@ -217,6 +239,12 @@ if hasattr(yaml, "CSafeLoader"):
 # An anchor can only start after a space, a flow indicator or a line start: "&" elsewhere
 # (URLs, shell "&&" inside a plain scalar...) makes this test only more cautious.
 _MAYBE_ANCHOR = lazy_pattern(r"(?:^|[\s\[\]{},:-])&")
+
+
+def may_hold_anchors(text: str) -> bool:
+    """Whether a YAML text may hold an anchor; without one, no alias can share a node between two
+    places of a document."""
+    return "&" in text and bool(_MAYBE_ANCHOR.search(text))  # "&" first: the regex takes ~50 ns a character
 
 
 def _within_bounds(text: str, path: str) -> bool:
@@ -245,7 +273,7 @@ def _within_bounds(text: str, path: str) -> bool:
 # (the pure-Python loader raises RecursionError instead). Text whose nesting cannot exceed this
 # many levels (fewer flow brackets, shallower indentation) is safe for it.
 _C_SAFE_DEPTH = 1000
-_INDENT = lazy_pattern(r"(?m)^[ \t-]+")
+_DEEP_INDENT = lazy_pattern(rf"(?m)^[ \t-]{{{_C_SAFE_DEPTH}}}")  # a line indented that far
 
 
 # A document marker at the start of a line ends any document (a block scalar too; inside a
@@ -267,7 +295,7 @@ def _shallow(text: str, spans: list[tuple[int, int]]) -> bool:
     for start, end in spans:
         if text.count("[", start, end) + text.count("{", start, end) >= _C_SAFE_DEPTH:
             return False
-    return max((len(m.group(0)) for m in _INDENT.finditer(text)), default=0) < _C_SAFE_DEPTH
+    return _DEEP_INDENT.search(text) is None
 
 
 def _loader_for(text: str, path: str, use_libyaml: bool = True, compose_tags: bool = False) -> Any:
@@ -275,7 +303,7 @@ def _loader_for(text: str, path: str, use_libyaml: bool = True, compose_tags: bo
     if use_libyaml and _FastLoader is not None and _ComposeFastLoader is not None and _shallow(text, spans):
         yaml.reader.Reader(text)  # the pure reader's printable check: the same error either way
         short = all(end - start <= _SHORT_DOCUMENT for start, end in spans)
-        no_alias = "&" not in text or not _MAYBE_ANCHOR.search(text)  # (the regex alone: ~50 ns a character)
+        no_alias = not may_hold_anchors(text)
         if (short and no_alias) or _within_bounds(text, path):
             loader = (_ComposeFastLoader if compose_tags else _FastLoader)(text, path)
             loader.no_alias = no_alias

@@ -136,6 +136,7 @@ SAMPLES = {
         - !!set {a, b}
         - !!binary aGVsbG8=
         - !!omap [{x: 1}, {y: 2}]
+        - [yes, "yes", yes, null, 'null', null, 1, "1", 1, ~, ~]
         """),
     "empty": "",
     "comments-only": "# nothing\n",

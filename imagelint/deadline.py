@@ -40,6 +40,7 @@ _watchdog: threading.Timer | None = None
 _request_timeout: float | None = None
 _previous_alarm_handler: signal.Handlers | object | None = None  # restored by stop()
 _BACKSTOP = 5.0  # seconds the main thread has to end after SIGALRM before the process is ended
+_alarm_raised = threading.Event()  # the main thread was told (its run says so in its own line)
 
 
 class DeadlineExceeded(SourceError):
@@ -93,6 +94,7 @@ def _install_alarm_handler() -> None:
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     if _seconds is not None:  # a late signal after stop() is ignored
+        _alarm_raised.set()
         raise DeadlineExceeded(message())
 
 
@@ -162,6 +164,10 @@ def _expire(seconds: float) -> None:
         main.join(_BACKSTOP)
         if not main.is_alive():
             return  # the run ended the ordinary way (exit 3, its own one line)
+        if _alarm_raised.is_set():
+            # The run said why (its one line) and is waiting at exit for a worker stuck in a read:
+            # end it with the same code, adding no second line.
+            os._exit(EXIT_UNREADABLE)
     try:
         stderr = sys.__stderr__  # None when the interpreter started without one: then the exit alone
         if stderr is not None:

@@ -152,3 +152,15 @@ def test_a_registry_named_insecure_costs_no_warning_per_request(tls_registry, tm
                   env=_home(tmp_path), **BOUND)
     assert run.returncode == 3 and "Unverified HTTPS request" not in run.stderr
     run.error_line()  # exactly one line on stderr
+
+
+def test_a_layer_dripping_past_the_deadline_ends_the_run_with_one_line(reg, tmp_path):
+    """The layer is read by a worker thread, not the main thread: the run still ends through the
+    main thread with its one line (the watchdog adds none), the blob cut short."""
+    built = _serve(reg, "a/b")
+    digest, blob = built.layers[0][0], built.layers[0][1]
+    reg.routes[f"/v2/a/b/blobs/{digest}"] = Reply(200, blob, {}, drip=0.05)
+    run = _inspect(reg, "a/b:t", tmp_path, "--deadline", "2", "--timeout", "60")
+    assert_unreadable(run, "deadline")  # exactly one line on stderr, exit 3
+    assert "did not finish" not in run.stderr
+    assert reg.dripped.get(f"/v2/a/b/blobs/{digest}", 0) < len(blob) // 2

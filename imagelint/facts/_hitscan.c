@@ -7,7 +7,10 @@
  * source file) the anchors are found 16 bytes at a time with SSE2 (one compare per distinct anchor,
  * a fraction of the instructions a byte-by-byte table walk spends), and the pair of characters
  * at an anchor (the anchor and the next one) is looked up in a one-bit-per-pair table before any
- * keyword is compared. Strings of every kind (1, 2 or 4 bytes a character) are searched in place.
+ * keyword is compared. Where the CPU has SSSE3 (checked at import), both characters of the pair are
+ * sifted 16 positions at a time instead (``next_pair_block``: four byte shuffles a block, whatever the
+ * number of anchors): in source text an anchor character is ~1 byte in 28 but an anchor pair ~1 in
+ * 250, and the scalar checks at the rest were most of the search's time. Strings of every kind (1, 2 or 4 bytes a character) are searched in place.
  * Every read is bounds-checked against the text; tests/facts/test_textscan.py compares it with the
  * Python path on random texts and keyword sets.
  *
@@ -40,6 +43,12 @@
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+/* SSSE3's byte shuffle, used only in a function built for it and only where the CPU has it (checked
+ * at import): the build itself assumes no more than SSE2. */
+#include <tmmintrin.h>
+#define PAIR_FILTER 1
 #endif
 
 #define MAX_KEYWORDS 64
@@ -89,6 +98,10 @@ typedef struct {
      * and the character after it). Set only when every keyword has a character after its anchor. */
     int pairs_ok;
     unsigned long long pairs[65536 / 64];
+    /* The same pairs as nibble tables for the SSSE3 filter (``next_pair_block``), set with the pairs:
+     * bit b of lo1[c & 15] & hi1[c >> 4] says c is the anchor of a pair of bucket b, and lo2/hi2 say
+     * the same of the character after it. An anchor character's pairs share its bucket (one of 8). */
+    unsigned char lo1[16], hi1[16], lo2[16], hi2[16];
 } Keywords;
 
 #define MAX_VECTOR_ANCHORS 16 /* more distinct anchors than this: one character at a time */
@@ -139,6 +152,40 @@ static Py_ssize_t count_newlines(const Py_UCS1 *s, Py_ssize_t from, Py_ssize_t t
     return count;
 }
 
+#if defined(PAIR_FILTER)
+/* Whether the CPU has SSSE3 (set at import; a test may turn the filter off to compare both paths). */
+static int pair_filter_on;
+
+/* From s[i], the first block of 16 positions where some position j may start a keyword's anchor
+ * pair (s[j], s[j + 1]): its start, and in ``mask`` a bit for each such j (bit 0: the block's first).
+ * Two shuffles a character look up the bucket bits of the anchor and of the character after it, so
+ * a block costs the same whatever the number of anchors, and a position comes back only when the
+ * pair may be one a keyword holds (most anchor characters of source text are not followed as in
+ * one), never missing one that is. Reads s[i:i + 17] per block: stops (mask 0) when fewer remain. */
+__attribute__((target("ssse3"))) static Py_ssize_t next_pair_block(const Py_UCS1 *s, Py_ssize_t i, Py_ssize_t n,
+                                                                   const Keywords *kw, unsigned *mask) {
+    const __m128i nibble = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+    const __m128i lo1 = _mm_loadu_si128((const __m128i *)kw->lo1), hi1 = _mm_loadu_si128((const __m128i *)kw->hi1);
+    const __m128i lo2 = _mm_loadu_si128((const __m128i *)kw->lo2), hi2 = _mm_loadu_si128((const __m128i *)kw->hi2);
+    for (; n - i >= 17; i += 16) {
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(s + i + 1));
+        /* A byte >= 0x80 has a high nibble of 8-15, whose table entries are 0 (keywords are ASCII). */
+        __m128i first = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(v0, nibble)),
+                                      _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(v0, 4), nibble)));
+        __m128i second = _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(v1, nibble)),
+                                       _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(v1, 4), nibble)));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(first, second), zero)) ^ 0xFFFFu;
+        if (m) {
+            *mask = m;
+            return i;
+        }
+    }
+    *mask = 0;
+    return i;
+}
+#endif
+
 /* The search over one-byte text (str of code points < 256, or bytes): 16 characters at a time, the
  * anchors among them found by one compare per distinct anchor, then each tried in order. */
 static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, int first_only, Hits *out) {
@@ -152,6 +199,13 @@ static int search_one_byte(const Py_UCS1 *s, Py_ssize_t n, const Keywords *kw, i
     while (i < n) {
         Py_ssize_t block = 1; /* the characters this step looks at: s[i:i + block] */
         unsigned mask;
+#if defined(PAIR_FILTER)
+        if (pair_filter_on && kw->pairs_ok && n - i >= 17) {
+            i = next_pair_block(s, i, n, kw, &mask);
+            if (!mask) continue; /* fewer than 17 characters left: the paths below take them */
+            block = 16;
+        } else
+#endif
 #if defined(__SSE2__)
         if (vector && n - i >= 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
@@ -242,6 +296,10 @@ static int build_keywords(PyObject *keywords, Keywords *kw) {
     }
     memset(kw->at, 0, sizeof kw->at);
     memset(kw->pairs, 0, sizeof kw->pairs);
+    memset(kw->lo1, 0, sizeof kw->lo1);
+    memset(kw->hi1, 0, sizeof kw->hi1);
+    memset(kw->lo2, 0, sizeof kw->lo2);
+    memset(kw->hi2, 0, sizeof kw->hi2);
     kw->pairs_ok = 1;
     kw->anchors = 0;
     for (Py_ssize_t k = 0; k < kw->count; k++) {
@@ -261,8 +319,16 @@ static int build_keywords(PyObject *keywords, Keywords *kw) {
         if (!kw->at[(unsigned char)t[anchor]]) kw->anchor_chars[kw->anchors++] = (unsigned char)t[anchor];
         kw->at[(unsigned char)t[anchor]] |= 1ULL << k;
         if (anchor + 1 < length) {
-            unsigned pair = (unsigned)(unsigned char)t[anchor] << 8 | (unsigned char)t[anchor + 1];
+            unsigned char a = (unsigned char)t[anchor], b = (unsigned char)t[anchor + 1];
+            unsigned pair = (unsigned)a << 8 | b;
             kw->pairs[pair >> 6] |= 1ULL << (pair & 63);
+            int slot = 0;
+            while (kw->anchor_chars[slot] != a) slot++; /* (listed above) */
+            unsigned char bucket = (unsigned char)(1u << (slot & 7));
+            kw->lo1[a & 15] |= bucket;
+            kw->hi1[a >> 4] |= bucket;
+            kw->lo2[b & 15] |= bucket;
+            kw->hi2[b >> 4] |= bucket;
         } else {
             kw->pairs_ok = 0; /* a keyword ending at its anchor: no pair to look for */
         }
@@ -451,8 +517,22 @@ static PyObject *find(PyObject *Py_UNUSED(self), PyObject *args) {
     return PyLong_FromSsize_t(found);
 }
 
+/* pair_filter() -> whether the SSSE3 pair filter is in use; pair_filter(False) turns it off, and
+ * pair_filter(True) back on where the CPU has it (tests compare the search with and without it). */
+static PyObject *pair_filter(PyObject *Py_UNUSED(self), PyObject *args) {
+    int on = -1;
+    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+#if defined(PAIR_FILTER)
+    if (on >= 0) pair_filter_on = on && __builtin_cpu_supports("ssse3");
+    return PyBool_FromLong(pair_filter_on);
+#else
+    return PyBool_FromLong(0);
+#endif
+}
+
 static PyMethodDef methods[] = {
     {"lines", lines, METH_VARARGS, "The lines of a text that hold one of the keywords: [index, start, end, ...]."},
+    {"pair_filter", pair_filter, METH_VARARGS, "Whether the SSSE3 pair filter is in use; pair_filter(False) turns it off."},
     {"find", find, METH_VARARGS, "data.find(needle, start), memchr on needle[anchor]: the index or -1."},
     {"newlines", newlines, METH_O, "The number of \"\\n\" in bytes, or -1 when they hold another line break."},
     {NULL, NULL, 0, NULL},
@@ -462,5 +542,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hitscan", NULL, -1,
 
 PyMODINIT_FUNC PyInit__hitscan(void) {
     fill_ranks();
+#if defined(PAIR_FILTER)
+    __builtin_cpu_init();
+    pair_filter_on = __builtin_cpu_supports("ssse3");
+#endif
     return PyModule_Create(&module);
 }

@@ -5,6 +5,7 @@ other threads search with other tuples."""
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 
@@ -69,3 +70,47 @@ def test_threads_searching_with_different_keywords_each_get_their_own_lines() ->
     for t in threads:
         t.join()
     assert not failures
+
+
+def test_the_pair_filter_finds_every_keyword_at_every_place_of_a_block() -> None:
+    """One-byte text is first sifted 16 positions at a time by the pair filter (SSSE3: the anchor
+    and the character after it looked up by nibble), which may let a position through that holds no
+    keyword but must never hold one back: a keyword at every offset around the 16-byte blocks and the
+    17-byte tail, beside bytes over 0x7f (high nibbles the tables leave empty), with more anchor
+    characters than the filter has buckets, gives the lines the Python search gives, filter on and off."""
+    if not gpuindex.NATIVE:
+        pytest.skip("the native keyword search is not built")
+    import platform
+
+    from imagelint.facts._hitscan import lines, pair_filter
+
+    available = pair_filter()
+    if platform.machine() in ("x86_64", "AMD64") and os.environ.get("IMAGELINT_REQUIRE_NATIVE"):
+        assert available, "the SSSE3 pair filter is off on an x86-64 CPU"
+    rng = random.Random(17)
+    # Anchors of 12 distinct characters (> 8 buckets), each keyword with a character after its anchor.
+    many = ("qz1", "xq2", "jv3", "kw4", "zz5", "QX6", "JJ7", "VV8", "KK9", "XZ0", "@@a", "~~b")
+    fillers = ("a", "b", " ", "\n", "é", "\xff", "q", "x", "Q", "z")  # (anchor characters alone: no keyword)
+    try:
+        for keywords in (gpuindex.KEYWORDS, many):
+            for length in (15, 16, 17, 31, 32, 33, 47, 64, 100):
+                for offset in range(0, length + 1):
+                    for keyword in rng.sample(keywords, 3):
+                        pad = "".join(rng.choice(fillers) for _ in range(length))
+                        text = pad[:offset] + keyword + pad[offset:]
+                        data = text.encode("utf-8")
+                        expected = [(i, line) for i, line in enumerate(text.split("\n"))
+                                    if any(k in line for k in keywords)]
+                        for on in (True, False):
+                            pair_filter(on)
+                            for given in (text, data):
+                                flat = lines(given, keywords)
+                                plain = given if isinstance(given, str) else given.decode("utf-8")
+                                # (bytes positions are byte offsets: compare the lines' text)
+                                got = [(flat[i], (given[flat[i + 1] : flat[i + 2]] if isinstance(given, str)
+                                                  else given[flat[i + 1] : flat[i + 2]].decode("utf-8")))
+                                       for i in range(0, len(flat), 3)]
+                                assert got == expected, (keywords, plain, on)
+                                assert lines(given, keywords, True) == flat[:3]
+    finally:
+        pair_filter(available)

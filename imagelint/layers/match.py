@@ -86,6 +86,12 @@ class RuleMatcher:
     without one (``usr/bin/*``, ``app/**/*``) by their first directory. A path
     runs only the regexes of rules whose literals fit it, in rule order, so the
     first matching rule still wins.
+
+    Most paths of an application layer (``app/**/*.py``, ``app/**/*``, ``**/*.so``) are then
+    decided by their top directory and extension alone: when every rule their index could
+    name is a ``LEAD/**/*SUFFIX`` (``deep_suffix``) with LEAD that top or nothing and SUFFIX
+    that extension, and their base name meets no other literal, the answer is the same for
+    every such path, worked out once per (top, extension) and kept (``_by_shape``).
     """
 
     def __init__(self, rules: Sequence[CaptureRule]) -> None:
@@ -146,6 +152,11 @@ class RuleMatcher:
             anywhere, by_top = self._ext_index.setdefault(ext, (self._by_ext.get((ext, ""), []), {}))
             if top:
                 by_top[top] = anywhere + own
+        # (top directory, extension or None) -> the rule (or None) every path of that shape matches,
+        # or _UNDECIDED when its rules need the whole path; bounded (hostile layers may hold a
+        # million extensions): past the bound, new shapes take the general way.
+        self._by_shape: dict[tuple[str, str | None], CaptureRule | None | object] = {}
+        self._deep = [deep_suffix(r.pattern) for r in self.rules]
 
     @cached_property
     def prefilter(self) -> tuple:
@@ -214,6 +225,28 @@ class RuleMatcher:
         return [i for i in found if path.startswith(leads[i])]
 
     def match(self, path: str) -> CaptureRule | None:
+        slash = path.rfind("/")
+        if slash > 0 and not self._anywhere:
+            # The usual path: decided by its shape when no basename literal singles it out.
+            base = path[slash + 1 :]
+            if base and base[: self._prefix_key] not in self._by_prefix:
+                for suffix, _ in self._by_suffix:
+                    if base.endswith(suffix):
+                        break
+                else:
+                    for infix, _ in self._by_infix:
+                        if infix in base:
+                            break
+                    else:
+                        dot = base.rfind(".")
+                        shape = (path[: path.find("/")], base[dot:] if dot >= 0 else None)
+                        found = self._by_shape.get(shape, _UNSEEN)
+                        if found is _UNSEEN:
+                            found = self._shape_rule(*shape)
+                            if len(self._by_shape) < MAX_SHAPES:
+                                self._by_shape[shape] = found
+                        if found is not _UNDECIDED:
+                            return found  # type: ignore[return-value]  # a rule or None
         regexes = self._regexes
         for i in self.candidates(path):
             regex = regexes[i]
@@ -222,6 +255,46 @@ class RuleMatcher:
             if regex.fullmatch(path):
                 return self.rules[i]
         return None
+
+
+    def _shape_rule(self, top: str, ext: str | None) -> CaptureRule | None | object:
+        """What every path under ``top`` whose base name has extension ``ext`` (and meets no prefix,
+        suffix or infix literal) matches, or _UNDECIDED when a rule its index names needs more of
+        the path than that. Such a path's candidates are ``top``'s rules and its extension's; each
+        must be a ``LEAD/**/*SUFFIX`` that every such path matches (LEAD ``top`` or nothing, SUFFIX
+        the whole extension or nothing): then the first of them is the match."""
+        indices = list(self._by_top.get(top, ()))
+        if ext is not None:
+            by_ext = self._ext_index.get(ext)
+            if by_ext is not None:
+                indices += [i for _, i in by_ext[1].get(top, by_ext[0])]
+        for i in indices:
+            deep = self._deep[i]
+            if deep is None or deep[0] not in ("", top) or deep[1] not in ("", ext):
+                return _UNDECIDED
+        return self.rules[min(indices)] if indices else None
+
+
+# Distinct (top directory, extension) shapes a matcher keeps.
+MAX_SHAPES = 4096
+_UNSEEN = object()
+_UNDECIDED = object()
+
+
+def deep_suffix(pattern: str) -> tuple[str, str] | None:
+    """(LEAD, SUFFIX) of a glob ``LEAD/**/*SUFFIX`` or ``**/*SUFFIX`` whose LEAD and SUFFIX are
+    literal (SUFFIX without '/'), else None. Its regex, ``LEAD/(?:[^/]*/)*[^/]*SUFFIX``, matches
+    exactly the paths that start with ``LEAD/`` (any, for no LEAD) and whose base name ends with
+    SUFFIX."""
+    head, sep, suffix = pattern.lstrip("/").rpartition("**/*")
+    if not sep or any(c in suffix for c in "*?[]/"):
+        return None
+    if not head:
+        return "", suffix
+    lead = head[:-1]
+    if not head.endswith("/") or not lead or any(c in lead for c in "*?[]"):
+        return None
+    return lead, suffix
 
 
 def _literal_run(text: str, stops: str) -> str:

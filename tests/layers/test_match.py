@@ -97,3 +97,35 @@ def test_a_bracket_without_its_close_in_the_same_component_is_literal() -> None:
     assert regex.fullmatch("s[o/cuda-12")
     assert not regex.fullmatch("so/cuda-12")
     assert compile_glob("a[b/c]").fullmatch("a[b/c]")
+
+
+def test_paths_decided_by_their_top_directory_and_extension_get_what_every_rule_tried_gives() -> None:
+    """A path whose rules are all ``LEAD/**/*SUFFIX`` of its top directory and extension is matched by
+    its shape, worked out once: on random rule lists mixing those with rules that need the whole path
+    (a longer suffix, a deeper lead, a basename prefix or infix, a top-level glob, a trailing ``**``),
+    every path, asked in any order and again, gets the first rule whose regex matches it."""
+    import random
+
+    from imagelint.layers.match import deep_suffix
+
+    assert deep_suffix("app/**/*.py") == ("app", ".py")
+    assert deep_suffix("/**/*.so") == ("", ".so")
+    assert deep_suffix("app/**/*") == ("app", "")
+    assert deep_suffix("usr/lib/**/*.so") == ("usr/lib", ".so")
+    for not_one in ("app/**/lib*.so", "app/*/x.py", "*.py", "app/**", "a[b]/**/*.py", "app/**/*.p?", "**/*/x"):
+        assert deep_suffix(not_one) is None, not_one
+    rng = random.Random(40)
+    globs = ["app/**/*.py", "app/**/*", "**/*.so", "**/*.py", "app/**/*_pb2.py", "app/sub/**/*.py", "usr/**/*.h",
+             "app/**/lib*.so", "**/*config.yaml", "**/*.yaml", "app/**/*.tar.gz", "**/*.gz", "*.py", "app/**",
+             "app/**/*cuda*", "workspace/**/*", "usr/lib/**/*.so", "app/**/.env", "**/*."]
+    dirs = ["app/", "app/sub/", "app/sub/deep/", "app/x.py/", "usr/", "usr/lib/", "workspace/", "opt/", "app/.git/"]
+    bases = ["m.py", "m_pb2.py", "x.so", "libx.so", "c.yaml", "nvconfig.yaml", "a.tar.gz", "b.gz", "README", ".env",
+             ".py", "cuda.txt", "mycudafile", "x.", "x..py", "lib.so.py", "t.h", "noext"]
+    for _ in range(300):
+        rules = [CaptureRule(g, "record") for g in rng.sample(globs, rng.randint(1, 8))]
+        matcher = RuleMatcher(rules)
+        regexes = [compile_glob(r.pattern) for r in rules]
+        paths = [d + b for d in dirs for b in bases] + bases
+        for path in rng.sample(paths, len(paths)) * 2:
+            expected = next((rules[i] for i, r in enumerate(regexes) if r.fullmatch(path)), None)
+            assert matcher.match(path) is expected, ([r.pattern for r in rules], path)

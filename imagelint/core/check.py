@@ -174,9 +174,7 @@ def target_findings_once(results: Sequence[ImageResult], target: Target) -> list
     it is taken off each of them and reported once, on a result of its own about the target —
     the target file when one states the pools (``kind`` "target", ``path`` the file), else
     ``target``."""
-    from imagelint.rules import RULES
-
-    target_only = {rid for rid, r in RULES.items() if tuple(r.needs) == ("target",)}
+    target_only = target_only_rules()
     found: dict[tuple[str, str | None, str], Any] = {}
     out = []
     for r in results:
@@ -204,6 +202,14 @@ def target_findings_once(results: Sequence[ImageResult], target: Target) -> list
     out.append(ImageResult(subject=path or TARGET_SUBJECT, kind="target", findings=tuple(findings), path=path,
                            rules_run=ran))
     return out
+
+
+def target_only_rules() -> frozenset[str]:
+    """The rules that need only the target: what they say without a location is the same for
+    every image and file (``target_findings_once``)."""
+    from imagelint.rules import RULES
+
+    return frozenset(rid for rid, r in RULES.items() if tuple(r.needs) == ("target",))
 
 
 def target_file(target: Target) -> str | None:

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Container, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from imagelint.core.check import CheckRun, target_findings_once
+from imagelint.core.check import CheckRun, target_findings_once, target_only_rules
 from imagelint.core.config import Config
 from imagelint.core.engine import ImageResult, run_rules
 from imagelint.core.inline_ignores import (
@@ -46,6 +46,7 @@ from imagelint.static import detect
 
 if TYPE_CHECKING:  # imported where a run needs it: the pre-commit hook's start-up
     from imagelint.matrix.model import Matrix
+    from imagelint.static.kubernetes import PodShape
     from imagelint.static.scheduling import ReachedPools
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -123,7 +124,7 @@ def read_static(path: str, matrix: Matrix | None = None, kind: str | None = None
     every fact at once (``StaticStream`` gives them one at a time). ``kind`` forces the kind (else
     detected by name and content)."""
     stream = StaticStream(path, matrix, kind)
-    facts = tuple(stream)
+    facts = tuple(f for f in stream if isinstance(f, ImageFacts))  # no PodShape without shapes
     static = stream.finished
     return static if static.kind == "skipped" else replace(static, facts=facts)
 
@@ -136,14 +137,16 @@ class StaticStream:
     the ignore comments, the notes and DRA objects, or why the file was skipped. A file can turn
     out skipped after some of its facts were given (a template whose YAML fails past its first
     documents): the caller drops what it made of them when ``finished.kind`` is "skipped".
+    ``shapes``: a manifest's pods come with their ``PodShape`` (``ManifestStream``).
     """
 
-    def __init__(self, path: str, matrix: Matrix | None = None, kind: str | None = None) -> None:
-        self.path, self._matrix, self._kind = path, matrix, kind
+    def __init__(self, path: str, matrix: Matrix | None = None, kind: str | None = None,
+                 shapes: Container[str] | None = None) -> None:
+        self.path, self._matrix, self._kind, self._shapes = path, matrix, kind, shapes
         self._finished: StaticInput | None = None
 
-    def __iter__(self) -> Iterator[ImageFacts]:
-        self._finished = yield from _static_facts(self.path, self._matrix, self._kind)
+    def __iter__(self) -> Iterator[ImageFacts | PodShape]:
+        self._finished = yield from _static_facts(self.path, self._matrix, self._kind, self._shapes)
 
     @property
     def finished(self) -> StaticInput:
@@ -152,7 +155,8 @@ class StaticStream:
         return self._finished
 
 
-def _static_facts(path: str, matrix: Matrix | None, kind: str | None) -> Generator[ImageFacts, None, StaticInput]:
+def _static_facts(path: str, matrix: Matrix | None, kind: str | None,
+                  shapes: Container[str] | None) -> Generator[ImageFacts | PodShape, None, StaticInput]:
     """``StaticStream``'s reading: yields the facts, returns the ``StaticInput`` without them."""
     from imagelint.static.gpuscan import language_for, scan_command, scan_file
 
@@ -189,9 +193,9 @@ def _static_facts(path: str, matrix: Matrix | None, kind: str | None) -> Generat
 
         if _kustomization(text):
             return _skip(path, "a kustomization; lint its output (kustomize build DIR | imagelint lint -)")
-        manifest = ManifestStream(_json_as_yaml(text, path), path, scan_command)
+        manifest = ManifestStream(_json_as_yaml(text, path), path, scan_command, shapes)
         try:
-            yield from manifest
+            yield from manifest.items()
         except ConfigError:
             why = template_reason(text)
             if why:
@@ -286,26 +290,64 @@ def _judged(file: _LintedFile) -> list[ImageResult]:
     return judged
 
 
+# Shapes of pods a file's judge keeps (``_Judge.file``): a stream of generated pods holds a few.
+MAX_SHAPES = 1024
+
+
+def _about_the_shape(result: ImageResult, target_only: frozenset[str]) -> bool:
+    """Nothing in the result depends on more than the pod's shape: no finding but the target's own
+    (a finding of a rule that needs only the target, without a location: taken off every result
+    by ``target_findings_once``), nothing suppressed (an ignore may name the subject), no notice."""
+    return result.error is None and not (result.suppressed or result.notices or result.unread_files) and all(
+        f.rule in target_only and f.location is None for f in result.findings)
+
+
 class _Judge:
     """One run's judging of facts: the image's CUDA from the base-image table, then the rules on the
     pools a GPU pod can land on (taints, selectors, claims)."""
 
     def __init__(self, target: Target, matrix: Matrix | None, config: Config, scheduling: bool) -> None:
         self.target, self.matrix, self.config, self.scheduling = target, matrix, config, scheduling
+        self.target_only = target_only_rules()
 
     def file(self, path: str) -> _LintedFile:
         """Read ``path`` and judge each fact as it is read; only the results stay."""
         from imagelint.static.scheduling import ReachedPools
 
-        stream = StaticStream(path, self.matrix)
-        results: list[ImageResult | ImageFacts] = []
         reached = ReachedPools(self.target) if self.scheduling else None
+        # PodShape.key -> the results of a pod of that shape, which said nothing about the pod itself
+        # (``_about_the_shape``): a pod that repeats it gets them with its own subjects. Not with --image (``reached`` needs
+        # every pod's facts). Per file: a result names its file.
+        shapes: dict[str, tuple[ImageResult, ...]] | None = {} if reached is None else None
+        stream = StaticStream(path, self.matrix, shapes=shapes)
+        results: list[ImageResult | ImageFacts] = []
         first: ImageFacts | None = None
-        for facts in stream:
+        pending: tuple[PodShape, list[ImageResult | ImageFacts]] | None = None  # a shape being judged
+        for item in stream:
+            if not isinstance(item, ImageFacts):  # a PodShape
+                if item.repeat:
+                    assert shapes is not None  # only they make a repeat
+                    said = shapes[item.key]
+                    if len(said) != len(item.subjects):
+                        raise RuntimeError(f"{path}: a pod repeats a shape with another number of containers")
+                    results.extend(replace(r, subject=subject) for r, subject in zip(said, item.subjects))
+                elif item.subjects:
+                    pending = (item, [])
+                continue
+            facts = item
             if first is None:
                 first = facts
             waits = facts.workload is not None and facts.workload.pod_claims
-            results.append(facts if waits else self.result(facts, path, reached))
+            result = facts if waits else self.result(facts, path, reached)
+            results.append(result)
+            if pending is not None:
+                shape, judged = pending
+                judged.append(result)
+                if len(judged) == len(shape.subjects):
+                    pending = None
+                    same = [r for r in judged if isinstance(r, ImageResult) and _about_the_shape(r, self.target_only)]
+                    if shapes is not None and len(same) == len(judged) and len(shapes) < MAX_SHAPES:
+                        shapes[shape.key] = tuple(same)
         static = stream.finished
         if static.kind == "skipped":  # a template found out past its first documents: what they gave goes
             return _LintedFile(static, [], None)

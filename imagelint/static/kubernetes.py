@@ -17,7 +17,7 @@ runtimeClassName) goes into ``WorkloadFacts`` for the IL60x rules. The annotatio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -40,7 +40,12 @@ from imagelint.facts.model import (
 )
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.podspecs import PodSpecAt, find_pod_specs, privileged_by
-from imagelint.static.yamlsafe import LineDict, LineList, iter_documents
+from imagelint.static.yamlsafe import (
+    LineDict,
+    LineList,
+    iter_documents,
+    may_hold_anchors,
+)
 
 IGNORE_ANNOTATION = "imagelint.io/ignore"
 IGNORE_LABEL = "io.imagelint.ignore"  # what the engine reads for in-image suppressions
@@ -151,18 +156,31 @@ def _cdi_devices(annotations: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:
-    """One ImageFacts per container (init containers included) of a pod spec."""
-    spec = pod.spec
-    groups = [("initContainers", True), ("containers", False)]
-    containers: list[tuple[str, LineDict, bool]] = []  # (locator, container, init)
-    for group, is_init in groups:
-        items = spec.get(group)
+def _containers(pod: PodSpecAt) -> list[tuple[str, LineDict, bool]]:
+    """(locator, container, init) of every container of a pod spec, in the order of its facts."""
+    containers: list[tuple[str, LineDict, bool]] = []
+    for group, is_init in (("initContainers", True), ("containers", False)):
+        items = pod.spec.get(group)
         if isinstance(items, LineList):
             for i, c in enumerate(items):
                 if isinstance(c, LineDict):
                     containers.append((f"{pod.path}.{group}[{i}]" if pod.path else f"{group}[{i}]", c, is_init))
     containers.extend((where, c, False) for where, c in pod.extra_containers)
+    return containers
+
+
+def _container_name(where: str, c: LineDict) -> str:
+    return str(c.get("name") or where.rsplit(".", 1)[-1])
+
+
+def _subject(source: str, pod: PodSpecAt, where: str, c: LineDict) -> str:
+    return f"{source}:{c.line} {pod.kind}/{pod.name} container {_container_name(where, c)}"
+
+
+def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:
+    """One ImageFacts per container (init containers included) of a pod spec."""
+    spec = pod.spec
+    containers = _containers(pod)
     all_resources = {where: _resources(c, where, source) for where, c, _ in containers}
     all_claims = {where: _container_claims(c) for where, c, _ in containers}
     pod_resources = tuple(dict.fromkeys(r.name for rs in all_resources.values() for r in rs))
@@ -181,7 +199,7 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
     labels = MappingProxyType({IGNORE_LABEL: ",".join(pod.annotations)} if pod.annotations else {})
     out = []
     for where, c, is_init in containers:
-        cname = str(c.get("name") or where.rsplit(".", 1)[-1])
+        cname = _container_name(where, c)
         env: list[EnvSetting] = []
         env_list = c.get("env")
         if isinstance(env_list, LineList):
@@ -240,7 +258,7 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
         base = BaseImageFacts(name=str(image), provenance=(Provenance(
             kind="manifest", source=source, line=_line(c, "image"), key=f"{where}.image"),)) if image else BaseImageFacts()
         out.append(ImageFacts(
-            subject=f"{source}:{c.line} {pod.kind}/{pod.name} container {cname}",
+            subject=_subject(source, pod, where, c),
             kind="manifest",
             env=tuple(env),
             entrypoint=entrypoint,
@@ -300,6 +318,21 @@ class ManifestRead:
 _NAMED_IN_NOTE = 5  # objects a note names before it says "and N more"
 
 
+@dataclass(frozen=True)
+class PodShape:
+    """What ``ManifestStream(shapes=...)`` gives before a pod's facts, or instead of them.
+
+    ``key`` is the pod's document as text but for its ``metadata.name`` (and its lines), and the
+    pod's place in it; ``subjects`` are its containers' subjects, in the order of their facts.
+    ``repeat``: ``shapes`` holds ``key`` (a pod of this shape was judged and nothing was said about the pod itself),
+    so no facts follow; else the facts of ``len(subjects)`` containers follow.
+    """
+
+    key: str
+    subjects: tuple[str, ...]
+    repeat: bool
+
+
 class ManifestStream:
     """A (multi-document) manifest file read document by document.
 
@@ -308,10 +341,18 @@ class ManifestStream:
     What only the whole file tells is known once the iteration has ended: ``dra_objects`` (the
     run resolves claims across files with them), ``objects`` (Kubernetes objects counted) and
     ``notes`` (objects in which no pod spec imagelint knows was found, classic DRA, managed DRA).
+
+    ``shapes``: the judge's clean shapes (``PodShape.key``). With them, ``items()`` gives each
+    pod's ``PodShape`` too, and a pod that repeats a clean shape as a ``PodShape`` alone: its
+    facts are not made (a generated stream of 60,000 pods holds a handful of shapes). Only pods
+    of a document that is not a List, in a text without anchors, whose claims are judged at once
+    (no ``resourceClaims``) have a shape.
     """
 
-    def __init__(self, text: str, source: str, scan_command: CommandScanner | None = None) -> None:
+    def __init__(self, text: str, source: str, scan_command: CommandScanner | None = None,
+                 shapes: Container[str] | None = None) -> None:
         self.text, self.source, self.scan_command = text, source, scan_command
+        self.shapes = shapes
         self.dra_objects: list[Any] = []
         self.objects = 0
         self._not_understood: list[str] = []  # the first _NAMED_IN_NOTE, counted in _not_understood_count
@@ -320,17 +361,37 @@ class ManifestStream:
         self._classic: list[str] = []
 
     def __iter__(self) -> Iterator[ImageFacts]:
+        for item in self.items():
+            if isinstance(item, ImageFacts):  # no PodShape without ``shapes``
+                yield item
+
+    def items(self) -> Iterator[ImageFacts | PodShape]:
         from imagelint.static.dra import dra_object
         from imagelint.static.podspecs import carries_no_pods
 
+        shapes = self.shapes
+        if shapes is not None and may_hold_anchors(self.text):
+            shapes = None  # an alias may share (or loop) a node: the text of a document is no key
         for doc in iter_documents(self.text, self.source):
             if not isinstance(doc, dict) or not doc.get("kind"):
                 continue
             self.objects += 1
             found = False
+            shape = None
             for pod in find_pod_specs(doc):
+                if not found and shapes is not None:
+                    shape = _unnamed_text(doc)  # once a document holds a pod
                 found = True
-                yield from pod_facts(pod, self.source, self.scan_command)
+                if shape is None or "resourceClaims" in pod.spec or pod.inherited_claims is not None:
+                    yield from pod_facts(pod, self.source, self.scan_command)
+                    continue
+                assert shapes is not None  # a shape is made only with them
+                key = f"{pod.path}\0{shape}"
+                subjects = tuple(_subject(self.source, pod, where, c) for where, c, _ in _containers(pod))
+                repeat = key in shapes
+                yield PodShape(key, subjects, repeat)
+                if not repeat:
+                    yield from pod_facts(pod, self.source, self.scan_command)
             meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
             ann = ann if isinstance(ann := meta.get("annotations"), dict) else {}
             managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
@@ -367,6 +428,17 @@ class ManifestStream:
                              "controller creates (managed DRA); those claims are not in this file, so their devices "
                              "were not checked",)
         return notes
+
+
+def _unnamed_text(doc: dict) -> str | None:
+    """The text of a document but for its ``metadata.name``: two documents with one text make the
+    same facts but for their subjects and lines. None for a List (its pods have their own names)."""
+    if str(doc.get("kind")).endswith("List") and isinstance(doc.get("items"), list):
+        return None
+    meta = doc.get("metadata")
+    if isinstance(meta, dict) and "name" in meta:
+        doc = {**doc, "metadata": {k: v for k, v in meta.items() if k != "name"}}
+    return repr(doc)  # every type a safe YAML loader makes has a repr that tells values apart
 
 
 def read_manifest(text: str, source: str, scan_command: CommandScanner | None = None) -> ManifestRead:

@@ -120,3 +120,114 @@ def test_a_longer_stream_keeps_its_results_not_its_documents(tmp_path: Path, mon
     assert kept < 600, f"{kept:.0f} bytes kept a pod once judged"
     assert large["writing"] - small["writing"] < 32 * 1024, (
         f"writing the report of 4,000 pods took {large['writing'] >> 10} KiB, of 1,000 {small['writing'] >> 10} KiB")
+
+
+# Documents that repeat one another but for their names, among others that may not stand for one
+# another: another image, a finding (a hard-coded GPU, a privileged container), claims, a List, an
+# ignore annotation, two containers, a namespace, a controller; and clean ones (nothing to say).
+VARIED = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: b0}
+spec: {containers: [{name: c, image: cuda, resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: w0}
+spec:
+  template:
+    spec:
+      initContainers: [{name: fetch, image: busybox}]
+      containers: [{name: a, image: cuda, resources: {limits: {nvidia.com/gpu: 2}}}, {image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a0}
+spec: {containers: [{name: c, image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: v0}
+spec: {containers: [{name: c, image: cuda, env: [{name: NVIDIA_VISIBLE_DEVICES, value: "0"}], resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: s0}
+spec: {containers: [{name: c, image: cuda, securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: n0, namespace: ml, annotations: {imagelint.io/ignore: "IL609: a test"}}
+spec: {containers: [{name: c, image: cuda, securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: t0}
+spec:
+  containers:
+  - {name: a, image: nvcr.io/nvidia/pytorch:24.05-py3, resources: {limits: {nvidia.com/gpu: 2}}}
+  - {name: b, image: busybox}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d0}
+spec: {template: {spec: {containers: [{name: c, image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Pod, metadata: {name: l0}, spec: {containers: [{name: c, image: cuda}]}}
+- {apiVersion: v1, kind: Pod, metadata: {name: l1}, spec: {containers: [{name: c, image: cuda, securityContext: {privileged: true}, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: c0}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: c, image: cuda, resources: {claims: [{name: gpu}]}}]
+"""
+
+
+def renamed(text: str, n: int) -> str:
+    """Each document of ``text`` n times, every copy's names changed (a0 → a1...), shuffled in."""
+    docs = text.split("---\n")
+    out = []
+    for i in range(n):
+        for j, doc in enumerate(docs):
+            out.append(doc.replace("0}", f"{i}}}").replace("l1}", f"l1x{i}}}") if (i + j) % 3 else doc)
+    return "---\n".join(out)
+
+
+# No target; a driver past end of life (its finding, about the target alone, is on every result);
+# a supported one.
+@pytest.mark.parametrize("target", [Target(), "470.57.02", "580.95.05"])
+def test_a_pod_that_repeats_a_clean_shape_gets_what_judging_it_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     target):
+    from imagelint.deploytarget.options import target_from_flags
+
+    if isinstance(target, str):
+        target = target_from_flags([target], ["A100"], None, None, None, None, None, None, load_matrix())
+    (tmp_path / "pods.yaml").write_text(renamed(VARIED, 6))
+    made = 0
+    read = kubernetes.pod_facts
+
+    def pod_facts(*args, **kwargs):
+        nonlocal made
+        made += 1
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(kubernetes, "pod_facts", pod_facts)
+
+    def lint_run() -> tuple[list, int]:
+        nonlocal made
+        made = 0
+        run = lint.run_lint([str(tmp_path / "pods.yaml")], target, load_matrix(), Config())
+        return list(run.results), made
+
+    remembered, made_remembering = lint_run()
+    monkeypatch.setattr(lint, "MAX_SHAPES", 0)
+    judged, made_judging = lint_run()
+    assert remembered == judged
+    assert made_remembering < made_judging  # repeats of clean shapes were not read again
+    assert any(r.findings for r in judged) and any(not r.findings for r in judged)
+    assert len({r.subject for r in judged}) == len(judged)

@@ -59,6 +59,11 @@ class LineList(list):
 class _BoundedLoader(yaml.SafeLoader):
     """SafeLoader whose composer enforces alias and node limits per document."""
 
+    compose_tags = False  # Compose's merge tags are read (``_ComposeBoundedLoader``)
+    # No mapping of the text holds a merge ("<<") or value ("=") key, which ``flatten_mapping``
+    # rewrites: then it is work for nothing (libyaml's loader knows; this one always flattens).
+    flat = False
+
     def __init__(self, stream: str, path: str) -> None:
         super().__init__(stream)
         self._path = path
@@ -86,6 +91,7 @@ class _BoundedLoader(yaml.SafeLoader):
 _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
+_FLATTENED_TAGS = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")  # the keys flatten_mapping rewrites
 
 
 def _construct(loader: Any, node: yaml.Node) -> Any:
@@ -121,17 +127,28 @@ def _new_mapping(node: yaml.MappingNode) -> LineDict:
 
 
 def _fill_mapping(loader: Any, node: yaml.MappingNode, data: LineDict, construct: Any) -> None:
-    loader.flatten_mapping(node)
+    if not loader.flat:
+        loader.flatten_mapping(node)
+    compose_tags = loader.compose_tags
+    key_lines = data.key_lines
     for key_node, value_node in node.value:
-        if value_node.tag == RESET_TAG and getattr(loader, "compose_tags", False):
+        if compose_tags and value_node.tag == RESET_TAG:
             continue  # Compose's ``!reset``: the attribute is removed, as if never written
-        key = construct(loader, key_node)
-        try:
-            hash(key)
-        except TypeError:
-            raise ConfigError("a mapping key that is not a scalar", loader._path, key_node.start_mark.line + 1) from None
-        data[key] = construct(loader, value_node)
-        data.key_lines[key] = key_node.start_mark.line + 1
+        # A string scalar (most keys and values) is its value, as ``construct`` makes it.
+        if key_node.__class__ is yaml.ScalarNode and key_node.tag == _STR_TAG:
+            key = key_node.value
+        else:
+            key = construct(loader, key_node)
+            try:
+                hash(key)
+            except TypeError:
+                raise ConfigError("a mapping key that is not a scalar", loader._path,
+                                  key_node.start_mark.line + 1) from None
+        if value_node.__class__ is yaml.ScalarNode and value_node.tag == _STR_TAG:
+            data[key] = value_node.value
+        else:
+            data[key] = construct(loader, value_node)
+        key_lines[key] = key_node.start_mark.line + 1
 
 
 def _new_sequence(node: yaml.SequenceNode) -> LineList:
@@ -201,10 +218,15 @@ if hasattr(yaml, "CSafeLoader"):
 
         no_alias = False  # the text holds no anchor: documents are built straight from the nodes (_tree)
 
+        compose_tags = False
+
         def __init__(self, stream: str, path: str) -> None:
             super().__init__(stream)
             self._path = path
             self._plain_tags: dict[str, str] = {}
+            # Without "!" the text has no explicit tag, so a merge or value key can only be a plain
+            # scalar, whose tag ``resolve`` sees: until it sees one, nothing is to flatten.
+            self.flat = "!" not in stream
 
         # No path resolver is registered (yaml.add_path_resolver): libyaml's composer still calls
         # these two for every node, and the tag of a plain scalar depends on its text alone.
@@ -215,16 +237,25 @@ if hasattr(yaml, "CSafeLoader"):
             pass
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            """As SafeLoader resolves; a plain scalar's tag once per text: a manifest stream repeats
-            the same keys and values (a text starting with n, y, o, t or f is two regexes)."""
-            if kind is not yaml.ScalarNode or not implicit[0] or len(value) > _REMEMBERED_TEXT:
-                return super().resolve(kind, value, implicit)
-            tag = self._plain_tags.get(value)
-            if tag is None:
-                tag = super().resolve(kind, value, implicit)
-                if len(self._plain_tags) < _REMEMBERED_TAGS:
-                    self._plain_tags[value] = tag
-            return tag
+            """As SafeLoader resolves (no path resolver: a collection's tag is its kind's, a quoted
+            scalar's str); a plain scalar's tag once per text: a manifest stream repeats the same
+            keys and values (a text starting with n, y, o, t or f is two regexes)."""
+            if kind is yaml.ScalarNode:
+                if not implicit[0]:
+                    return _STR_TAG
+                tag = self._plain_tags.get(value) if len(value) <= _REMEMBERED_TEXT else None
+                if tag is None:
+                    tag = super().resolve(kind, value, implicit)
+                    if tag in _FLATTENED_TAGS:
+                        self.flat = False
+                    if len(value) <= _REMEMBERED_TEXT and len(self._plain_tags) < _REMEMBERED_TAGS:
+                        self._plain_tags[value] = tag
+                return tag
+            if kind is yaml.MappingNode:
+                return _MAP_TAG
+            if kind is yaml.SequenceNode:
+                return _SEQ_TAG
+            return super().resolve(kind, value, implicit)
 
     _LibyamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
     _LibyamlLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)

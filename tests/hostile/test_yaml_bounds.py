@@ -140,6 +140,18 @@ SAMPLES = {
         """),
     "empty": "",
     "comments-only": "# nothing\n",
+    # Merge and value keys without an explicit tag (no "!" in the text): flattened all the same.
+    "merge-untagged": textwrap.dedent("""\
+        base: {a: 1, b: 2}
+        one: {<<: {a: 3}, c: 4}
+        two:
+          <<: [{x: 1}, {y: 2}]
+          y: 3
+        ---
+        = : the value key
+        k: {=: v}
+        """),
+    "merge-after-many": "".join(f"k{i}: {{a: {i}}}\n" for i in range(50)) + "z: {<<: {q: 1}}\n",
 }
 BAD = {
     "tab": "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: p\n",

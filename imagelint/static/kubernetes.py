@@ -39,7 +39,12 @@ from imagelint.facts.model import (
     WorkloadFacts,
 )
 from imagelint.lazyre import lazy_pattern
-from imagelint.static.podspecs import PodSpecAt, find_pod_specs, privileged_by
+from imagelint.static.podspecs import (
+    PodSpecAt,
+    find_pod_specs,
+    object_name,
+    privileged_by,
+)
 from imagelint.static.yamlsafe import (
     LineDict,
     LineList,
@@ -173,8 +178,8 @@ def _container_name(where: str, c: LineDict) -> str:
     return str(c.get("name") or where.rsplit(".", 1)[-1])
 
 
-def _subject(source: str, pod: PodSpecAt, where: str, c: LineDict) -> str:
-    return f"{source}:{c.line} {pod.kind}/{pod.name} container {_container_name(where, c)}"
+def _subject(source: str, kind: str, name: str, where: str, c: LineDict) -> str:
+    return f"{source}:{c.line} {kind}/{name} container {_container_name(where, c)}"
 
 
 def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None = None) -> list[ImageFacts]:
@@ -258,7 +263,7 @@ def pod_facts(pod: PodSpecAt, source: str, scan_command: CommandScanner | None =
         base = BaseImageFacts(name=str(image), provenance=(Provenance(
             kind="manifest", source=source, line=_line(c, "image"), key=f"{where}.image"),)) if image else BaseImageFacts()
         out.append(ImageFacts(
-            subject=_subject(source, pod, where, c),
+            subject=_subject(source, pod.kind, pod.name, where, c),
             kind="manifest",
             env=tuple(env),
             entrypoint=entrypoint,
@@ -359,6 +364,9 @@ class ManifestStream:
         self._not_understood_count = 0
         self._managed_dra: list[str] = []
         self._classic: list[str] = []
+        # A document's text but for its name -> its pods' (PodShape.key, (locator, route to the
+        # container) of each container), for a document that holds pods and nothing else to note.
+        self._documents: dict[str, tuple[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]], ...]] = {}
 
     def __iter__(self) -> Iterator[ImageFacts]:
         for item in self.items():
@@ -376,30 +384,46 @@ class ManifestStream:
             if not isinstance(doc, dict) or not doc.get("kind"):
                 continue
             self.objects += 1
+            shape = _unnamed_text(doc) if shapes is not None else None
+            if shape is not None:
+                assert shapes is not None  # a shape is made only with them
+                pods = self._documents.get(shape)
+                if pods is not None and all(key in shapes for key, _ in pods):
+                    repeated = self._repeat(doc, pods)
+                    if repeated is not None:
+                        yield from repeated
+                        continue
             found = False
-            shape = None
+            keys: list[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]]] | None = [] if shape is not None else None
             for pod in find_pod_specs(doc):
-                if not found and shapes is not None:
-                    shape = _unnamed_text(doc)  # once a document holds a pod
                 found = True
                 if shape is None or "resourceClaims" in pod.spec or pod.inherited_claims is not None:
+                    keys = None
                     yield from pod_facts(pod, self.source, self.scan_command)
                     continue
                 assert shapes is not None  # a shape is made only with them
                 key = f"{pod.path}\0{shape}"
-                subjects = tuple(_subject(self.source, pod, where, c) for where, c, _ in _containers(pod))
+                containers = _containers(pod)
+                subjects = tuple(_subject(self.source, pod.kind, pod.name, where, c) for where, c, _ in containers)
                 repeat = key in shapes
                 yield PodShape(key, subjects, repeat)
                 if not repeat:
                     yield from pod_facts(pod, self.source, self.scan_command)
+                if keys is not None:
+                    routes = _routes(doc, [c for _, c, _ in containers])
+                    keys = None if routes is None else [*keys, (key, tuple(zip([w for w, _, _ in containers], routes)))]
             meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
             ann = ann if isinstance(ann := meta.get("annotations"), dict) else {}
             managed = next((str(v) for k, v in ann.items() if str(k).endswith("/exp-dra-device-class")), None)
             if managed:  # KServe "managed DRA": the controller creates the claims, not this file
                 self._managed_dra.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'} (DeviceClass {managed})")
             obj = dra_object(doc, self.source)
-            if str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha") and len(self._classic) < _NAMED_IN_NOTE:
+            classic = str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha")
+            if classic and len(self._classic) < _NAMED_IN_NOTE:
                 self._classic.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'}")
+            if shape is not None and keys and not (managed or classic or obj is not None) \
+                    and len(self._documents) < MAX_DOCUMENT_SHAPES:
+                self._documents[shape] = tuple(keys)  # a document whose every pod has a shape: nothing else to note
             if obj is not None:
                 self.dra_objects.append(obj)
                 continue
@@ -410,6 +434,24 @@ class ManifestStream:
                     if len(self._not_understood) < _NAMED_IN_NOTE:
                         name = meta.get("name") or meta.get("generateName") or "<unnamed>"
                         self._not_understood.append(f"{kind}/{name} (line {_line(doc)})")
+
+    def _repeat(self, doc: dict, pods: tuple[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]], ...]
+                ) -> list[PodShape] | None:
+        """The PodShapes of a document that repeats an earlier one's text but for its name, each
+        container found where it was in that one; None if one is not there (equal texts have equal keys,
+        so none is known: then its pods are read as any other)."""
+        kind = str(doc["kind"])
+        name = object_name(meta if isinstance(meta := doc.get("metadata"), dict) else {})
+        out = []
+        for key, containers in pods:
+            subjects = []
+            for where, route in containers:
+                c = _at(doc, route)
+                if not isinstance(c, LineDict):
+                    return None
+                subjects.append(_subject(self.source, kind, name, where, c))
+            out.append(PodShape(key, tuple(subjects), True))
+        return out
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -428,6 +470,45 @@ class ManifestStream:
                              "controller creates (managed DRA); those claims are not in this file, so their devices "
                              "were not checked",)
         return notes
+
+
+# Documents a stream remembers the pods of (``ManifestStream._documents``).
+MAX_DOCUMENT_SHAPES = 1024
+
+
+def _routes(doc: Any, containers: Sequence[LineDict]) -> list[tuple[Any, ...]] | None:
+    """The keys and indexes that lead from ``doc`` to each container (found by identity, in one
+    walk), or None when one is not in it (a copy: an Argo template's container named by it)."""
+    wanted = {id(c): i for i, c in enumerate(containers)}
+    routes: list[tuple[Any, ...] | None] = [None] * len(containers)
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(doc, ())]
+    left = len(wanted)
+    while stack and left:
+        node, route = stack.pop()
+        i = wanted.get(id(node))
+        if i is not None and routes[i] is None:
+            routes[i] = route
+            left -= 1
+        if isinstance(node, dict):
+            stack.extend((v, (*route, k)) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, (*route, j)) for j, v in enumerate(node) if isinstance(v, (dict, list)))
+    if any(r is None for r in routes):
+        return None
+    return routes  # type: ignore[return-value]  # none is None
+
+
+def _at(doc: Any, route: tuple[Any, ...]) -> Any:
+    """What ``route`` leads to in ``doc``, or None."""
+    node = doc
+    for step in route:
+        if isinstance(node, dict):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            return None
+    return node
 
 
 def _unnamed_text(doc: dict) -> str | None:

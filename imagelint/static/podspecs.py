@@ -132,13 +132,18 @@ def _shape(kind: str, path: str, node_names: dict[str, str]) -> str:
     return f"{kind} at {p}"
 
 
+def object_name(meta: dict) -> str:
+    """The name of the object whose ``metadata`` this is, as its pods are named."""
+    return str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+
+
 def find_pod_specs(doc: Any, depth: int = 0) -> Iterator[PodSpecAt]:
     """Every pod spec in one YAML document (a ``List`` recurses into its items)."""
     if not isinstance(doc, LineDict) or not doc.get("apiVersion") or not doc.get("kind"):
         return
     kind = str(doc["kind"])
     meta = meta if isinstance(meta := doc.get("metadata"), dict) else {}
-    name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+    name = object_name(meta)
     namespace = str(meta["namespace"]) if meta.get("namespace") else None
     if kind.endswith("List") and isinstance(doc.get("items"), list):
         if depth < MAX_LIST_DEPTH:

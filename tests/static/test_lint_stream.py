@@ -124,7 +124,8 @@ def test_a_longer_stream_keeps_its_results_not_its_documents(tmp_path: Path, mon
 
 # Documents that repeat one another but for their names, among others that may not stand for one
 # another: another image, a finding (a hard-coded GPU, a privileged container), claims, a List, an
-# ignore annotation, two containers, a namespace, a controller; and clean ones (nothing to say).
+# ignore annotation, two containers, a namespace, a controller, a pod under a NaN key (a value
+# unequal to itself); and clean ones (nothing to say).
 VARIED = """\
 apiVersion: v1
 kind: Pod
@@ -172,6 +173,11 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d0}
 spec: {template: {spec: {containers: [{name: c, image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+apiVersion: example.com/v1
+kind: Runner
+metadata: {name: x0}
+spec: {.nan: {containers: [{name: c, image: cuda, resources: {limits: {nvidia.com/gpu: 1}}}]}}
 ---
 apiVersion: v1
 kind: List

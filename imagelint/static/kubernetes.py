@@ -394,7 +394,9 @@ class ManifestStream:
                         yield from repeated
                         continue
             found = False
-            keys: list[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]]] | None = [] if shape is not None else None
+            # Its pods' keys and routes, while the document may still be remembered.
+            keys: list[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]]] | None = \
+                [] if shape is not None and len(self._documents) < MAX_DOCUMENT_SHAPES else None
             for pod in find_pod_specs(doc):
                 found = True
                 if shape is None or "resourceClaims" in pod.spec or pod.inherited_claims is not None:
@@ -421,8 +423,7 @@ class ManifestStream:
             classic = str(doc.get("apiVersion") or "").startswith("resource.k8s.io/v1alpha")
             if classic and len(self._classic) < _NAMED_IN_NOTE:
                 self._classic.append(f"{doc.get('kind')}/{meta.get('name') or '<unnamed>'}")
-            if shape is not None and keys and not (managed or classic or obj is not None) \
-                    and len(self._documents) < MAX_DOCUMENT_SHAPES:
+            if shape is not None and keys and not (managed or classic or obj is not None):
                 self._documents[shape] = tuple(keys)  # a document whose every pod has a shape: nothing else to note
             if obj is not None:
                 self.dra_objects.append(obj)

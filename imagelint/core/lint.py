@@ -316,8 +316,8 @@ class _Judge:
 
         reached = ReachedPools(self.target) if self.scheduling else None
         # PodShape.key -> the results of a pod of that shape, which said nothing about the pod itself
-        # (``_about_the_shape``): a pod that repeats it gets them with its own subjects. Not with --image (``reached`` needs
-        # every pod's facts). Per file: a result names its file.
+        # (``_about_the_shape``): a pod that repeats it gets them with its own subjects. Not with
+        # --image (``reached`` needs every pod's facts). Per file: a result names its file.
         shapes: dict[str, tuple[ImageResult, ...]] | None = {} if reached is None else None
         stream = StaticStream(path, self.matrix, shapes=shapes)
         results: list[ImageResult | ImageFacts] = []

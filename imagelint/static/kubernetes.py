@@ -329,8 +329,8 @@ class PodShape:
 
     ``key`` is the pod's document as text but for its ``metadata.name`` (and its lines), and the
     pod's place in it; ``subjects`` are its containers' subjects, in the order of their facts.
-    ``repeat``: ``shapes`` holds ``key`` (a pod of this shape was judged and nothing was said about the pod itself),
-    so no facts follow; else the facts of ``len(subjects)`` containers follow.
+    ``repeat``: ``shapes`` holds ``key`` (a pod of this shape was judged and nothing was said about
+    the pod itself), so no facts follow; else the facts of ``len(subjects)`` containers follow.
     """
 
     key: str
@@ -433,8 +433,7 @@ class ManifestStream:
                 if not kind.endswith("List") and not carries_no_pods(api, kind):
                     self._not_understood_count += 1
                     if len(self._not_understood) < _NAMED_IN_NOTE:
-                        name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-                        self._not_understood.append(f"{kind}/{name} (line {_line(doc)})")
+                        self._not_understood.append(f"{kind}/{object_name(meta)} (line {_line(doc)})")
 
     def _repeat(self, doc: dict, pods: tuple[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]], ...]
                 ) -> list[PodShape] | None:

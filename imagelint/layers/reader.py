@@ -264,9 +264,15 @@ class _LayerCapture:
         n = size if reads_at_most is None or size < reads_at_most else reads_at_most
         if n > self._max_read:
             self._reserve(path, n)
-        head = walker.read_data(first_read)  # outside the try: a short stream is the layer's failure
-        left = walker.remaining_data
-        if left or scan_whole is None:  # (a member its first read holds whole goes to scan_whole alone)
+        if scan_whole is not None and size <= first_read + _SCAN_CHUNK:
+            # A member its head and one scan chunk hold (most sources) is read whole at once and
+            # settled by ``scan_whole`` alone, which gives what ``decide_head`` would (the scanner's
+            # contract, CaptureSpec): one read and one call, not a head, a verdict, then the rest.
+            head = walker.read_data()  # outside the try: a short stream is the layer's failure
+            left = 0
+        else:
+            head = walker.read_data(first_read)
+            left = walker.remaining_data
             try:
                 result = decide_head(path, size, head)
             except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
@@ -275,8 +281,8 @@ class _LayerCapture:
             if result is not None:
                 self.scans[path] = result
                 return
-            # A file read on whose rest fits in one scan chunk (most sources) reaches the scanner in one
-            # piece: one batch for its per-batch work (decoding, the keyword search) instead of two.
+            # A file read on whose rest fits in one scan chunk reaches the scanner in one piece:
+            # one batch for its per-batch work (decoding, the keyword search) instead of two.
             if 0 < left <= _SCAN_CHUNK:
                 head += walker.read_data(left)
                 left = 0

@@ -88,19 +88,33 @@ def _parts(path: str) -> list[str]:
     return out
 
 
-def _split_all(paths: list[str]) -> tuple[list[list[str]], bool]:
-    """``_parts`` of each path, and whether every path was already normalised (then each is
-    its parts joined by '/'). One scan of them all finds the usual case, every path already
-    normalised (as the layer reader records them), which needs only a split.
+def _split_all(paths: list[str]) -> tuple[list[str], list[str | None]]:
+    """Each path's parent directory and name, lexically normalised (``_parts``): ``"a/b/c"`` is
+    (``"a/b"``, ``"c"``); a path that names the root is (``""``, None). The directory is the key
+    of the merge's node lookups, split into its parts once per directory, not once per entry.
 
-    Joined by newlines, a path with an empty, '.' or '..' component shows "//", "/.", a '/'
-    or '.' next to a newline, or an empty path as two adjacent newlines; a newline inside a
-    name can only make a normalised path look otherwise, which costs the slow way, no more."""
+    One scan of them all finds the usual case, every path already normalised (as the layer
+    reader records them): then a path is its parent and name as they stand. Joined by newlines,
+    a path with an empty, '.' or '..' component shows "//", "/.", a '/' or '.' next to a newline,
+    or an empty path as two adjacent newlines; a newline inside a name can only make a
+    normalised path look otherwise, which costs the slow way, no more."""
     blob = "\n".join(paths)
     if (not paths or "/." in blob or "//" in blob or "\n/" in blob or "\n." in blob or "/\n" in blob or "\n\n" in blob
             or blob.startswith((".", "/", "\n")) or blob.endswith(("/", "\n")) or not blob):
-        return [_parts(p) for p in paths], False
-    return [p.split("/") for p in paths], True
+        keys: list[str] = []
+        names: list[str | None] = []
+        for path in paths:
+            parts = _parts(path)
+            keys.append("/".join(parts[:-1]))
+            names.append(parts[-1] if parts else None)
+        return keys, names
+    split = [p.rpartition("/") for p in paths]
+    return [key for key, _, _ in split], [name for _, _, name in split]
+
+
+def _key_parts(key: str) -> list[str]:
+    """A directory key's parts (``_split_all``): ``""`` is the root."""
+    return key.split("/") if key else []
 
 
 _EMPTY: dict[str, Any] = {}
@@ -173,26 +187,23 @@ class ImageFilesystem:
                 node = _find(root, _parts(path))
                 if node is not None:
                     node.children.clear()
-            paths = [e.path for e in x.entries]
-            entry_parts, normalised = _split_all(paths)
-            # Each entry's parent directory as a path (a normalised path's own text before its
-            # last '/'): the key of the node lookups below, one per directory, not one per entry.
-            parent_keys = ([p.rpartition("/")[0] for p in paths] if normalised
-                           else ["/".join(parts[:-1]) for parts in entry_parts])
+            # Each entry's parent directory (its key: the node lookups below are one per directory,
+            # not one per entry) and name.
+            parent_keys, names = _split_all([e.path for e in x.entries])
             # A non-directory entry replaces whatever lower layers had below it. Only clearing
             # happens in this loop, so a parent looked up once stays right for its directory (a
             # parent cut off by an earlier clear is no longer in the tree: clearing below it
             # changes nothing, as finding nothing would).
             parents: dict[str, _Node | None] = {"": root}
-            for e, parts, parent_key in zip(x.entries, entry_parts, parent_keys):
+            for e, parent_key, name in zip(x.entries, parent_keys, names):
                 if e.kind != DIRECTORY:
-                    if not parts:
+                    if name is None:
                         root.children.clear()
                         continue
                     parent = parents.get(parent_key, _UNSEEN)
                     if parent is _UNSEEN:
-                        parent = parents[parent_key] = _find(root, parts[:-1])
-                    node = parent.children.get(parts[-1]) if parent is not None else None
+                        parent = parents[parent_key] = _find(root, _key_parts(parent_key))
+                    node = parent.children.get(name) if parent is not None else None
                     if node is not None:
                         node.children.clear()
             # Whatever this layer has entries, whiteouts or opaque markers below is a
@@ -200,7 +211,7 @@ class ImageFilesystem:
             # so a lower layer's symlink or file at that path is replaced, not followed.
             # (Each directory once: demoting is idempotent, and thousands of entries share a parent.)
             implied_dirs = {tuple(_parts(p)[:-1]) for p in x.whiteouts}
-            implied_dirs.update(tuple(key.split("/")) if key else () for key in set(parent_keys))
+            implied_dirs.update(tuple(_key_parts(key)) for key in set(parent_keys))
             implied_dirs.update(tuple(_parts(p)) for p in x.opaque_dirs)
             for implied in implied_dirs:
                 _demote_non_directories(root, implied)
@@ -210,7 +221,7 @@ class ImageFilesystem:
             # Only nodes are added from here to the layer's end, so a directory's node, once
             # found, stays in the tree: thousands of entries share a parent, walked once.
             made: dict[str, _Node] = {"": root}
-            for e, parts, parent_key in zip(x.entries, entry_parts, parent_keys):
+            for e, parent_key, name in zip(x.entries, parent_keys, names):
                 path = e.path
                 record = _Record(e, contents.get(path), heads.get(path), scans.get(path), path in truncated)
                 if e.kind == HARDLINK:
@@ -220,19 +231,18 @@ class ImageFilesystem:
                         record.link_target = record.link_target.link_target
                     if record.link_target is None:
                         unbound.append(f"{path!r} -> {e.linkname!r}")
-                if not parts:
+                if name is None:
                     root.record = record
                     continue
                 node = made.get(parent_key)
                 if node is None:
                     node = root
-                    for part in parts[:-1]:
+                    for part in _key_parts(parent_key):
                         child = node.children.get(part)
                         if child is None:
                             child = node.children[part] = _Node()
                         node = child
                     made[parent_key] = node
-                name = parts[-1]
                 child = node.children.get(name)
                 if child is None:
                     child = node.children[name] = _Node()

@@ -191,6 +191,47 @@ class _LayerCapture:
         elif action != "record":
             self._capture(path, member, rule, walker)
 
+    def add_in_window(self, items: list[tarwalk.ScannedMember], window: memoryview, base: int) -> int:
+        """What ``add`` does, for the first of the native scan's ``items`` (``TarWalker.scanned_in_window``)
+        that are its usual candidate, in one step and without a ``TarMember``: a regular file at a
+        path this layer has not had before, no whiteout, whose data the window holds whole, and
+        whose rule records nothing or scans it with a scanner class that settles a member whole
+        (``scan_whole``, for a member that ``first_read`` and one more scan chunk hold). Stops at
+        the first that is not (``add`` takes that one, through the walker); returns how many it took.
+        (An application's sources are tens of thousands of such members, and a member through
+        ``add`` costs the walker's hand-back, the member object and three more calls.)"""
+        entries, scans, match, plans = self.entries, self.scans, self._match, self._plans
+        index, digest, max_read = self._layer_index, self._layer_digest, self._max_read
+        end = base + len(window)
+        taken = 0
+        for name, path, type_flag, size, mode, _, offset in items:
+            start = offset + tarwalk.BLOCK
+            # (A whiteout's name holds "/." or starts with ".", which the native scan hands to the
+            # parser: the test here only keeps this path right whatever the scan hands back.)
+            if (type_flag != tarwalk.REGULAR or not path or path in entries or WHITEOUT_PREFIX in path
+                    or name.startswith("/") or start + size > end):
+                break
+            rule = match(path)
+            if rule is not None:
+                if rule.action != "scan":
+                    break
+                plan = plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]  # a scan rule names its scanner
+                _, decide_head, first_read, _, scan_whole = plan
+                if decide_head is None or scan_whole is None or size > first_read + _SCAN_CHUNK or size > max_read:
+                    break
+                entries[path] = Entry(path, FILE, size, mode, None, index, digest)
+                data = bytes(window[start - base : start - base + size])
+                try:
+                    result, held = scan_whole(path, size, data)
+                except Exception as exc:  # hostile bytes skip one file, no more
+                    self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+                else:
+                    scans[path] = result
+                    if held:
+                        self._keep(path, int(held))
+            taken += 1
+        return taken
+
     def _whiteout(self, parent: str, base: str) -> None:
         if base == OPAQUE_MARKER:
             self.opaque_dirs[parent] = None
@@ -400,7 +441,13 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
         capture = _LayerCapture(layer, spec, limits, label)
         walker = tarwalk.TarWalker(stream, label, limits.max_members_per_layer, limits.max_extension_header_bytes,
                                    capture.matcher.prefilter)
-        for member in walker:
+        while True:
+            items, window, base = walker.scanned_in_window()
+            if items:
+                walker.took_scanned(capture.add_in_window(items, window, base))
+            member = next(walker, None)
+            if member is None:
+                break
             capture.add(member, walker)
         if not walker.ended_cleanly:
             capture.warn("tar stream has no end-of-archive marker")

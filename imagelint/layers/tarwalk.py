@@ -475,6 +475,36 @@ class TarWalker:
             if status != _ST_MORE:
                 return self._parsed_member()
 
+    def scanned_in_window(self) -> tuple[list[ScannedMember], memoryview, int]:
+        """The native scan's members not handed back yet, for a caller that takes some itself:
+        (members, window, base), a member's data being ``window[offset + 512 - base:][:size]`` when
+        ``offset + 512 + size <= base + len(window)``. Only between members (the current one's
+        data is skipped first), and valid until the walk moves on; ``took_scanned(k)`` then moves
+        the walk past the first ``k``, which must each lie whole in the window. Empty when there is
+        no native batch pending (the next member is then the parser's, or starts a new scan)."""
+        if self._current is not None:
+            self._remaining = 0
+            if self._next_header <= self._wbase + self._wlen:
+                self._cur = self._next_header
+            else:
+                self._skip_to(self._next_header)
+            self._current = None
+        if self._bi >= len(self._batch):
+            return [], self._view[:0], self._wbase
+        return self._batch[self._bi :], self._view[: self._wlen], self._wbase
+
+    def took_scanned(self, k: int) -> None:
+        """Past the first ``k`` members ``scanned_in_window`` gave, their headers and data."""
+        if k <= 0:
+            return
+        _, _, _, size, _, _, offset = self._batch[self._bi + k - 1]
+        self._bi += k
+        end = offset + BLOCK + size + (-size) % BLOCK
+        if end > self._wbase + self._wlen:  # (only the padding after the last one's data can be past it)
+            self._skip_to(end)
+        else:
+            self._cur = end
+
     def _skip_past_scanned(self, target: int, last: int) -> None:
         """To the header after a scan; the scan's last member (maybe one not handed back) names a truncation."""
         name = None

@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from imagelint.errors import ImagelintError
+from imagelint.facts import textscan
 from imagelint.facts.capture import CAPTURE_SPEC
 from imagelint.layers import reader, tarwalk
 from imagelint.layers.reader import extract_layer
-from tests.layers.helpers import blob_layer, file_info, gnu_tar
+from tests.layers.helpers import blob_layer, file_info, gnu_tar, spec_of
 from tests.support.imagebuilder import Dir, File, Hardlink, Special, Symlink, layer_tar
 
 needs_native = pytest.mark.skipif(not tarwalk.NATIVE, reason="the native tar scanner is not built")
@@ -177,3 +178,64 @@ def test_the_filter_drops_only_paths_no_rule_wants() -> None:
             dropped += 1
             assert matcher.match(path) is None, path
     assert dropped and kept  # the test covers both sides
+
+
+class _Choosy(textscan.TextFactsScanner):
+    """The text-facts scanner, failing on any member whose content says "boom"."""
+
+    @classmethod
+    def scan_whole(cls, path: str, size: int, data: bytes):  # type: ignore[override]
+        if b"boom" in data:
+            raise ValueError("cannot scan\nsecond line")
+        return textscan.TextFactsScanner.scan_whole.__func__(textscan.TextFactsScanner, path, size, data)
+
+
+@needs_native
+@pytest.mark.parametrize("captured", [256 << 20, 2_000])
+def test_members_the_reader_takes_from_the_window_agree_with_the_parser(captured: int, monkeypatch) -> None:
+    """The native batch's usual candidates are taken from the window in one step
+    (``_LayerCapture.add_in_window``); every other member goes through ``add``. Both must give
+    what the Python parser's walk gives, member by member: whiteouts, a path seen before, a
+    scanner failing, a text kept (held bytes, against the per-layer bound), a rule that is not a
+    scan, a member too big to settle whole, and data that straddles the window's end."""
+    from imagelint.layers.limits import ReadLimits
+
+    spec = spec_of(("app/**/*.txt", "content", 100), ("app/**", "scan", 0, "t"), scanners={"t": _Choosy})
+    members: list = []
+    for i in range(60):
+        members.append(File(f"app/pkg{i % 7}/m{i}.py", b"import os\n" * (i * 37 % 400)))
+        if i % 9 == 0 and i:
+            members.append(File(f"app/pkg{(i - 9) % 7}/.wh.m{i - 9}.py", b""))  # a whiteout of a source
+        if i % 11 == 0:
+            members.append(File(f"app/pkg{i % 7}/m{i}.py", b"# replaced\n" + SCRIPT))  # the same path again
+        if i % 13 == 0:
+            members.append(File(f"app/run{i}.sh", SCRIPT * (i + 1)))  # a script: its text is kept
+        if i % 17 == 0:
+            members.append(File(f"app/bad{i}.py", b"boom\n"))
+        if i % 19 == 0:
+            members.append(File(f"app/notes{i}.txt", b"gpu-id=0\n"))
+    members.append(File("app/big.py", b"x = 1\n" * 13_000))  # past the head and one scan chunk
+    tar = layer_tar(members)
+
+    def outcome() -> object:
+        try:
+            x = extract_layer(blob_layer(0, tar, "none"), spec, ReadLimits(max_captured_bytes_per_layer=captured))
+        except ImagelintError as exc:
+            return ("error", type(exc).__name__, str(exc))
+        return (x.entries, sorted(x.contents.items()), sorted((k, repr(v)) for k, v in x.scans.items()),
+                x.whiteouts, x.warnings)
+
+    outcomes = []
+    for native in (True, False):
+        for window in (512, 4096, 1 << 20):
+            with monkeypatch.context() as m:
+                m.setattr(tarwalk, "WINDOW", window)
+                m.setattr(tarwalk, "_native_scan", NATIVE_SCAN if native else None)
+                outcomes.append(outcome())
+    assert all(other == outcomes[0] for other in outcomes[1:])
+    if captured < 1 << 20:
+        assert outcomes[0][:2] == ("error", "LimitExceededError")
+    else:
+        entries, _, scans, whiteouts, warnings = outcomes[0]
+        assert "app/pkg0/m0.py" in whiteouts and len([w for w in warnings if "cannot scan" in w]) == 4
+        assert sum("app/pkg" in e.path for e in entries) == 60 and "app/big.py" in dict(scans)

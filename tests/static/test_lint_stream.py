@@ -237,3 +237,25 @@ def test_a_pod_that_repeats_a_clean_shape_gets_what_judging_it_gives(tmp_path: P
     assert made_remembering < made_judging  # repeats of clean shapes were not read again
     assert any(r.findings for r in judged) and any(not r.findings for r in judged)
     assert len({r.subject for r in judged}) == len(judged)
+
+
+def test_a_result_for_another_subject_is_replace_with_that_subject() -> None:
+    """``_for_subject`` (how a repeated pod gets its shape's results) is ``dataclasses.replace``:
+    every field but the subject kept, whatever ImageResult holds."""
+    from dataclasses import fields, replace
+
+    from imagelint.core.engine import ImageResult
+    from imagelint.core.lint import _for_subject
+
+    plain = ImageResult("x")
+    values: dict = {}
+    for i, f in enumerate(fields(ImageResult)):  # every field other than its default
+        default = getattr(plain, f.name)
+        values[f.name] = {bool: not default, tuple: (f"t{i}",), int: i}.get(type(default), f"v{i}")
+    values["error_exit_code"] = 3
+    values["source_labels"] = {"org.opencontainers.image.source": "https://example.invalid/r"}
+    result = ImageResult(**values)
+    assert all(getattr(result, name) != getattr(plain, name) for name in values)
+    again = _for_subject(result, "deploy/other:container app")
+    assert again == replace(result, subject="deploy/other:container app")
+    assert type(again) is ImageResult and again.subject == "deploy/other:container app"

@@ -200,7 +200,7 @@ class _LayerCapture:
         the first that is not (``add`` takes that one, through the walker); returns how many it took.
         (An application's sources are tens of thousands of such members, and a member through
         ``add`` costs the walker's hand-back, the member object and three more calls.)"""
-        entries, scans, match, plans = self.entries, self.scans, self._match, self._plans
+        entries, match, plans = self.entries, self._match, self._plans
         index, digest, max_read = self._layer_index, self._layer_digest, self._max_read
         end = base + len(window)
         taken = 0
@@ -220,15 +220,7 @@ class _LayerCapture:
                 if decide_head is None or scan_whole is None or size > first_read + _SCAN_CHUNK or size > max_read:
                     break
                 entries[path] = Entry(path, FILE, size, mode, None, index, digest)
-                data = bytes(window[start - base : start - base + size])
-                try:
-                    result, held = scan_whole(path, size, data)
-                except Exception as exc:  # hostile bytes skip one file, no more
-                    self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
-                else:
-                    scans[path] = result
-                    if held:
-                        self._keep(path, int(held))
+                self._scan_whole(scan_whole, rule, path, size, bytes(window[start - base : start - base + size]))
             taken += 1
         return taken
 
@@ -328,17 +320,22 @@ class _LayerCapture:
                 head += walker.read_data(left)
                 left = 0
         if left == 0 and scan_whole is not None:
-            # The whole member is in hand: one call, no scanner fed chunk by chunk.
-            try:
-                result, held = scan_whole(path, size, head)
-            except Exception as exc:
-                self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
-                return
-            self.scans[path] = result
-            if held:  # (nothing to count for most: their result holds no text)
-                self._keep(path, int(held))
+            self._scan_whole(scan_whole, rule, path, size, head)
             return
         self._feed_scanner(path, size, rule, walker, factory(), head, _SCAN_CHUNK)
+
+    def _scan_whole(self, scan_whole: Callable[[str, int, bytes], tuple[Any, int]], rule: CaptureRule, path: str,
+                    size: int, data: bytes) -> None:
+        """The scan result of a member whose whole content is ``data``: one call to its scanner
+        class's ``scan_whole``, no scanner fed chunk by chunk."""
+        try:
+            result, held = scan_whole(path, size, data)
+        except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
+            self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+            return
+        self.scans[path] = result
+        if held:  # (nothing to count for most: their result holds no text)
+            self._keep(path, int(held))
 
     def _feed_scanner(self, path: str, size: int, rule: CaptureRule, walker: tarwalk.TarWalker, scanner: Any,
                       head: bytes | None, chunk_size: int) -> None:

@@ -497,11 +497,11 @@ class TarWalker:
         """Past the first ``k`` members ``scanned_in_window`` gave, their headers and data."""
         if k <= 0:
             return
-        _, _, _, size, _, _, offset = self._batch[self._bi + k - 1]
+        name, _, _, size, _, _, offset = self._batch[self._bi + k - 1]
         self._bi += k
         end = offset + BLOCK + size + (-size) % BLOCK
         if end > self._wbase + self._wlen:  # (only the padding after the last one's data can be past it)
-            self._skip_to(end)
+            self._skip_to(end, name)  # a stream that ends in it names that member, as the walk would
         else:
             self._cur = end
 

@@ -239,3 +239,16 @@ def test_members_the_reader_takes_from_the_window_agree_with_the_parser(captured
         entries, _, scans, whiteouts, warnings = outcomes[0]
         assert "app/pkg0/m0.py" in whiteouts and len([w for w in warnings if "cannot scan" in w]) == 4
         assert sum("app/pkg" in e.path for e in entries) == 60 and "app/big.py" in dict(scans)
+
+
+@needs_native
+def test_a_stream_that_ends_in_the_padding_after_a_member_taken_from_the_window_names_it(monkeypatch) -> None:
+    """The window ends where the second source's data ends; the stream ends inside the padding after it.
+    Taken from the window or walked, the truncation names that member."""
+    tar = layer_tar([File("app/a.py", b"a = 1\n" * 10), File("app/b.py", b"b = 2\n" * 100)])
+    second = tar.index(b"app/b.py")
+    assert second == 1024  # (the first member: its header and one padded block of data)
+    window = second + 512 + 600  # the window's end: the end of b.py's data
+    cut = tar[: window + 100]  # inside the padding that follows
+    outcome = _both(cut, monkeypatch, windows=(window,), spec=spec_of(("app/**", "scan", 0, "t"), scanners={"t": _Choosy}))
+    assert outcome[:2] == ("error", "ImageFormatError") and "'app/b.py' claims more data" in outcome[2], outcome

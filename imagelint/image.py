@@ -100,6 +100,8 @@ DEFAULT_PLATFORM = Platform("linux", DEFAULT_ARCH)
 
 @dataclass(frozen=True)
 class HistoryEntry:
+    """One entry of the image config's ``history``: the build step behind a layer, or one that made none."""
+
     created_by: str = ""
     created: str | None = None
     comment: str | None = None

@@ -22,6 +22,8 @@ _STDERR_CAP = 4096
 
 @dataclass(frozen=True)
 class HelperResult:
+    """How a helper that finished within its timeout and output cap exited; ``stderr`` is cut to a few KiB."""
+
     returncode: int
     stdout: bytes
     stderr: bytes

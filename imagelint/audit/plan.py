@@ -29,6 +29,9 @@ PLAN_SCHEMA = "imagelint-audit-plan/1"
 
 @dataclass(frozen=True)
 class Change:
+    """What the upgrade does to one workload on one pool: its verdict today and on the proposed
+    stack, and the findings behind the change."""
+
     workload: Workload
     pool: str
     before: str
@@ -40,6 +43,8 @@ class Change:
 
 @dataclass(frozen=True)
 class PlanReport:
+    """What ``audit --plan`` reports: the inventory audited on today's and the proposed stack, diffed."""
+
     current: AuditReport
     proposed: AuditReport
     changes: tuple[Change, ...]

@@ -34,6 +34,9 @@ CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default $
 
 @dataclass(frozen=True)
 class CacheCounts:
+    """What ``imagelint cache info`` reports and ``cache clean`` removes: layer extracts and image
+    facts, and parsed matrices, with their sizes."""
+
     directory: str
     entries: int        # layer extracts and image facts
     entry_bytes: int

@@ -14,6 +14,8 @@ MAX_VALUE = 256 * 1024  # a longer value is not an app config a human wrote: ski
 
 @dataclass(frozen=True)
 class ConfigMapData:
+    """One ConfigMap's keys (values over 256 KiB skipped), or the status it was refused with (403/404)."""
+
     namespace: str
     name: str
     data: Mapping[str, str] = field(default_factory=dict)

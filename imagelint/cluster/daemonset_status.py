@@ -19,6 +19,8 @@ from imagelint.cluster.source import ObjectSource
 
 @dataclass(frozen=True)
 class DaemonSetStatus:
+    """A DaemonSet's rollout (pods desired, Ready, unavailable) and the NVIDIA component it runs, if any."""
+
     namespace: str
     name: str
     selector: Mapping[str, str]  # spec.selector.matchLabels: finds its pods
@@ -37,6 +39,8 @@ class DaemonSetStatus:
 
 @dataclass(frozen=True)
 class DaemonSetListing:
+    """The DaemonSets of every namespace, or the status the list was refused with (403/404)."""
+
     daemonsets: tuple[DaemonSetStatus, ...] = ()
     refused: int | None = None
 

@@ -33,6 +33,8 @@ MAX_DEVICES = 100_000  # devices kept across all slices (a 5,000-node cluster of
 
 @dataclass(frozen=True)
 class NodeDevices:
+    """How many devices one DRA driver publishes for a node, counted over its ResourceSlices."""
+
     node: str
     driver: str  # gpu.nvidia.com, compute-domain.nvidia.com...
     devices: int
@@ -40,6 +42,8 @@ class NodeDevices:
 
 @dataclass(frozen=True)
 class SliceDevice:
+    """One device a ResourceSlice publishes, its attributes as text (``productName``, ``driverVersion``)."""
+
     node: str
     driver: str
     pool: str
@@ -50,12 +54,16 @@ class SliceDevice:
 
 @dataclass(frozen=True)
 class DeviceClassInfo:
+    """A DRA DeviceClass, and the CEL selectors that decide which devices a claim of it can get."""
+
     name: str
     selectors: tuple[str, ...]  # CEL expressions
 
 
 @dataclass(frozen=True)
 class RequestInfo:
+    """One device request of a claim or claim template: the DeviceClass asked for, and how many."""
+
     name: str
     device_class: str
     selectors: tuple[str, ...]
@@ -65,6 +73,8 @@ class RequestInfo:
 
 @dataclass(frozen=True)
 class ClaimInfo:
+    """A ResourceClaim: what a pod asked DRA for, whether it is allocated (to which devices), for whom."""
+
     namespace: str
     name: str
     device_classes: tuple[str, ...]
@@ -77,6 +87,8 @@ class ClaimInfo:
 
 @dataclass(frozen=True)
 class TemplateInfo:
+    """A ResourceClaimTemplate: the device requests of the claim made from it for each pod."""
+
     namespace: str
     name: str
     requests: tuple[RequestInfo, ...]
@@ -84,6 +96,8 @@ class TemplateInfo:
 
 @dataclass(frozen=True)
 class DraInventory:
+    """The cluster's DRA objects, read once (``read_dra``), and the kinds not served or not readable."""
+
     served: bool = False
     refused: dict[str, int] | None = None  # kinds → status (403, or NOT_IN_DUMP)
     device_classes: tuple[str, ...] = ()

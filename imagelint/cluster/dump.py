@@ -63,6 +63,8 @@ def _key(group: str, plural: str) -> str:
 
 @dataclass
 class DumpSource:
+    """A cluster dump (``doctor --from``) as an ``ObjectSource``: its objects by kind and its logs."""
+
     server: str  # "dump PATH", for messages
     context: str = ""
     namespace: str = "default"

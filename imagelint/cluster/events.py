@@ -24,6 +24,8 @@ from imagelint.cluster.source import ObjectSource
 
 @dataclass(frozen=True)
 class EventInfo:
+    """One Warning event: the object it is about, its reason and message, and when it last happened."""
+
     namespace: str
     object_kind: str  # involvedObject.kind: Pod, ReplicaSet, DaemonSet, Node...
     object_name: str
@@ -40,6 +42,8 @@ class EventInfo:
 
 @dataclass(frozen=True)
 class EventListing:
+    """The Warning events listed, or the status the list was refused with (403/404)."""
+
     events: tuple[EventInfo, ...] = ()
     refused: int | None = None
 

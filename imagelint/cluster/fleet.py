@@ -33,6 +33,8 @@ class GpuNode:
 
 @dataclass(frozen=True)
 class Fleet:
+    """What ``audit --cluster`` reads in one connection: the target, each GPU node's pool, the containers."""
+
     target: Target
     node_pools: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # node → pool name
     containers: tuple[WorkloadContainer, ...] = ()

@@ -31,6 +31,8 @@ MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024
 
 @dataclass(frozen=True)
 class ClientConfiguration:
+    """How to reach the cluster and as whom: a kubeconfig context's client configuration, or in-cluster."""
+
     configuration: Any  # kubernetes.client.Configuration
     context: str  # context name, or "in-cluster"
     namespace: str  # the context's namespace (or the pod's)

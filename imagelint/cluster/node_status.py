@@ -20,6 +20,8 @@ from imagelint.deploytarget.model import Taint
 
 @dataclass(frozen=True)
 class NodeInfo:
+    """One node as it is, not merged into a pool: what doctor judges selectors, taints and GPUs against."""
+
     name: str
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
@@ -34,6 +36,8 @@ class NodeInfo:
 
 @dataclass(frozen=True)
 class NodeListing:
+    """The nodes the cluster listed (parsed, and as served), or the status the list was refused with."""
+
     nodes: tuple[NodeInfo, ...] = ()
     refused: int | None = None
     objects: tuple[Mapping[str, Any], ...] = ()  # as served, for imagelint.cluster.nodes (pools)

@@ -28,6 +28,8 @@ def _with_profile(template: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class NvidiaNames:
+    """GFD/NFD label names, GFD's product suffixes and NVIDIA component image names, from the matrix."""
+
     driver_full: str
     driver_parts: tuple[str, ...]
     driver_parts_deprecated: tuple[str, ...]

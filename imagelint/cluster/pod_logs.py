@@ -29,6 +29,8 @@ MAX_LINE = 500
 
 @dataclass(frozen=True)
 class LogTail:
+    """The last lines of one container's log, or why the API server (or the kubelet) did not give them."""
+
     lines: tuple[str, ...] = ()
     refused: int | None = None  # 403: no get on pods/log; 404: no such pod; 400/500: the kubelet's answer; 0: no answer
     reason: str = ""  # the server's message when refused (cleaned)

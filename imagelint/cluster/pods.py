@@ -19,6 +19,8 @@ from imagelint.cluster.source import ObjectSource
 
 @dataclass(frozen=True)
 class ContainerState:
+    """One container's status in a pod: its state, restarts, and why its last instance ended."""
+
     name: str
     init: bool
     ready: bool
@@ -37,6 +39,8 @@ class ContainerState:
 
 @dataclass(frozen=True)
 class PodInfo:
+    """One pod as doctor reads it: where it runs or why not, its containers' states, its spec as served."""
+
     namespace: str
     name: str
     node: str  # spec.nodeName ("" while Pending and unscheduled)
@@ -62,6 +66,8 @@ class PodInfo:
 
 @dataclass(frozen=True)
 class PodListing:
+    """The pods listed (all namespaces, one namespace or one pod), or the status the list was refused with."""
+
     pods: tuple[PodInfo, ...] = ()
     refused: int | None = None
 

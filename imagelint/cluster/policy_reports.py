@@ -30,6 +30,8 @@ MAX_ATTEMPTS = 3  # reads-and-writes per report when other writers keep winning 
 
 @dataclass(frozen=True)
 class Written:
+    """What became of one PolicyReport ``audit --write-reports`` wrote (created, updated, not written...)."""
+
     where: str  # NAMESPACE/NAME (or NAME for a cluster report)
     outcome: str  # created | updated | unchanged | left alone | not written
     reason: str = ""  # for "left alone" and "not written"

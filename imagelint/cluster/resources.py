@@ -19,6 +19,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Resource:
+    """A kind of Kubernetes object imagelint reads: its API group, version, plural, and message names."""
+
     group: str  # "" = the core API
     version: str
     plural: str  # the URL path segment: "nodes", "daemonsets"

@@ -115,6 +115,8 @@ def path_glob_matches(glob: str, path: str, root: str) -> bool:
 
 @dataclass(frozen=True)
 class Config:
+    """imagelint's settings: ``[tool.imagelint]`` or ``.imagelint.toml``, else defaults; flags override."""
+
     images: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

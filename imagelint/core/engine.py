@@ -62,6 +62,8 @@ def needs_layers(rules: Iterable[RuleInfo]) -> bool:
 
 @dataclass(frozen=True)
 class SuppressedFinding:
+    """A finding that an ignore entry, the ``io.imagelint.ignore`` label or an inline comment suppressed."""
+
     finding: Finding
     reason: str
     by: str  # "config FILE:LINE" or "label io.imagelint.ignore"

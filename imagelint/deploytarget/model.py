@@ -30,6 +30,8 @@ class GpuSpec:
 
 @dataclass(frozen=True)
 class Taint:
+    """A node taint (from the node spec or a target file) that a pod must tolerate to be scheduled there."""
+
     key: str
     value: str | None = None
     effect: str = "NoSchedule"

@@ -45,6 +45,8 @@ def gpu_count(node: NodeInfo, prefix: str) -> int:
 
 @dataclass
 class Context:
+    """The snapshot as the stages ask about it, and the findings and blocked nodes they record in one run."""
+
     snap: Snapshot
     signatures: Signatures
     findings: list[Diagnosis] = field(default_factory=list)

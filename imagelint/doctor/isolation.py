@@ -28,6 +28,8 @@ _NO_DEVICES = ("", "void", "none")
 
 @dataclass(frozen=True)
 class Pinned:
+    """A container whose own GPU index lands on a physical GPU of its node: pods pinned to one GPU collide."""
+
     pod: PodWorkload
     container: str
     device: str  # the physical GPU it uses: an index or a UUID

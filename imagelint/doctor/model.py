@@ -24,6 +24,8 @@ OK, FAILED, NOT_CHECKED, BLOCKED = "ok", "failed", "not checked", "blocked"  # b
 
 @dataclass(frozen=True)
 class ObjectRef:
+    """The Kubernetes object a piece of evidence is about, printed as ``Kind namespace/name``."""
+
     kind: str  # Node, Pod, DaemonSet, Event, ConfigMap, RuntimeClass, ReplicaSet...
     name: str
     namespace: str = ""
@@ -34,6 +36,8 @@ class ObjectRef:
 
 @dataclass(frozen=True)
 class Evidence:
+    """What shows a failure on one object: a field's value, an event or a log line, to check with kubectl."""
+
     object: ObjectRef
     field: str = ""  # status.allocatable, spec.nodeSelector, containers[0].env...
     value: str = ""  # what the field holds (or lacks)
@@ -54,6 +58,9 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """One problem doctor found, for a node pool or a pod; ``meaning``, ``fix`` and ``source`` come from the
+    ``doctor-signatures.toml`` row it matched."""
+
     stage: int
     signature: str  # the doctor-signatures.toml row id
     subject_kind: str  # "node pool" | "pod" | "node" | "workload"
@@ -69,6 +76,8 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class StageResult:
+    """How one of doctor's stages came out: its findings, and notes on what it could not read."""
+
     number: int
     id: str
     title: str
@@ -79,6 +88,8 @@ class StageResult:
 
 @dataclass(frozen=True)
 class DoctorReport:
+    """What one doctor run found in the cluster, stage by stage; it decides the verdict and the exit code."""
+
     server: str
     context: str
     stages: tuple[StageResult, ...]
@@ -134,6 +145,8 @@ class DoctorReport:
 
 @dataclass(frozen=True)
 class ImageVerdict:
+    """An error ``check`` reports for an image on the pool of a node its pods run on (``doctor --images``)."""
+
     rule: str
     severity: str
     message: str
@@ -142,6 +155,8 @@ class ImageVerdict:
 
 @dataclass
 class ImageSide:
+    """What ``doctor --images`` read of the images GPU-node pods run, for the runtime and isolation stages."""
+
     envs: dict[str, dict[str, str]] = field(default_factory=dict)  # image (as the pod names it) → config env
     verdicts: dict[tuple[str, str], list[ImageVerdict]] = field(default_factory=dict)  # (image, node) → errors
     unread: dict[str, str] = field(default_factory=dict)  # image → why it could not be read

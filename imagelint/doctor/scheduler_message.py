@@ -23,6 +23,8 @@ _OLD_TAINT = lazy_pattern(r"had untolerated taint \{([^:}]+): ?([^}]*)\}")
 
 @dataclass(frozen=True)
 class Reason:
+    """One reason of a scheduler ``FailedScheduling`` message, and the number of nodes it ruled out."""
+
     count: int
     text: str
     resource: str = ""  # Insufficient RESOURCE

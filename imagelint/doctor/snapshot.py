@@ -33,12 +33,16 @@ MAX_OWNERS = 64  # ReplicaSets read per run to name the Deployment a finding is 
 
 @dataclass(frozen=True)
 class DoctorOptions:
+    """The workload pods doctor looks at (``--namespace``, ``--pod``); NVIDIA components: all namespaces."""
+
     namespace: str | None = None  # the affected pods looked at (NVIDIA components: everywhere)
     pod: str | None = None
 
 
 @dataclass(frozen=True)
 class RuntimeClassInfo:
+    """A RuntimeClass: the runtime handler a pod naming it gets, and the nodes such pods are scheduled to."""
+
     name: str
     handler: str
     node_selector: Mapping[str, str]
@@ -46,6 +50,9 @@ class RuntimeClassInfo:
 
 @dataclass
 class Snapshot:
+    """One read of the cluster (live or a dump) for doctor: every list once, what was refused, and the log
+    tails and ConfigMaps the stages fetch on demand."""
+
     conn: ObjectSource | None  # the live API server, or a dump (imagelint.cluster.source)
     options: DoctorOptions
     nodes: tuple[NodeInfo, ...] = ()

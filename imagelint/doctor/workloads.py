@@ -20,6 +20,8 @@ MAX_DEPTH = 40
 
 @dataclass(frozen=True)
 class PodWorkload:
+    """A served pod with its spec read by the static manifest reader: one ``ImageFacts`` per container."""
+
     pod: PodInfo
     containers: tuple[ImageFacts, ...]  # one per container, init containers included
 

@@ -37,6 +37,8 @@ _NAME_VERSION_RE = lazy_pattern(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
 
 @dataclass(frozen=True)
 class DriverLibraryPattern:
+    """A ``driver-libraries.toml`` row: a host driver library and the capability the toolkit mounts it for."""
+
     pattern: str
     capability: str
     source: str
@@ -44,6 +46,9 @@ class DriverLibraryPattern:
 
 @dataclass(frozen=True)
 class DriverLibraryTable:
+    """``matrices/driver-libraries.toml`` as loaded: which files are driver-owned, and which directories make
+    a copy a stub or a forward-compat library."""
+
     libraries: tuple[DriverLibraryPattern, ...]
     stub_dir: str
     compat_dir: str

@@ -48,6 +48,8 @@ _OVERLAP = 64                   # bytes carried between chunks so a signature sp
 
 @dataclass
 class _Range:
+    """A byte range of the member to keep (ELF header, a table, a note segment), filled as bytes go by."""
+
     start: int
     end: int
     label: str
@@ -60,6 +62,8 @@ class _Range:
 
 @dataclass(frozen=True)
 class _Header:
+    """The fields of an ELF file header that locate its program and section header tables."""
+
     is64: bool
     endian: str  # "<" or ">"
     phoff: int

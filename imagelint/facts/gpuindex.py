@@ -30,6 +30,8 @@ _VAL = r"""([^\s"';|&)]+)"""  # a value up to whitespace, quote or shell operato
 
 @dataclass(frozen=True)
 class IndexPattern:
+    """One way text fixes a GPU index (an env assignment, a DeepStream key, a CLI flag, a Python call)."""
+
     kind: str
     regex: re.Pattern[str]
     languages: tuple[str, ...]
@@ -72,6 +74,8 @@ INDEX_PATTERNS: tuple[IndexPattern, ...] = (
 
 @dataclass(frozen=True)
 class CapabilityPattern:
+    """A use in text that needs a driver capability beyond ``utility,compute`` (DeepStream: ``video``)."""
+
     capability: str
     regex: re.Pattern[str]
     needles: tuple[str, ...]  # every match holds one: a line without any is not searched
@@ -226,6 +230,8 @@ def _hit_lines_by_find(text: str, first_line: int) -> list[tuple[int, str]]:
 
 @dataclass(frozen=True)
 class TextMatch:
+    """A GPU-index setting found in one line of text; the caller gives it provenance (``GpuIndexSetting``)."""
+
     kind: str
     value: str
     indices: tuple[int, ...]

@@ -128,6 +128,9 @@ class EnvSetting:
 
 @dataclass(frozen=True)
 class CudaFacts:
+    """The CUDA runtime versions the image shows, and the env the NVIDIA runtime reads for its requirement
+    check (NVIDIA_REQUIRE_*, CUDA_VERSION, NVIDIA_DISABLE_REQUIRE)."""
+
     versions: tuple[CudaVersionEvidence, ...] = ()
     # Every NVIDIA_REQUIRE_* (including NVIDIA_REQUIRE_JETPACK*, which the runtime ignores).
     requires: tuple[EnvSetting, ...] = ()
@@ -248,6 +251,9 @@ class GpuIndexSetting:
 
 @dataclass(frozen=True)
 class GpuFacts:
+    """Which GPUs and driver capabilities the container asks for: its visibility env, and the GPU indices and
+    capability needs found by following the entrypoint/cmd into its scripts and configs."""
+
     visible_devices: EnvSetting | None = None       # NVIDIA_VISIBLE_DEVICES
     cuda_visible_devices: EnvSetting | None = None  # CUDA_VISIBLE_DEVICES
     driver_capabilities: EnvSetting | None = None   # NVIDIA_DRIVER_CAPABILITIES
@@ -299,6 +305,9 @@ class ArchListSetting:
 
 @dataclass(frozen=True)
 class BaseImageFacts:
+    """The image this one is built on: stated by OCI base annotations/labels or recognised from the official
+    CUDA images' env; for a Dockerfile its FROM, for a manifest or compose file the image it names."""
+
     name: str | None = None
     digest: str | None = None
     layer_count: int | None = None  # how many of the image's layers belong to the base

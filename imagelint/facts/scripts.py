@@ -67,6 +67,9 @@ _VAR = lazy_pattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?")
 
 @dataclass
 class _Walk:
+    """One walk from the entrypoint/cmd through the image's scripts and configs: the files read so far,
+    and the GPU settings, capability needs and warnings found on the way."""
+
     fs: FilesystemView
     env: dict[str, str]
     working_dir: str

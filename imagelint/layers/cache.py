@@ -45,6 +45,8 @@ _SUFFIX = ".ilx"
 
 @dataclass(frozen=True)
 class CacheInfo:
+    """The layer cache as one walk of its directory found it: entries, total size, and the size limit."""
+
     directory: str
     entries: int
     total_bytes: int

@@ -102,6 +102,8 @@ CAPTURE_WITHOUT_GPU_CODE = "standard-without-gpu-code"
 
 @dataclass(frozen=True)
 class CaptureSpec:
+    """What reading a layer keeps: the fact modules' capture rules, in order (the first match wins)."""
+
     rules: tuple[CaptureRule, ...]
     # name -> factory for ``scan`` rules; not part of the cache key (the name is).
     scanner_factory: Mapping[str, Callable[[], MemberScanner]] = field(

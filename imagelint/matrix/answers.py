@@ -19,6 +19,8 @@ def row_uncertain(row: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class CudaRelease:
+    """A CUDA toolkit release (GA, update or RC) and the minimum driver it needs (``cuda_releases``)."""
+
     version: str  # "12.4.1"
     label: str  # "CUDA 12.4 Update 1"
     release_kind: str  # ga | update | rc
@@ -30,6 +32,8 @@ class CudaRelease:
 
 @dataclass(frozen=True)
 class DriverFloor:
+    """The minimum driver for a CUDA version, from the release the version names (``driver_floor``)."""
+
     min_driver: str
     release: str  # the CUDA release whose floor this is
     exact: bool  # True: the asked version named this release to the patch
@@ -39,6 +43,8 @@ class DriverFloor:
 
 @dataclass(frozen=True)
 class MinorVersionCompat:
+    """The lowest driver that runs every minor of a CUDA major through minor-version compatibility."""
+
     major: int
     min_driver: str  # "525.60.13"
     source: str
@@ -48,6 +54,8 @@ class MinorVersionCompat:
 
 @dataclass(frozen=True)
 class DriverBranch:
+    """A driver branch and the CUDA version its drivers report (``cuda_for_driver``: 535 -> 12.2)."""
+
     branch: int
     max_cuda: str
     source: str
@@ -104,6 +112,8 @@ class MigVariant:
 
 @dataclass(frozen=True)
 class ForwardCompat:
+    """The ``cuda-compat`` package of a CUDA minor: the host branches it runs on, the GPUs that may use it."""
+
     package: str  # cuda-compat-12-8
     cuda: str  # "12.8"
     host_branches: tuple[int, ...]  # host branches the compat package supports
@@ -118,6 +128,8 @@ class ForwardCompat:
 
 @dataclass(frozen=True)
 class GpuProduct:
+    """A GPU product of the matrix's ``gpus`` rows, found by its name or any alias."""
+
     name: str
     aliases: tuple[str, ...]
     compute_capability: str
@@ -145,6 +157,8 @@ class GpuSearch:
 
 @dataclass(frozen=True)
 class NgcImage:
+    """An NGC framework image (``nvcr.io/nvidia/...:YY.MM-...``): its CUDA and the drivers it runs on."""
+
     repository: str
     tag: str
     release: str
@@ -173,6 +187,8 @@ class NgcImage:
 
 @dataclass(frozen=True)
 class ToolkitFeature:
+    """A behaviour of the NVIDIA Container Toolkit and the release that brought it (``toolkit_features``)."""
+
     name: str
     since: str
     description: str
@@ -182,6 +198,8 @@ class ToolkitFeature:
 
 @dataclass(frozen=True)
 class ToolkitRelease:
+    """An NVIDIA Container Toolkit release, with its default runtime mode and the features it has."""
+
     version: str
     date: str
     default_runtime_mode: str
@@ -193,6 +211,8 @@ class ToolkitRelease:
 
 @dataclass(frozen=True)
 class DevicePluginRelease:
+    """A k8s-device-plugin release and the features it has (``device_plugin_releases``)."""
+
     version: str
     date: str
     features: tuple[str, ...]
@@ -203,6 +223,8 @@ class DevicePluginRelease:
 
 @dataclass(frozen=True)
 class GpuOperatorRelease:
+    """A GPU Operator release and the component versions it deploys (driver, toolkit, device plugin...)."""
+
     version: str
     drivers: tuple[str, ...]
     default_driver: str | None
@@ -280,6 +302,8 @@ class ImagePlatforms:
 
 @dataclass(frozen=True)
 class JetsonRelease:
+    """An L4T (Jetson Linux) release and the JetPack and CUDA versions that come with it."""
+
     l4t: str
     jetpack: str
     cuda: str
@@ -289,6 +313,8 @@ class JetsonRelease:
 
 @dataclass(frozen=True)
 class PtxIsaVersion:
+    """A PTX ISA version and the first CUDA release (toolkit and driver) that handles it."""
+
     ptx_isa: str  # "8.4"
     min_cuda: str  # "12.4": the first CUDA (toolkit and driver) that handles it
     source: str

@@ -26,6 +26,8 @@ _SETTING_KEYS = {"id", "component", "env", "default", "source", "uncertain"}
 
 @dataclass(frozen=True)
 class Signature:
+    """One ``[[signature]]`` row: a failure doctor recognises in a log, event or pod spec, and its fix."""
+
     id: str
     stage: int
     places: tuple[str, ...]
@@ -42,6 +44,8 @@ class Signature:
 
 @dataclass(frozen=True)
 class Setting:
+    """A ``[[setting]]`` row: an NVIDIA component setting doctor reads from DaemonSet env, and its default."""
+
     id: str
     component: str
     env: tuple[str, ...]
@@ -51,6 +55,8 @@ class Setting:
 
 @dataclass(frozen=True)
 class Signatures:
+    """``doctor-signatures.toml`` as loaded and validated (``load_signatures``), looked up by row id."""
+
     signatures: tuple[Signature, ...]
     settings: tuple[Setting, ...]
     origin: str

@@ -58,6 +58,8 @@ class GpuDescription:
 
 @dataclass(frozen=True)
 class LabelRule:
+    """A ``[[label]]`` row of ``node-labels.toml``: a node label key and what its value says of the GPU."""
+
     key: str
     reads: str
     by_name: bool
@@ -69,6 +71,8 @@ class LabelRule:
 
 @dataclass(frozen=True)
 class _ValueRow:
+    """A ``[[value]]`` row: the GPU one value of a ``gpu`` label names, and its memory when it says."""
+
     gpu: str
     memory_gb: int | None
     product: str | None
@@ -78,6 +82,8 @@ class _ValueRow:
 
 @dataclass(frozen=True)
 class InstanceType:
+    """One cloud instance type of an ``[[instance-type]]`` row: the GPU it carries and how many."""
+
     provider: str
     name: str
     gpu: str
@@ -102,6 +108,8 @@ def _gpu_index() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class NodeLabels:
+    """``node-labels.toml``, loaded and validated (``load_node_labels``): what node labels say of the GPU."""
+
     labels: Mapping[str, LabelRule]
     values: Mapping[tuple[str, str], _ValueRow]
     instance_types: Mapping[str, InstanceType]  # lower-cased name -> row

@@ -119,6 +119,8 @@ class WheelMetadata:
 
 @dataclass(frozen=True)
 class Difference:
+    """One way the matrix disagrees with a redistrib manifest or wheel metadata (``min-driver``...)."""
+
     manifest: str
     release: str
     kind: str

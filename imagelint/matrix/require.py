@@ -160,6 +160,8 @@ def runtime_enforces_requirements(runtime_mode: str) -> bool:
 
 @dataclass(frozen=True)
 class _CContext:
+    """What a legacy (dsl.c) evaluation checks against: the driver, its CUDA version, one GPU (or none)."""
+
     driver: str | None
     cuda: str | None
     device: Device | None
@@ -334,6 +336,8 @@ class _GoInvalid(Exception):
 
 @dataclass(frozen=True)
 class _GoFactor:
+    """One ``name op value`` factor of a requirement as the toolkit's Go code parses it (csv mode)."""
+
     name: str
     op: str
     value: str

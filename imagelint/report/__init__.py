@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReportOptions:
+    """Choices the CLI passes to every renderer besides the run itself (colour, quiet, where SARIF points)."""
+
     color: bool = False
     # Where SARIF points image findings (None: the working directory's repository, the config file).
     sarif_artifacts: SarifArtifacts | None = None

@@ -151,6 +151,8 @@ class DirBlobStore:
 
 @dataclass(frozen=True)
 class ArchiveMember:
+    """One file or link of an image tar as ``TarBlobStore`` indexes it: where its data lies, or its target."""
+
     name: str
     offset: int  # of the data, in the tar file
     size: int

@@ -94,6 +94,8 @@ class DaemonConnection:
 
 @dataclass(frozen=True)
 class PlannedLayer:
+    """Where one layer is in the ``docker save`` stream, and what it must hash to (from a first pass)."""
+
     member: str  # a regular member (links resolved)
     digest: str  # what the member's bytes hash to: the diff_id, or the blob digest of blobs/<alg>/<hex>
 

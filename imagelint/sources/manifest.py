@@ -43,6 +43,8 @@ ACCEPT_MANIFESTS = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_MANIFEST_LIST, DOC
 
 @dataclass(frozen=True)
 class Descriptor:
+    """An OCI/Docker content descriptor: a blob or manifest by digest, and its platform in an index."""
+
     media_type: str
     digest: str
     size: int | None
@@ -52,6 +54,8 @@ class Descriptor:
 
 @dataclass(frozen=True)
 class Manifest:
+    """An image manifest (OCI or Docker v2), validated: the config blob and the layer blobs in order."""
+
     media_type: str
     config: Descriptor
     layers: tuple[Descriptor, ...]
@@ -60,6 +64,8 @@ class Manifest:
 
 @dataclass(frozen=True)
 class Index:
+    """An OCI image index or Docker manifest list, validated: a manifest descriptor per platform."""
+
     media_type: str
     manifests: tuple[Descriptor, ...]
     annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))

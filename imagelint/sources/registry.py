@@ -99,6 +99,8 @@ def is_loopback(host: str) -> bool:
 
 @dataclass(frozen=True)
 class FetchedDocument:
+    """A manifest or index as the registry sent it, its bytes checked against the digest asked for or sent."""
+
     data: bytes
     digest: str
     content_type: str | None

@@ -163,6 +163,8 @@ _PARAM_RE = lazy_pattern(r'\s*([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\
 
 @dataclass(frozen=True)
 class Challenge:
+    """One challenge of a registry's ``WWW-Authenticate`` header: its scheme and parameters (realm...)."""
+
     scheme: str  # lower-case: "bearer" or "basic"
     params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -198,6 +200,8 @@ def parse_challenges(header: str | None) -> list[Challenge]:
 
 @dataclass(frozen=True)
 class CachedToken:
+    """A bearer token kept in this process's memory until shortly before it expires (monotonic clock)."""
+
     token: str = field(repr=False)
     expires_at: float
 

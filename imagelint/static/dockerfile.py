@@ -95,6 +95,8 @@ class Instruction:
 
 @dataclass(frozen=True)
 class Dockerfile:
+    """A parsed Dockerfile: its instructions in order, its parser directives, and the parser's warnings."""
+
     path: str
     instructions: tuple[Instruction, ...]
     escape: str = "\\"

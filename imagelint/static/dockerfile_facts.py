@@ -70,6 +70,8 @@ _CUDA_FLAVOR_RE = lazy_pattern(r"^\d+\.\d+(?:\.\d+)?-(base|runtime|devel|cudnn\d
 
 @dataclass(frozen=True)
 class Stage:
+    """One build stage of a Dockerfile: its FROM (ARGs expanded) and the instructions up to the next FROM."""
+
     index: int
     name: str | None
     base: str                  # the FROM image after ARG expansion
@@ -80,6 +82,8 @@ class Stage:
 
 @dataclass
 class _StageState:
+    """The image as built so far, while the final stage's ``FROM <stage>`` chain is applied in order."""
+
     env: dict[str, tuple[str, Provenance]] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     entrypoint: tuple[tuple[str, ...], Provenance] | None = None

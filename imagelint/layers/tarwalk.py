@@ -436,15 +436,18 @@ class TarWalker:
         self._cur += len(block)
         return block
 
+    def _leave_current(self) -> None:
+        """Past the member handed back last: what is left of its data is skipped unread."""
+        self._remaining = 0
+        if self._next_header <= self._wbase + self._wlen:
+            self._cur = self._next_header
+        else:
+            self._skip_to(self._next_header)
+        self._current = None
+
     def __next__(self) -> TarMember:
         if self._current is not None:
-            # skip_data(), inline: once per member handed back
-            self._remaining = 0
-            if self._next_header <= self._wbase + self._wlen:
-                self._cur = self._next_header
-            else:
-                self._skip_to(self._next_header)
-            self._current = None
+            self._leave_current()
         scan = self._scan
         while True:
             if self._bi < len(self._batch):
@@ -483,12 +486,7 @@ class TarWalker:
         the walk past the first ``k``, which must each lie whole in the window. Empty when there is
         no native batch pending (the next member is then the parser's, or starts a new scan)."""
         if self._current is not None:
-            self._remaining = 0
-            if self._next_header <= self._wbase + self._wlen:
-                self._cur = self._next_header
-            else:
-                self._skip_to(self._next_header)
-            self._current = None
+            self._leave_current()
         if self._bi >= len(self._batch):
             return [], self._view[:0], self._wbase
         return self._batch[self._bi :], self._view[: self._wlen], self._wbase

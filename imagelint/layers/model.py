@@ -63,9 +63,8 @@ class MemberScanner(Protocol):
     class method): when the member's whole content is in hand after its head (at most 64 KiB more),
     the reader calls it instead of building a scanner and feeding it; it must give what
     ``begin``, ``feed(data)``, ``result()`` and ``held_bytes()`` would (most sources are that small).
-    A member that ``first_read`` and one more 64 KiB chunk hold whole is read at once and goes to
-    ``scan_whole`` without ``decide_head``, so it must also give what ``decide_head`` would have
-    settled (with 0 held bytes).
+    A member the first read holds whole goes to ``scan_whole`` without ``decide_head``, so it must
+    also give what ``decide_head`` would have settled (with 0 held bytes).
     """
 
     def feed(self, chunk: bytes) -> None: ...

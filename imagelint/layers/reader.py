@@ -220,7 +220,11 @@ class _LayerCapture:
                 if decide_head is None or scan_whole is None or size > first_read + _SCAN_CHUNK or size > max_read:
                     break
                 entries[path] = Entry(path, FILE, size, mode, None, index, digest)
-                self._scan_whole(scan_whole, rule, path, size, bytes(window[start - base : start - base + size]))
+                data = window[start - base : start - base + size]
+                # As ``_scan``: the head decides first (a data file: only its head is copied), then
+                # ``scan_whole`` has the member whole.
+                if size <= first_read or not self._head_decides(decide_head, rule, path, size, bytes(data[:first_read])):
+                    self._scan_whole(scan_whole, rule, path, size, bytes(data))
             taken += 1
         return taken
 
@@ -297,25 +301,13 @@ class _LayerCapture:
         n = size if reads_at_most is None or size < reads_at_most else reads_at_most
         if n > self._max_read:
             self._reserve(path, n)
-        if scan_whole is not None and size <= first_read + _SCAN_CHUNK:
-            # A member its head and one scan chunk hold (most sources) is read whole at once and
-            # settled by ``scan_whole`` alone, which gives what ``decide_head`` would (the scanner's
-            # contract, CaptureSpec): one read and one call, not a head, a verdict, then the rest.
-            head = walker.read_data()  # outside the try: a short stream is the layer's failure
-            left = 0
-        else:
-            head = walker.read_data(first_read)
-            left = walker.remaining_data
-            try:
-                result = decide_head(path, size, head)
-            except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
-                self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+        head = walker.read_data(first_read)  # outside the try: a short stream is the layer's failure
+        left = walker.remaining_data
+        if left or scan_whole is None:  # (a member its first read holds whole goes to scan_whole alone)
+            if self._head_decides(decide_head, rule, path, size, head):
                 return
-            if result is not None:
-                self.scans[path] = result
-                return
-            # A file read on whose rest fits in one scan chunk reaches the scanner in one piece:
-            # one batch for its per-batch work (decoding, the keyword search) instead of two.
+            # A file read on whose rest fits in one scan chunk (most sources) reaches the scanner in one
+            # piece: one batch for its per-batch work (decoding, the keyword search) instead of two.
             if 0 < left <= _SCAN_CHUNK:
                 head += walker.read_data(left)
                 left = 0
@@ -323,6 +315,20 @@ class _LayerCapture:
             self._scan_whole(scan_whole, rule, path, size, head)
             return
         self._feed_scanner(path, size, rule, walker, factory(), head, _SCAN_CHUNK)
+
+    def _head_decides(self, decide_head: Callable[[str, int, bytes], Any], rule: CaptureRule, path: str, size: int,
+                      head: bytes) -> bool:
+        """Did the scanner class's ``decide_head`` settle the member on its first bytes? Its result
+        (a data file's, most often), or its failure, is then the member's, and the rest is not read."""
+        try:
+            result = decide_head(path, size, head)
+        except Exception as exc:  # hostile bytes skip one file, no more (as the scanner's own would)
+            self._scanner_failed(rule, path, f"{type(exc).__name__}: {exc}")
+            return True
+        if result is None:
+            return False
+        self.scans[path] = result
+        return True
 
     def _scan_whole(self, scan_whole: Callable[[str, int, bytes], tuple[Any, int]], rule: CaptureRule, path: str,
                     size: int, data: bytes) -> None:

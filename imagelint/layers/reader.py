@@ -191,20 +191,22 @@ class _LayerCapture:
         elif action != "record":
             self._capture(path, member, rule, walker)
 
-    def add_in_window(self, items: list[tarwalk.ScannedMember], window: memoryview, base: int) -> int:
-        """What ``add`` does, for the first of the native scan's ``items`` (``TarWalker.scanned_in_window``)
-        that are its usual candidate, in one step and without a ``TarMember``: a regular file at a
-        path this layer has not had before, no whiteout, whose data the window holds whole, and
-        whose rule records nothing or scans it with a scanner class that settles a member whole
-        (``scan_whole``, for a member that ``first_read`` and one more scan chunk hold). Stops at
-        the first that is not (``add`` takes that one, through the walker); returns how many it took.
+    def add_in_window(self, items: list[tarwalk.ScannedMember], first: int, window: memoryview, base: int) -> int:
+        """What ``add`` does, for the first of the native scan's ``items[first:]``
+        (``TarWalker.scanned_in_window``) that are its usual candidate, in one step and without a
+        ``TarMember``: a regular file at a path this layer has not had before, no whiteout, whose
+        data the window holds whole, and that no rule matches or a rule scans with a scanner class
+        that settles a member whole (``scan_whole``, for a member that ``first_read`` and one more
+        scan chunk hold). Stops at the first that is not (``add`` takes that one, through the
+        walker); returns how many it took.
         (An application's sources are tens of thousands of such members, and a member through
         ``add`` costs the walker's hand-back, the member object and three more calls.)"""
         entries, match, plans = self.entries, self._match, self._plans
         index, digest, max_read = self._layer_index, self._layer_digest, self._max_read
         end = base + len(window)
         taken = 0
-        for name, path, type_flag, size, mode, _, offset in items:
+        for i in range(first, len(items)):
+            name, path, type_flag, size, mode, _, offset = items[i]
             start = offset + tarwalk.BLOCK
             # (A whiteout's name holds "/." or starts with ".", which the native scan hands to the
             # parser: the test here only keeps this path right whatever the scan hands back.)
@@ -445,9 +447,9 @@ def extract_layer(layer: Layer, spec: CaptureSpec, limits: ReadLimits | None = N
         walker = tarwalk.TarWalker(stream, label, limits.max_members_per_layer, limits.max_extension_header_bytes,
                                    capture.matcher.prefilter)
         while True:
-            items, window, base = walker.scanned_in_window()
-            if items:
-                walker.took_scanned(capture.add_in_window(items, window, base))
+            items, first, window, base = walker.scanned_in_window()
+            if first < len(items):
+                walker.took_scanned(capture.add_in_window(items, first, window, base))
             member = next(walker, None)
             if member is None:
                 break

@@ -478,18 +478,18 @@ class TarWalker:
             if status != _ST_MORE:
                 return self._parsed_member()
 
-    def scanned_in_window(self) -> tuple[list[ScannedMember], memoryview, int]:
+    def scanned_in_window(self) -> tuple[list[ScannedMember], int, memoryview, int]:
         """The native scan's members not handed back yet, for a caller that takes some itself:
-        (members, window, base), a member's data being ``window[offset + 512 - base:][:size]`` when
-        ``offset + 512 + size <= base + len(window)``. Only between members (the current one's
-        data is skipped first), and valid until the walk moves on; ``took_scanned(k)`` then moves
-        the walk past the first ``k``, which must each lie whole in the window. Empty when there is
-        no native batch pending (the next member is then the parser's, or starts a new scan)."""
+        (members, first, window, base): ``members[first:]`` are those (the batch itself, not a copy
+        of its rest: a layer of links hands each back here), a member's data being
+        ``window[offset + 512 - base:][:size]`` when ``offset + 512 + size <= base + len(window)``.
+        Only between members (the current one's data is skipped first), and valid until the walk
+        moves on; ``took_scanned(k)`` then moves the walk past the first ``k``, which must each lie
+        whole in the window. None pending (``first == len(members)``): the next member is then the
+        parser's, or starts a new scan."""
         if self._current is not None:
             self._leave_current()
-        if self._bi >= len(self._batch):
-            return [], self._view[:0], self._wbase
-        return self._batch[self._bi :], self._view[: self._wlen], self._wbase
+        return self._batch, self._bi, self._view[: self._wlen], self._wbase
 
     def took_scanned(self, k: int) -> None:
         """Past the first ``k`` members ``scanned_in_window`` gave, their headers and data."""

@@ -69,6 +69,9 @@ _KIND_BY_TYPE = {
     tarwalk.SYMLINK: SYMLINK,
     tarwalk.DIRECTORY: DIRECTORY,
 }
+# The kinds besides a regular file that ``add_in_window`` takes: those with no data and no target to
+# resolve now (a hard link's target is normalised, and warned about, by ``add``).
+_KIND_IN_WINDOW = {tarwalk.SYMLINK: SYMLINK, tarwalk.DIRECTORY: DIRECTORY}
 OPAQUE_MARKER = ".wh..wh..opq"
 WHITEOUT_PREFIX = ".wh."
 
@@ -194,25 +197,35 @@ class _LayerCapture:
     def add_in_window(self, items: list[tarwalk.ScannedMember], first: int, window: memoryview, base: int) -> int:
         """What ``add`` does, for the first of the native scan's ``items[first:]``
         (``TarWalker.scanned_in_window``) that are its usual candidate, in one step and without a
-        ``TarMember``: a regular file at a path this layer has not had before, no whiteout, whose
-        data the window holds whole, and that no rule matches or a rule scans with a scanner class
-        that settles a member whole (``scan_whole``, for a member that ``first_read`` and one more
-        scan chunk hold). Stops at the first that is not (``add`` takes that one, through the
-        walker); returns how many it took.
-        (An application's sources are tens of thousands of such members, and a member through
-        ``add`` costs the walker's hand-back, the member object and three more calls.)"""
+        ``TarMember``: a member at a path this layer has not had before, no whiteout, that the
+        window holds whole, and that is a directory, a symlink, or a regular file that no rule
+        matches or a rule scans with a scanner class that settles a member whole (``scan_whole``,
+        for a member that ``first_read`` and one more scan chunk hold). Stops at the first that is
+        not (``add`` takes that one, through the walker); returns how many it took.
+        (An application's sources are tens of thousands of such members, a base layer's libraries
+        as many symlinks, and a member through ``add`` costs the walker's hand-back, the member
+        object and three more calls.)"""
         entries, match, plans = self.entries, self._match, self._plans
         index, digest, max_read = self._layer_index, self._layer_digest, self._max_read
         end = base + len(window)
         taken = 0
         for i in range(first, len(items)):
-            name, path, type_flag, size, mode, _, offset = items[i]
+            name, path, type_flag, size, mode, linkname, offset = items[i]
             start = offset + tarwalk.BLOCK
             # (A whiteout's name holds "/." or starts with ".", which the native scan hands to the
             # parser: the test here only keeps this path right whatever the scan hands back.)
-            if (type_flag != tarwalk.REGULAR or not path or path in entries or WHITEOUT_PREFIX in path
-                    or name.startswith("/") or start + size > end):
+            if not path or path in entries or WHITEOUT_PREFIX in path or name.startswith("/") or start + size > end:
                 break
+            if type_flag != tarwalk.REGULAR:
+                # As ``add``: a symlink is an entry whatever its rule, a directory only when a rule
+                # records it; neither has data of its own to read.
+                kind = _KIND_IN_WINDOW.get(type_flag)
+                if kind is None:
+                    break
+                if match(path) is not None or kind is SYMLINK:
+                    entries[path] = Entry(path, kind, size, mode, linkname if kind is SYMLINK else None, index, digest)
+                taken += 1
+                continue
             rule = match(path)
             if rule is not None:
                 if rule.action != "scan":

@@ -197,11 +197,18 @@ def test_members_the_reader_takes_from_the_window_agree_with_the_parser(captured
     (``_LayerCapture.add_in_window``); every other member goes through ``add``. Both must give
     what the Python parser's walk gives, member by member: whiteouts, a path seen before, a
     scanner failing, a text kept (held bytes, against the per-layer bound), a rule that is not a
-    scan, a member too big to settle whole, and data that straddles the window's end."""
+    scan, a member too big to settle whole, data that straddles the window's end, and directories,
+    symlinks and hard links with a rule that records them and without one."""
     from imagelint.layers.limits import ReadLimits
 
-    spec = spec_of(("app/**/*.txt", "content", 100), ("app/**", "scan", 0, "t"), scanners={"t": _Choosy})
-    members: list = []
+    spec = spec_of(("app/**/*.txt", "content", 100), ("app/lib/**", "record", 0), ("app/**", "scan", 0, "t"),
+                   scanners={"t": _Choosy})
+    members: list = [Dir("app"), Dir("app/lib"), Dir("opt"), Dir("opt/tools")]
+    for i in range(24):
+        members.append(Symlink(f"app/lib/libx{i}.so" if i % 2 else f"opt/tools/t{i}", f"libx{i}.so.1"))
+        if i % 5 == 0:
+            members.append(Dir(f"app/lib/d{i}" if i % 2 else f"opt/d{i}"))  # recorded, and not
+            members.append(Hardlink(f"opt/h{i}", f"opt/tools/t{i}"))
     for i in range(60):
         members.append(File(f"app/pkg{i % 7}/m{i}.py", b"import os\n" * (i * 37 % 400)))
         if i % 9 == 0 and i:
@@ -239,6 +246,9 @@ def test_members_the_reader_takes_from_the_window_agree_with_the_parser(captured
         entries, _, scans, whiteouts, warnings = outcomes[0]
         assert "app/pkg0/m0.py" in whiteouts and len([w for w in warnings if "cannot scan" in w]) == 4
         assert sum("app/pkg" in e.path for e in entries) == 60 and "app/big.py" in dict(scans)
+        kinds = {e.path: e.kind for e in entries}
+        assert kinds["app/lib/libx1.so"] == kinds["opt/tools/t0"] == "symlink" and kinds["app/lib/d5"] == "dir"
+        assert "opt/d0" not in kinds and kinds["opt/h0"] == "hardlink"
 
 
 @needs_native

@@ -279,6 +279,37 @@ class _Tracked(io.RawIOBase):
         super().close()
 
 
+class _Cancellable(io.RawIOBase):
+    """Passes reads of a compressed blob through, each after checking that the image's read was not
+    abandoned. The inflated side checks too, but one of its reads may take the whole blob: an
+    inflater reads input until it has output, so a source that drips bytes (or sends a small
+    layer slowly) would be read to its end before a sibling's failure ends the run."""
+
+    def __init__(self, raw: BinaryIO, budget: InflatedBudget, layer_index: int, layer_name: str) -> None:
+        super().__init__()
+        self._raw = raw
+        self._budget = budget
+        self._layer_index = layer_index
+        self._layer_name = layer_name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._budget.is_cancelled(self._layer_index):
+            raise LayerCancelled(f"{self._layer_name}: read cancelled")
+        read_into = getattr(self._raw, "readinto", None)
+        if read_into is not None:
+            return read_into(buffer) or 0
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
 class _Prefixed(io.RawIOBase):
     """``prefix`` then the rest of ``raw``: sniffing magic bytes without needing seek()."""
 
@@ -346,17 +377,17 @@ def open_decompressed(
     """
     if compression not in COMPRESSIONS:
         raise ImageFormatError(f"{layer_name}: unsupported layer compression {compression!r}")
-    source: BinaryIO = raw
+    source: BinaryIO = raw if budget is None else _Cancellable(raw, budget, layer_index, layer_name)  # type: ignore[assignment]  # reads like the BinaryIO it stands in for
     at_eof: ZstdFrameTracker | None = None
     if compression == "unknown":
         try:
-            head = _read_upto(raw, 4)
+            head = _read_upto(source, 4)
         except ImagelintError:
             raise
         except (OSError, ValueError) as exc:
             raise ImageFormatError(f"{layer_name}: cannot read layer ({_one_line(exc)})") from None
         compression = sniff_compression(head)
-        source = _Prefixed(head, raw)  # type: ignore[assignment]  # reads like the BinaryIO it stands in for
+        source = _Prefixed(head, source)  # type: ignore[assignment]  # reads like the BinaryIO it stands in for
     inner: BinaryIO
     try:
         if compression == "gzip":

@@ -77,3 +77,41 @@ def test_every_truncation_of_a_zstd_stream_is_detected() -> None:
     for cut in set(range(1, len(blob))) - frame_ends:
         with pytest.raises(ImageFormatError, match="layer 1"):
             open_decompressed(io.BytesIO(blob[:cut]), "zstd", "layer 1").read()
+
+
+class _Dripping(io.RawIOBase):
+    """A blob that arrives a byte a read (a slow or stalled registry); the image's read is abandoned
+    (a sibling layer failed) after the first ``cancel_after`` bytes."""
+
+    def __init__(self, blob: bytes, budget: InflatedBudget, cancel_after: int) -> None:
+        super().__init__()
+        self.blob, self.budget, self.cancel_after, self.sent = blob, budget, cancel_after, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.sent >= len(self.blob):
+            return 0
+        buffer[0] = self.blob[self.sent]
+        self.sent += 1
+        if self.sent == self.cancel_after:
+            self.budget.cancel_above(-1)
+        return 1
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zstd", "none", "unknown"])
+def test_an_abandoned_read_stops_at_the_next_compressed_read_not_at_the_end_of_the_blob(compression) -> None:
+    """An inflater reads input until it has output: checked only on the inflated side, a dripping
+    blob was read to its end (minutes, for a stalled registry) before a sibling's failure ended the run."""
+    from imagelint.layers.decompress import LayerCancelled
+
+    tar = layer_tar([File(f"etc/f{i}", bytes(range(256)) * 8) for i in range(4)])
+    blob = tar if compression in ("none", "unknown") else compress(tar, compression)
+    budget = InflatedBudget(1 << 30)
+    source = _Dripping(blob, budget, cancel_after=8)
+    stream = open_decompressed(source, compression, "layer 1", budget=budget, layer_index=1)
+    with pytest.raises(LayerCancelled):
+        while stream.read(1 << 20):
+            pass
+    assert source.sent == 8, (source.sent, len(blob))

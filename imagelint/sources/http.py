@@ -26,6 +26,7 @@ own one-line error.
 
 from __future__ import annotations
 
+import enum
 import http.client
 import re
 import socket
@@ -94,7 +95,18 @@ class ConnectionLost(OSError):
     broke the protocol (a body shorter than its ``Content-Length``, a bad chunk)."""
 
 
-VerifyChooser = Callable[[str], "bool | str"]
+class TlsProbe(enum.Enum):
+    """A TLS choice for a server that may not speak TLS at all (a loopback registry, tried over
+    HTTPS first): certificates are required and none is trusted, so no CA store is read (the costly
+    part of a TLS context). A server that speaks TLS fails the handshake on its certificate, before
+    a byte of the request is sent; one that does not, fails it on the protocol."""
+
+    NO_TRUST = "no-trust"
+
+
+# How a request to a URL is verified: True (the default CA store), a CA file, False (not at all), or
+# the probe that trusts nothing.
+VerifyChooser = Callable[[str], "bool | str | TlsProbe"]
 
 
 def same_origin(a: str, b: str) -> bool:
@@ -184,7 +196,7 @@ class HttpTransport:
         self._on_request = on_request
         self._sleep = sleep
         self._managers: dict[tuple, urllib3.PoolManager] = {}
-        self._contexts: dict[bool | str, ssl.SSLContext] = {}
+        self._contexts: dict[bool | str | TlsProbe, ssl.SSLContext] = {}
         self._lock = threading.Lock()
 
     @property
@@ -318,7 +330,7 @@ class HttpTransport:
             raise TransportFailure("proxy", _proxy_refusal(proxy, 407, "Proxy Authentication Required"), 1)
         return Response(url, raw)
 
-    def _manager(self, verify: bool | str | None, proxy: Proxy | None) -> urllib3.PoolManager:
+    def _manager(self, verify: bool | str | TlsProbe | None, proxy: Proxy | None) -> urllib3.PoolManager:
         """The pool for one TLS choice and proxy; ``verify`` None: plain http only, so no TLS
         context is made (creating one reads the whole CA store)."""
         key = (verify, proxy)
@@ -338,13 +350,16 @@ class HttpTransport:
                 self._managers[key] = manager
             return manager
 
-    def _context(self, verify: bool | str) -> ssl.SSLContext:
+    def _context(self, verify: bool | str | TlsProbe) -> ssl.SSLContext:
         """One context per TLS choice (the lock is held). ``True``: the CA bundle requests uses
         (certifi's, when installed) or else the system store; a path: that CA file only
-        (``--ca-cert``); ``False``: no verification, and no CA store read at all."""
+        (``--ca-cert``); ``False``: no verification, and no CA store read at all; ``TlsProbe``:
+        verification against no CA at all (every certificate fails it)."""
         context = self._contexts.get(verify)
         if context is None:
-            if verify is False:
+            if verify is TlsProbe.NO_TRUST:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname, no CA
+            elif verify is False:
                 context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE  # urllib3's warning about it is the program's to silence (cli.entry)

@@ -44,6 +44,7 @@ from imagelint.sources.http import (
     HttpTransport,
     RequestRecord,
     Response,
+    TlsProbe,
     TransportFailure,
     read_capped,
     same_origin,
@@ -136,6 +137,12 @@ class RegistryClient:
         )
         self.auth = Authenticator(name.registry, name.repository, credentials, self.transport, self.redact, self.where)
         self._base: str | None = None
+        # A loopback registry is tried over HTTPS first, and most speak plain HTTP (a CI job's
+        # registry service, kind's): the first try trusts no CA, so the CA store is read only when
+        # the registry turns out to speak TLS (see ``_once``).
+        https = f"https://{self.host}"
+        self._probing_tls = (options.ca_cert is None and not self.is_insecure(https)
+                             and is_loopback(urlsplit(https).hostname or ""))
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -153,10 +160,12 @@ class RegistryClient:
         host = (parts.hostname or "").lower()
         return netloc in self._insecure or (parts.port is None and host in self._insecure)
 
-    def _verify_for(self, url: str) -> bool | str:
+    def _verify_for(self, url: str) -> bool | str | TlsProbe:
         # An explicit choice for every request: REQUESTS_CA_BUNDLE must not override it.
         if self.is_insecure(url):
             return False
+        if self._probing_tls and url.startswith(f"https://{self.host}/"):
+            return TlsProbe.NO_TRUST
         return self.options.ca_cert or True
 
     def _bases(self) -> list[str]:
@@ -208,9 +217,14 @@ class RegistryClient:
             try:
                 response = self.transport.request(method, base + path, {**headers, **self.auth.headers()})
             except TransportFailure as failure:
+                certificate = "certificate" in failure.detail.lower()
+                if self._probing_tls and i == 0:
+                    self._probing_tls = False
+                    if failure.kind == "tls" and certificate:
+                        # It speaks TLS (the probe trusted no certificate): again, with the CA store.
+                        return self._once(method, path, step, headers)
                 # An insecure registry that does not speak TLS: try plain HTTP. A loopback one only
                 # when TLS itself failed (a certificate that does not verify is said, not bypassed).
-                certificate = "certificate" in failure.detail.lower()
                 if i + 1 < len(bases) and failure.kind in ("tls", "connection") and (
                         self.is_insecure(base) or not certificate):
                     continue

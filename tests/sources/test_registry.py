@@ -311,7 +311,7 @@ def test_insecure_tls_never_loads_the_system_ca_store(tls_registry, tmp_path, mo
         real = getattr(ssl.SSLContext, name)
 
         def load(self, *a, **k):  # type: ignore[no-untyped-def]
-            loads.append(name); import traceback; traceback.print_stack(limit=12)
+            loads.append(name)
             return real(self, *a, **k)
 
         return load
@@ -328,6 +328,45 @@ def test_insecure_tls_never_loads_the_system_ca_store(tls_registry, tmp_path, mo
     with pytest.raises(RegistryError):  # the same host, not named insecure: verified, and it fails
         open_name(f"{tls_registry.host}/{r}:1", opts(docker_config=str(config_dir)))
     assert loads, "the verified path loads the CA store (the probe can see it)"
+
+
+def test_a_loopback_registry_is_tried_over_tls_without_reading_the_ca_store(plain_registry, tls_registry, tmp_path,
+                                                                           monkeypatch):
+    """A loopback registry is tried over HTTPS first, and most speak plain HTTP (a CI job's registry
+    service, kind's): that first try trusts no CA, so the CA store (~50 ms, a sixth of a check of a
+    cached image) is read only for one that speaks TLS, whose handshake then runs again against it."""
+    import ssl
+
+    from imagelint.sources import http as transport
+
+    loaded: list[tuple] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counting(self, *a, **k):  # type: ignore[no-untyped-def]
+        loaded.append(a or tuple(k.values()))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
+    monkeypatch.setattr(ssl.SSLContext, "load_default_certs", lambda self, *a: loaded.append(("system",)))
+    built = unique_image().build()
+    r = repo()
+    plain_registry.push(r, "1", built)
+    [image], client = open_name(f"{plain_registry.host}/{r}:1", opts())
+    assert image.digest == built.digest and loaded == []
+    assert client.log[0].url.startswith("https://") and client.log[0].status is None  # the TLS try, refused
+    assert all(rec.url.startswith("http://") for rec in client.log[1:])
+
+    # A loopback registry that speaks TLS with a certificate the default store trusts: the try fails
+    # on the certificate (it trusts none), the handshake runs again against the store, and every
+    # request goes over verified TLS.
+    tls_registry.push(r, "1", built)
+    loaded.clear()  # (the push's own client reads the CA)
+    monkeypatch.setattr(transport, "_default_ca_bundle", lambda: tls_registry.ca_cert)
+    config_dir = tls_registry.docker_config_dir(tmp_path / "docker")
+    [image], client = open_name(f"{tls_registry.host}/{r}:1", opts(docker_config=str(config_dir)))
+    assert image.digest == built.digest and [where[0] for where in loaded] == [tls_registry.ca_cert]
+    assert client.log[0].status is None and all(rec.url.startswith("https://") for rec in client.log)
+    assert all(rec.status is not None for rec in client.log[1:])
 
 
 # --- bearer tokens -------------------------------------------------------------------------------------

@@ -251,6 +251,16 @@ class ZstdFrameTracker:
         self._state, self._need = "magic", 4
 
 
+def _pass_through(raw: BinaryIO, buffer) -> int:
+    """``raw.readinto(buffer)``, or a read copied into ``buffer`` for a stream that has only ``read``."""
+    read_into = getattr(raw, "readinto", None)
+    if read_into is not None:
+        return read_into(buffer) or 0
+    data = raw.read(len(buffer))
+    buffer[: len(data)] = data
+    return len(data)
+
+
 class _Tracked(io.RawIOBase):
     """Passes reads through, feeding every byte to a ZstdFrameTracker."""
 
@@ -263,13 +273,7 @@ class _Tracked(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        read_into = getattr(self._raw, "readinto", None)
-        if read_into is not None:
-            n = read_into(buffer) or 0
-        else:
-            data = self._raw.read(len(buffer))
-            n = len(data)
-            buffer[:n] = data
+        n = _pass_through(self._raw, buffer)
         if n:
             self._tracker.feed(memoryview(buffer)[:n])
         return n
@@ -298,12 +302,7 @@ class _Cancellable(io.RawIOBase):
     def readinto(self, buffer) -> int:
         if self._budget.is_cancelled(self._layer_index):
             raise LayerCancelled(f"{self._layer_name}: read cancelled")
-        read_into = getattr(self._raw, "readinto", None)
-        if read_into is not None:
-            return read_into(buffer) or 0
-        data = self._raw.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+        return _pass_through(self._raw, buffer)
 
     def close(self) -> None:
         self._raw.close()
@@ -327,12 +326,7 @@ class _Prefixed(io.RawIOBase):
             buffer[:n] = self._prefix[:n]
             self._prefix = self._prefix[n:]
             return n
-        read_into = getattr(self._raw, "readinto", None)
-        if read_into is not None:
-            return read_into(buffer) or 0
-        data = self._raw.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+        return _pass_through(self._raw, buffer)
 
     def close(self) -> None:
         self._raw.close()

@@ -11,24 +11,12 @@ container toolkit does. See docs/matrix.md.
 from __future__ import annotations
 
 from imagelint.matrix.answers import (
-    CudaImageEnv,
     CudaRelease,
-    DevicePluginNaming,
-    DevicePluginRelease,
     DriverBranch,
     DriverFloor,
-    ForwardCompat,
-    GpuOperatorRelease,
     GpuProduct,
-    GpuSearch,
-    ImagePlatforms,
-    JetsonRelease,
-    MinorVersionCompat,
-    NgcImage,
     NvidiaName,
-    PtxIsaVersion,
     ToolkitFeature,
-    ToolkitRelease,
 )
 from imagelint.matrix.loader import (
     apply_overlay,
@@ -49,28 +37,16 @@ from imagelint.matrix.require import (
 from imagelint.matrix.versions import compare_versions, driver_branch
 
 __all__ = [
-    "CudaImageEnv",
     "CudaRelease",
     "Device",
-    "DevicePluginNaming",
-    "DevicePluginRelease",
     "DriverBranch",
     "DriverFloor",
-    "ForwardCompat",
-    "GpuOperatorRelease",
     "GpuProduct",
-    "GpuSearch",
-    "ImagePlatforms",
-    "JetsonRelease",
     "Matrix",
-    "MinorVersionCompat",
-    "NgcImage",
     "NvidiaName",
-    "PtxIsaVersion",
     "RequireEnvError",
     "RequireOutcome",
     "ToolkitFeature",
-    "ToolkitRelease",
     "apply_overlay",
     "compare_versions",
     "driver_branch",

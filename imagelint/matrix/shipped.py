@@ -18,14 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint.errors import ConfigError
 from imagelint.lazyre import lazy_pattern
-from imagelint.matrix.answers import (
-    DevicePluginNaming,
-    NvidiaName,
-    name_from_row,
-    naming_from_rows,
-)
+from imagelint.matrix.answers import NvidiaName, name_from_row
 
 if TYPE_CHECKING:
+    from imagelint.matrix.answers.stack import DevicePluginNaming
     from imagelint.matrix.model import Matrix
 
 _HEADER = lazy_pattern(r"^[ \t]*\[", re.MULTILINE)
@@ -97,6 +93,8 @@ def nvidia_name(name: str) -> NvidiaName:
 
 def device_plugin_naming(matrix: Matrix | None = None) -> DevicePluginNaming:
     """The device plugin's resource naming: from ``matrix`` when it has the table, else shipped."""
+    from imagelint.matrix.answers.stack import naming_from_rows
+
     naming = matrix.device_plugin_naming() if matrix is not None else None
     if naming is None:
         naming = naming_from_rows(shipped_section("device_plugin_resource_names"))

@@ -50,7 +50,7 @@ from imagelint.rules.base import (
 )
 
 if TYPE_CHECKING:
-    from imagelint.matrix.answers import DevicePluginNaming
+    from imagelint.matrix.answers.stack import DevicePluginNaming
     from imagelint.matrix.model import Matrix
 
 ID = "IL602"

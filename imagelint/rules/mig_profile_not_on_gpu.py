@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint.kube.scheduler import workload
 from imagelint.lazyre import lazy_pattern
-from imagelint.matrix.answers import MigVariant
 from imagelint.rules.base import (
     ERROR,
     INFO,
@@ -42,6 +41,7 @@ from imagelint.rules.base import (
 from imagelint.versions import ComputeCapability
 
 if TYPE_CHECKING:
+    from imagelint.matrix.answers.gpus import MigVariant
     from imagelint.matrix.model import Matrix
 
 ID = "IL612"

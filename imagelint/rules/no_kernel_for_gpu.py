@@ -84,7 +84,7 @@ from imagelint.versions import ComputeCapability
 if TYPE_CHECKING:
     from imagelint.compat.verdict import Verdict
     from imagelint.facts.gpuarch import JitLimit
-    from imagelint.matrix.answers import NgcImage
+    from imagelint.matrix.answers.images import NgcImage
     from imagelint.matrix.model import Matrix
 
 ID = "IL401"

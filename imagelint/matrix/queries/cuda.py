@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.matrix.answers import (
     CudaRelease,
@@ -14,10 +14,6 @@ from imagelint.matrix.answers import (
     DriverFloor,
     DriverGpuSupport,
     DriverLifecycle,
-    ForwardCompat,
-    ForwardCompatBrand,
-    MinorVersionCompat,
-    PtxIsaVersion,
     row_uncertain,
 )
 from imagelint.matrix.rowstore import (
@@ -32,6 +28,14 @@ from imagelint.matrix.versions import (
     driver_branch,
     is_numeric_version,
 )
+
+if TYPE_CHECKING:
+    from imagelint.matrix.answers.cuda import (
+        ForwardCompat,
+        ForwardCompatBrand,
+        MinorVersionCompat,
+        PtxIsaVersion,
+    )
 
 
 class CudaQueries(RowStore):
@@ -84,6 +88,8 @@ class CudaQueries(RowStore):
         return DriverFloor(ga.min_driver, ga.version, False, ga.source, ga.uncertain)
 
     def minor_version_compat(self, cuda_major: int) -> MinorVersionCompat | None:
+        from imagelint.matrix.answers.cuda import MinorVersionCompat
+
         for row in self._section("minor_version_compat"):
             if row["cuda_major"] == cuda_major:
                 return MinorVersionCompat(
@@ -170,6 +176,8 @@ class CudaQueries(RowStore):
 
     def forward_compat_brand(self, brand: str) -> ForwardCompatBrand | None:
         """Whether the compat library takes GPUs of NVML brand ``brand`` (any case), or None."""
+        from imagelint.matrix.answers.cuda import ForwardCompatBrand
+
         wanted = brand.lower()
         for r in self._section("forward_compat_brands"):
             if r["brand"].lower() == wanted:
@@ -178,6 +186,8 @@ class CudaQueries(RowStore):
 
     # --- forward compatibility ---------------------------------------------------------------
     def forward_compat(self, cuda_version: str) -> ForwardCompat | None:
+        from imagelint.matrix.answers.cuda import ForwardCompat
+
         wanted = _cuda_parts(cuda_version)
         if wanted is None:
             return None
@@ -196,6 +206,8 @@ class CudaQueries(RowStore):
     # --- PTX ISA ------------------------------------------------------------------------------
     def ptx_isa(self, version: str) -> PtxIsaVersion | None:
         """``"8.4" -> PtxIsaVersion("8.4", "12.4", ...)``: the first CUDA that handles that PTX ISA."""
+        from imagelint.matrix.answers.cuda import PtxIsaVersion
+
         text = _strip_v(version)
         if not is_numeric_version(text):
             return None
@@ -207,6 +219,8 @@ class CudaQueries(RowStore):
     def newest_ptx_isa_for_cuda(self, cuda_version: str) -> PtxIsaVersion | None:
         """The newest PTX ISA that CUDA ``cuda_version``'s compiler handles: a driver reporting
         that CUDA version JIT-compiles PTX up to it (``"12.2"`` -> 8.2); None when unknown."""
+        from imagelint.matrix.answers.cuda import PtxIsaVersion
+
         wanted = _cuda_parts(cuda_version)
         if wanted is None or "." not in wanted:
             return None  # a major alone ("12") does not say which ISA
@@ -223,6 +237,8 @@ class CudaQueries(RowStore):
 
     def newest_known_ptx_isa(self) -> PtxIsaVersion | None:
         """The newest PTX ISA the matrix knows (an ISA beyond it is newer than the matrix)."""
+        from imagelint.matrix.answers.cuda import PtxIsaVersion
+
         rows = self._section("ptx_isa_versions")
         best = max(rows, key=lambda r: tuple(int(p) for p in r["ptx_isa"].split(".")), default=None)
         return None if best is None else PtxIsaVersion(best["ptx_isa"], best["min_cuda"], best["source"],

@@ -5,12 +5,10 @@ settings, the names NVIDIA software uses.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.matrix.answers import (
     GpuProduct,
-    GpuSearch,
-    MigVariant,
     NvidiaName,
     name_from_row,
     row_uncertain,
@@ -20,12 +18,17 @@ from imagelint.matrix.rowstore import (
     _gpu_key,
 )
 
+if TYPE_CHECKING:
+    from imagelint.matrix.answers.gpus import GpuSearch, MigVariant
+
 
 class GpuQueries(RowStore):
     """What the matrix answers about GPUs: products by any spelling, architecture names in build"""
 
     def mig_variants(self, gpu: str) -> tuple[MigVariant, ...]:
         """The MIG profiles of each memory variant of the GPU named ``gpu`` (its matrix name)."""
+        from imagelint.matrix.answers.gpus import MigVariant
+
         return tuple(MigVariant(r["gpu"], r["memory_gb"], tuple(r["profiles"]), tuple(r.get("products", ())))
                      for r in self._section("mig_profiles") if r["gpu"] == gpu)
 
@@ -52,6 +55,8 @@ class GpuQueries(RowStore):
         """Exact name/alias first, so ``H20`` is the H20 and not every name containing "h20"; a
         substring over names, aliases, family, brand and compute capability second; near misses
         of a name or alias last."""
+        from imagelint.matrix.answers.gpus import GpuSearch
+
         exact = self.gpu(text)
         if exact is not None:
             return GpuSearch(exact, (exact,), ())

@@ -7,16 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from imagelint.lazyre import lazy_pattern
-from imagelint.matrix.answers import (
-    CudaImageEnv,
-    ImagePlatforms,
-    JetsonRelease,
-    NgcImage,
-    row_uncertain,
-)
+from imagelint.matrix.answers import row_uncertain
 from imagelint.matrix.rowstore import (
     RowStore,
     _env_map,
@@ -28,12 +22,22 @@ from imagelint.matrix.versions import (
 )
 from imagelint.untrusted import is_digits
 
+if TYPE_CHECKING:
+    from imagelint.matrix.answers.images import (
+        CudaImageEnv,
+        ImagePlatforms,
+        JetsonRelease,
+        NgcImage,
+    )
+
 
 class ImageQueries(RowStore):
     """What the matrix answers about images: NGC releases, official CUDA images' env, Jetson"""
 
     # --- NGC ----------------------------------------------------------------------------------
     def ngc_image(self, repository: str, tag: str) -> NgcImage | None:
+        from imagelint.matrix.answers.images import NgcImage
+
         repo = _ngc_repo(repository)
         tag = tag.strip()
         candidates = [r for r in self._section("ngc_images") if _ngc_repo(r["repository"]) == repo]
@@ -65,6 +69,8 @@ class ImageQueries(RowStore):
 
     def image_platforms(self, repository: str) -> ImagePlatforms | None:
         """The fixed platforms of ``repository`` (``nvcr.io/nvidia/l4t-jetpack``), exact match."""
+        from imagelint.matrix.answers.images import ImagePlatforms
+
         wanted = repository.strip().lower()
         for r in self._section("image_platforms"):
             if r["repository"].lower() == wanted:
@@ -73,6 +79,8 @@ class ImageQueries(RowStore):
 
     def jetson_release(self, l4t: str) -> JetsonRelease | None:
         """The JetPack and CUDA of an L4T release ("36.4", "r36.4.0": major.minor is what counts)."""
+        from imagelint.matrix.answers.images import JetsonRelease
+
         parts = l4t.strip().lstrip("rR").split(".")
         if len(parts) < 2 or not all(is_digits(p) for p in parts[:2]):
             return None
@@ -102,6 +110,8 @@ class ImageQueries(RowStore):
         None or "base" is the base image, else its chain (devel = runtime + devel's additions).
         None when the matrix has no row for that exact version/arch, or the flavor is unknown.
         """
+        from imagelint.matrix.answers.images import CudaImageEnv
+
         wanted_arch = _image_arch(arch)
         text = _strip_v(version)
         if wanted_arch is None or not is_numeric_version(text):

@@ -4,20 +4,22 @@ its resource names, the GPU Operator.
 
 from __future__ import annotations
 
-from imagelint.matrix.answers import (
-    DevicePluginNaming,
-    DevicePluginRelease,
-    GpuOperatorRelease,
-    ToolkitFeature,
-    ToolkitRelease,
-    naming_from_rows,
-    row_uncertain,
-)
+from typing import TYPE_CHECKING
+
+from imagelint.matrix.answers import ToolkitFeature, row_uncertain
 from imagelint.matrix.rowstore import (
     RowStore,
     _strip_v,
     _tool_key,
 )
+
+if TYPE_CHECKING:
+    from imagelint.matrix.answers.stack import (
+        DevicePluginNaming,
+        DevicePluginRelease,
+        GpuOperatorRelease,
+        ToolkitRelease,
+    )
 
 
 class StackQueries(RowStore):
@@ -57,6 +59,8 @@ class StackQueries(RowStore):
         return mode
 
     def toolkit(self, version: str) -> ToolkitRelease | None:
+        from imagelint.matrix.answers.stack import ToolkitRelease
+
         key = _tool_key(version)
         for row in self._section("toolkit_releases"):
             if key is not None and _tool_key(row["version"]) == key:
@@ -69,6 +73,8 @@ class StackQueries(RowStore):
 
     # --- device plugin ------------------------------------------------------------------------
     def device_plugin(self, version: str) -> DevicePluginRelease | None:
+        from imagelint.matrix.answers.stack import DevicePluginRelease
+
         key = _tool_key(version)
         for row in self._section("device_plugin_releases"):
             if key is not None and _tool_key(row["version"]) == key:
@@ -89,6 +95,8 @@ class StackQueries(RowStore):
 
     # --- GPU Operator -------------------------------------------------------------------------
     def gpu_operator(self, version: str) -> GpuOperatorRelease | None:
+        from imagelint.matrix.answers.stack import GpuOperatorRelease
+
         key = _tool_key(version)
         for row in self._section("gpu_operator_releases"):
             if key is not None and _tool_key(row["version"]) == key:
@@ -103,4 +111,6 @@ class StackQueries(RowStore):
 
     # --- device plugin resource naming --------------------------------------------------------
     def device_plugin_naming(self) -> DevicePluginNaming | None:
+        from imagelint.matrix.answers.stack import naming_from_rows
+
         return naming_from_rows(self._section("device_plugin_resource_names"))

@@ -126,7 +126,7 @@ SAFE_CONVERSIONS: dict[str, tuple[int, str]] = {
     "layers/tarwalk.py": (3, "octal header fields of 12 bytes or fewer (at most 12 digits); pax record length: ASCII digits found within 20 bytes"),
     "matrix/doctor_signatures.py": (1, "stage of the shipped signature table, typed integer by its loader"),
     "matrix/loader.py": (1, "regex group of the TOML parser's own 'at line N' message"),
-    "matrix/answers.py": (1, "max-length checked by is_digits"),
+    "matrix/answers/stack.py": (1, "max-length checked by is_digits"),
     "matrix/rowstore.py": (1, "values checked by is_digits or is_numeric_version (at most 20 ASCII digits a part), or matrix values matched by the schema's ^[0-9]+(\\.[0-9]+)*$ patterns, at most 4,096 characters (schema.MAX_PATTERNED_CHARS, inside int()'s 4,300-digit limit)"),
     "matrix/queries/cuda.py": (1, "values checked by is_digits or is_numeric_version (at most 20 ASCII digits a part), or matrix values matched by the schema's ^[0-9]+(\\.[0-9]+)*$ patterns, at most 4,096 characters (schema.MAX_PATTERNED_CHARS, inside int()'s 4,300-digit limit)"),
     "matrix/queries/images.py": (2, "values checked by is_digits or is_numeric_version (at most 20 ASCII digits a part), or matrix values matched by the schema's ^[0-9]+(\\.[0-9]+)*$ patterns, at most 4,096 characters (schema.MAX_PATTERNED_CHARS, inside int()'s 4,300-digit limit)"),

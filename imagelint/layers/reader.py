@@ -71,7 +71,7 @@ _KIND_BY_TYPE = {
 }
 # The kinds besides a regular file that ``add_in_window`` takes: those with no data and no target to
 # resolve now (a hard link's target is normalised, and warned about, by ``add``).
-_KIND_IN_WINDOW = {tarwalk.SYMLINK: SYMLINK, tarwalk.DIRECTORY: DIRECTORY}
+_KIND_IN_WINDOW = {flag: kind for flag, kind in _KIND_BY_TYPE.items() if kind is SYMLINK or kind is DIRECTORY}
 OPAQUE_MARKER = ".wh..wh..opq"
 WHITEOUT_PREFIX = ".wh."
 
@@ -178,16 +178,19 @@ class _LayerCapture:
         entries = self.entries
         if path in entries:
             self.forget(path)
+        if kind is SYMLINK or kind is HARDLINK:
+            # A link is an entry whatever its rule (resolved in the merged view), with no data of
+            # its own: no rule is asked.
+            entries[path] = Entry(path, kind, member.size, member.mode, linkname, self._layer_index,
+                                  self._layer_digest)
+            return
         rule = self._match(path)
         if rule is None:
-            if kind is SYMLINK or kind is HARDLINK:
-                entries[path] = Entry(path, kind, member.size, member.mode, linkname, self._layer_index,
-                                      self._layer_digest)
             return
         size = member.size
-        entries[path] = Entry(path, kind, size, member.mode, linkname, self._layer_index, self._layer_digest)
+        entries[path] = Entry(path, kind, size, member.mode, None, self._layer_index, self._layer_digest)
         if kind is not FILE:
-            return  # links carry no data of their own; devices and fifos are never read
+            return  # devices and fifos are never read; a directory has no data
         action = rule.action
         if action == "scan":
             self._scan(path, size, rule, walker)
@@ -217,13 +220,15 @@ class _LayerCapture:
             if not path or path in entries or WHITEOUT_PREFIX in path or name.startswith("/") or start + size > end:
                 break
             if type_flag != tarwalk.REGULAR:
-                # As ``add``: a symlink is an entry whatever its rule, a directory only when a rule
-                # records it; neither has data of its own to read.
+                # As ``add``: a symlink is an entry whatever its rule (none is asked), a directory
+                # only when a rule records it; neither has data of its own to read.
                 kind = _KIND_IN_WINDOW.get(type_flag)
                 if kind is None:
                     break
-                if match(path) is not None or kind is SYMLINK:
-                    entries[path] = Entry(path, kind, size, mode, linkname if kind is SYMLINK else None, index, digest)
+                if kind is SYMLINK:
+                    entries[path] = Entry(path, kind, size, mode, linkname, index, digest)
+                elif match(path) is not None:
+                    entries[path] = Entry(path, kind, size, mode, None, index, digest)
                 taken += 1
                 continue
             rule = match(path)

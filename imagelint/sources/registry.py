@@ -137,12 +137,13 @@ class RegistryClient:
         )
         self.auth = Authenticator(name.registry, name.repository, credentials, self.transport, self.redact, self.where)
         self._base: str | None = None
-        # A loopback registry is tried over HTTPS first, and most speak plain HTTP (a CI job's
-        # registry service, kind's): the first try trusts no CA, so the CA store is read only when
-        # the registry turns out to speak TLS (see ``_once``).
-        https = f"https://{self.host}"
-        self._probing_tls = (options.ca_cert is None and not self.is_insecure(https)
-                             and is_loopback(urlsplit(https).hostname or ""))
+        self._https = f"https://{self.host}"
+        # Docker's insecure-by-default registries: tried over HTTPS, then plain HTTP (``_bases``).
+        self._loopback = is_loopback(urlsplit(self._https).hostname or "")
+        # Most loopback registries speak plain HTTP (a CI job's registry service, kind's): their
+        # first HTTPS try trusts no CA, so the CA store is read only when one turns out to speak
+        # TLS (see ``_once``).
+        self._probing_tls = options.ca_cert is None and self._loopback and not self.is_insecure(self._https)
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -164,19 +165,18 @@ class RegistryClient:
         # An explicit choice for every request: REQUESTS_CA_BUNDLE must not override it.
         if self.is_insecure(url):
             return False
-        if self._probing_tls and url.startswith(f"https://{self.host}/"):
+        if self._probing_tls and url.startswith(self._https + "/"):
             return TlsProbe.NO_TRUST
         return self.options.ca_cert or True
 
     def _bases(self) -> list[str]:
         if self._base:
             return [self._base]
-        https = f"https://{self.host}"
         # Plain HTTP only for registries the user named as insecure, and for loopback ones
         # (localhost, 127.0.0.0/8, ::1), which Docker treats as insecure by default. Unlike
         # Docker, a loopback registry that speaks TLS is still verified (see ``_once``).
-        loopback = is_loopback(urlsplit(https).hostname or "")
-        return [https, f"http://{self.host}"] if self.is_insecure(https) or loopback else [https]
+        https = self._https
+        return [https, f"http://{self.host}"] if self._loopback or self.is_insecure(https) else [https]
 
     # --- requests ------------------------------------------------------------------------------
 

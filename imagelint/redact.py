@@ -29,6 +29,7 @@ _SECRET_WORDS = frozenset({
 _NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null", "yes", "no"})
 REDACTED = "[redacted]"
 _WORD_SPLIT = lazy_pattern(r"[^A-Z0-9]+")
+_ASSIGNMENT = lazy_pattern(r"([A-Za-z_][A-Za-z0-9_.-]*)=([^\s\"\\]+)")  # NAME=value, to a space or a quote
 
 
 def looks_secret(name: str) -> bool:
@@ -40,6 +41,16 @@ def secret_env_values(env: Iterable[tuple[str, str]]) -> tuple[str, ...]:
     values = {value for name, value in env
               if looks_secret(name) and len(value) >= 4 and value.lower() not in _NOT_SECRET_VALUES}
     return tuple(sorted(values, key=lambda v: (-len(v), v)))
+
+
+def may_hold_secrets(text: str, labels: Mapping[str, str]) -> bool:
+    """Whether an image config's text writes a secret-looking ``NAME=value`` anywhere (an env entry,
+    a build history's ``|1 HF_TOKEN=… /bin/sh -c …``, an ``ENV`` or ``ARG`` line) or has a label
+    with a secret-looking name: conservative, for deciding what may be kept on disk whole."""
+    if any(looks_secret(name) and value for name, value in labels.items()):
+        return True
+    return any(looks_secret(m.group(1)) and m.group(2).lower() not in _NOT_SECRET_VALUES
+               for m in _ASSIGNMENT.finditer(text))
 
 
 def redact_text(text: str, secrets: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from imagelint import progress
 from imagelint.facts.model import ImageFacts
-from imagelint.layers.cache import LayerCache
+from imagelint.layers.cache import LayerCache, open_cache
 from imagelint.layers.model import CAPTURE_STANDARD
 from imagelint.sources import SourceOptions, open_images
 
@@ -26,12 +26,7 @@ def layer_cache_for(options: SourceOptions) -> LayerCache | None:
     ``options.cache_dir`` picks the directory (else ``$IMAGELINT_CACHE_DIR``, else the XDG
     cache dir); ``options.no_cache`` turns the cache off, as does ``IMAGELINT_NO_CACHE=1``.
     """
-    from imagelint.cachedir import cache_disabled, cache_max_bytes, default_cache_dir
-    from imagelint.layers.cache import DEFAULT_MAX_BYTES
-
-    if options.no_cache or cache_disabled():
-        return None
-    return LayerCache(options.cache_dir if options.cache_dir else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
+    return open_cache(options.cache_dir, options.no_cache)
 
 
 def inspect_reference(

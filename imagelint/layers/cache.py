@@ -1,6 +1,8 @@
 """The layer cache: what was extracted from a layer, keyed by layer digest + extractor.
 
-A second image on the same base reads only its own new layers. Entries are
+A second image on the same base reads only its own new layers. The same store keeps an image's
+facts (``imagelint.facts.cache``) and, whole, the configs a registry sent (``document_key``), so
+a warm check of a registry image asks the registry for its manifest alone. Entries are
 written atomically (temp file + rename in the same directory), so parallel CI
 jobs can share one cache directory; a torn or foreign file is treated as a miss.
 The cache is bounded: after a write that may have taken it over ``max_bytes``, the least
@@ -41,6 +43,7 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _MAGIC = b"ILX3"
 _HEAD = 4 + 32 + 4
 _SUFFIX = ".ilx"
+DOCUMENT_KEY_VERSION = "document-1"  # keys of whole documents (document_key), apart from extracts
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,25 @@ class LayerCache:
 
 
 Extractor = Callable[..., "LayerExtract"]
+
+
+def open_cache(directory: str | None, no_cache: bool) -> LayerCache | None:
+    """The cache a run's options ask for: ``directory``, else the user cache directory
+    (``imagelint.cachedir.default_cache_dir``); None with ``no_cache`` or ``IMAGELINT_NO_CACHE=1``."""
+    from imagelint.cachedir import cache_disabled, cache_max_bytes, default_cache_dir
+
+    if no_cache or cache_disabled():
+        return None
+    return LayerCache(directory if directory else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
+
+
+def document_key(kind: str, digest: str) -> str | None:
+    """The key of a small content-addressed document (an image config) kept whole in the cache,
+    or None when ``digest`` names no content (nothing to key it on). A caller still checks the
+    bytes it gets back against ``digest``: an entry is only as trustworthy as the directory."""
+    if not content_addressed(digest):
+        return None
+    return hashlib.sha256(f"{DOCUMENT_KEY_VERSION}\0{kind}\0{digest}".encode()).hexdigest()
 
 
 def caching_extractor(cache: LayerCache, extract: Extractor) -> Extractor:

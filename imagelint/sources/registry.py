@@ -35,7 +35,7 @@ from imagelint.errors import (
     SourceError,
     UsageError,
 )
-from imagelint.image import INDEX_MEDIA_TYPES, Image, Layer
+from imagelint.image import INDEX_MEDIA_TYPES, Image, ImageConfig, Layer
 from imagelint.reference import ImageReference, RegistryName, parse_registry_name
 from imagelint.sources.docker_config import config_key
 from imagelint.sources.http import (
@@ -309,6 +309,29 @@ class RegistryClient:
             raise ImageFormatError(f"{what}: {len(data)} bytes, the manifest declares {descriptor.size}")
         return data
 
+    def fetch_config(self, descriptor: Descriptor, what: str) -> ImageConfig:
+        """An image config: from the cache when it holds these very bytes (checked against the
+        digest and size again, as the cache is untrusted), else fetched and verified. A config is
+        content-addressed (a tag that moves names another one), so a warm check asks the registry
+        only for the manifest. A config that may hold a secret (``redact.may_hold_secrets``: an
+        env value, a build argument in its history) is never written to the cache."""
+        from imagelint.layers.cache import document_key, open_cache
+
+        store = open_cache(self.options.cache_dir, self.options.no_cache)
+        key = document_key("config", descriptor.digest) if store is not None else None
+        if store is not None and key is not None:
+            data = store.get(key)
+            if data is not None and len(data) <= MAX_DOCUMENT_BYTES and _is_blob(data, descriptor):
+                return parse_image_config(data, what)
+        data = self.fetch_blob_document(descriptor, "config")
+        config = parse_image_config(data, what)
+        if store is not None and key is not None:
+            from imagelint.redact import may_hold_secrets
+
+            if not may_hold_secrets(data.decode("utf-8", "replace"), config.labels):
+                store.put(key, data)
+        return config
+
     def _document(
         self, path: str, step: str, headers: dict[str, str], not_found: str | None = None
     ) -> tuple[bytes, Mapping[str, str]]:
@@ -534,6 +557,14 @@ def _flatten_index(client: RegistryClient, index: Index, digest: str, depth: int
     return out
 
 
+def _is_blob(data: bytes, descriptor: Descriptor) -> bool:
+    """Whether ``data`` is the blob ``descriptor`` names: its size (when declared) and its digest."""
+    if descriptor.size is not None and len(data) != descriptor.size:
+        return False
+    algorithm, _ = parse_digest(descriptor.digest)
+    return compute_digest(data, algorithm) == descriptor.digest
+
+
 def _check_size(data: bytes, descriptor: Descriptor, where: str) -> None:
     if descriptor.size is not None and len(data) != descriptor.size:
         raise ImageFormatError(f"{where}: manifest {descriptor.digest} is {len(data)} bytes, the index declares {descriptor.size}")
@@ -542,9 +573,8 @@ def _check_size(data: bytes, descriptor: Descriptor, where: str) -> None:
 def _image(
     client: RegistryClient, manifest: Manifest, digest: str, index_digest: str | None, entry_annotations: Mapping[str, str]
 ) -> Image:
-    config_bytes = client.fetch_blob_document(manifest.config, "config")
     what = f"{client.where}: config {manifest.config.digest}"
-    config = parse_image_config(config_bytes, what)
+    config = client.fetch_config(manifest.config, what)
     check_diff_ids(config, len(manifest.layers), what)
     layers = tuple(
         Layer(

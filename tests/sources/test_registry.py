@@ -13,6 +13,7 @@ import os
 import tarfile
 import time
 import uuid
+from dataclasses import replace
 
 import pytest
 
@@ -158,7 +159,11 @@ def test_multiarch_index_platform_selection(plain_registry):
 
     images, client = open_name(name, opts(insecure_registries=insecure, all_platforms=True))
     assert sorted(str(i.platform) for i in images) == ["linux/amd64", "linux/arm64/v8"]
-    assert len(answered(client)) == 5  # index + 2 × (manifest + config), still no layer bytes
+    # index + 2 manifests, still no layer bytes: both configs come from the cache the two opens
+    # above filled (a config is content-addressed); without a cache, each is fetched again.
+    assert [rec.url.rsplit("/", 2)[-2] for rec in answered(client)] == ["manifests"] * 3
+    _, uncached = open_name(name, opts(insecure_registries=insecure, all_platforms=True, no_cache=True))
+    assert len(answered(uncached)) == 5  # index + 2 × (manifest + config)
 
     with pytest.raises(SourceError) as err:
         open_name(name, opts(insecure_registries=insecure, platform=Platform.parse("linux/s390x"), platform_explicit=True))
@@ -219,8 +224,61 @@ def test_corrupted_blobs_are_refused(plain_registry):
     config_path = plain_registry.blob_path(built.config_digest)
     config_path.write_bytes(config_path.read_bytes().replace(b"12.4.1", b"12.4.9"))
     with pytest.raises(DigestMismatchError) as err:
-        open_name(f"{plain_registry.host}/{r}:bad", o)
+        open_name(f"{plain_registry.host}/{r}:bad", replace(o, no_cache=True))
     assert "config" in str(err.value) and built.config_digest in str(err.value)
+    # The verified copy the first open kept is the config this digest names; the registry's is not asked for.
+    [cached], client = open_name(f"{plain_registry.host}/{r}:bad", o)
+    assert cached.config.env_map["CUDA_VERSION"] == "12.4.1" and "blobs" not in str(client.log)
+
+
+def test_a_config_is_fetched_once_and_then_read_from_the_cache(plain_registry, tmp_path):
+    built = unique_image().build()
+    r = repo()
+    plain_registry.push(r, "1", built)
+    name = f"{plain_registry.host}/{r}:1"
+    o = opts(insecure_registries=(plain_registry.host,), cache_dir=str(tmp_path / "cache"))
+    [first], cold = open_name(name, o)
+    [warm], hot = open_name(name, o)
+    assert [rec.url.rsplit("/", 2)[-2] for rec in answered(cold)] == ["manifests", "blobs"]
+    assert [rec.url.rsplit("/", 2)[-2] for rec in answered(hot)] == ["manifests"]  # a warm check asks for no config
+    assert warm.config == first.config and warm.config_digest == built.config_digest
+
+    # The cache is untrusted: an entry that is not the blob the digest names is a miss, fetched and replaced.
+    from imagelint.layers.cache import LayerCache, document_key
+
+    store = LayerCache(tmp_path / "cache")
+    key = document_key("config", built.config_digest)
+    real = store.get(key)
+    assert real is not None
+    store.put(key, real.replace(b"12.4.1", b"12.4.9"))  # same size, another digest
+    [again], refetched = open_name(name, o)
+    assert again.config.env_map["CUDA_VERSION"] == "12.4.1"
+    assert [rec.url.rsplit("/", 2)[-2] for rec in answered(refetched)] == ["manifests", "blobs"]
+    assert store.get(key) == real
+
+    # --no-cache: nothing read from the cache, nothing written to it.
+    other = tmp_path / "other"
+    [_], uncached = open_name(name, replace(o, cache_dir=str(other), no_cache=True))
+    assert [rec.url.rsplit("/", 2)[-2] for rec in answered(uncached)] == ["manifests", "blobs"]
+    assert not other.exists()
+
+
+@pytest.mark.parametrize("written", [
+    {"extra_config": {"config": {"Env": ["PATH=/usr/bin", "HF_TOKEN=hf-s3cret-in-env"]}}},
+    {"extra_config": {"history": [{"created_by": "RUN |1 HF_TOKEN=hf-s3cret-in-a-build-arg /bin/sh -c make"}]}},
+    {"labels": {"registry-password": "s3cret-in-a-label"}},
+])
+def test_a_config_that_may_hold_a_secret_is_never_written_to_the_cache(plain_registry, tmp_path, written):
+    built = unique_image(**written).build()
+    r = repo()
+    plain_registry.push(r, "1", built)
+    cache = tmp_path / "cache"
+    o = opts(insecure_registries=(plain_registry.host,), cache_dir=str(cache))
+    for _ in range(2):  # fetched each time: nothing was kept
+        [image], client = open_name(f"{plain_registry.host}/{r}:1", o)
+        assert [rec.url.rsplit("/", 2)[-2] for rec in answered(client)] == ["manifests", "blobs"]
+    assert image.config_digest == built.config_digest
+    assert not any(b"s3cret" in f.read_bytes() for f in cache.rglob("*") if f.is_file())
 
 
 def test_layer_opener_returns_a_verifying_stream(plain_registry):
@@ -387,7 +445,7 @@ def test_token_auth_end_to_end(token_registry, tmp_path):
     # The token is cached for the process: a second open asks the token server nothing.
     _, second = open_name(f"{token_registry.host}/{r}:1", o)
     assert len([q for q in token_registry.token_server.requests_for(r) if q.scopes == (f"repository:{r}:pull",)]) == 1
-    assert second.requests_made == 2
+    assert second.requests_made == 1  # the manifest: the config is the one the first open kept
 
 
 def test_token_anonymous_pull_of_a_public_repository(token_registry):
@@ -488,7 +546,7 @@ def test_429_honours_retry_after(plain_registry, plain_proxy):
     assert time.monotonic() - started >= 0.95  # backoff alone would be ~1 ms
     assert image.digest == built.digest
     plain_proxy.add(Fault("429", "/blobs/", times=1))  # no Retry-After: exponential backoff
-    [again], _ = open_name(name, o)
+    [again], _ = open_name(name, replace(o, no_cache=True))  # the config is fetched again, not taken from the cache
     assert [s.outcome for s in plain_proxy.seen("/blobs/")][-2:] == ["429", "forwarded"]
 
 

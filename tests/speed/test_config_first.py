@@ -44,6 +44,11 @@ def test_inspect_config_only_costs_exactly_manifest_and_config(plain_registry, c
         ("GET", f"/v2/{repo}/blobs/{built.config_digest}"),
     ]
     assert not any(layer_digest in s.path for s in seen for layer_digest, *_ in built.layers)
+    # The next run over the same cache asks for the manifest alone: the config it names is the one kept.
+    again = _imagelint("inspect", ref, "--insecure-registry", counting_proxy.host, "--config-only", "--format", "json",
+                       "--cache-dir", str(tmp_path / "cache"), env_extra={"DOCKER_CONFIG": str(tmp_path / "no-docker")})
+    assert again.returncode == 0 and again.stdout == done.stdout, again.stderr
+    assert [(s.method, s.path) for s in counting_proxy.seen()[len(seen):]] == [("GET", f"/v2/{repo}/manifests/1")]
 
 
 def test_config_only_after_token_auth_is_still_two_requests(token_registry, tmp_path) -> None:

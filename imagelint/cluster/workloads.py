@@ -43,7 +43,7 @@ from imagelint.cluster.resources import (
     STATEFUL_SETS,
     Resource,
 )
-from imagelint.facts.model import WorkloadFacts
+from imagelint.facts.static_model import WorkloadFacts
 from imagelint.lazyre import lazy_pattern
 
 TEMPLATE_KINDS = (DEPLOYMENTS, STATEFUL_SETS, DAEMON_SETS, JOBS, CRON_JOBS, *GPU_WORKLOAD_KINDS)

@@ -37,7 +37,7 @@ from imagelint.deploytarget import Target
 from imagelint.errors import SourceError
 from imagelint.facts.model import ImageFacts
 from imagelint.image import normalize_arch
-from imagelint.layers.model import CAPTURE_STANDARD, CAPTURE_WITHOUT_GPU_CODE
+from imagelint.layers.captures import CAPTURE_STANDARD, CAPTURE_WITHOUT_GPU_CODE
 
 if TYPE_CHECKING:
     from imagelint.matrix.model import Matrix
@@ -89,7 +89,7 @@ def _default_inspector(reference: str, options: SourceOptions, read_layers: bool
 
 
 def capture_for(config: Config, target: Target, matrix: Matrix | None) -> str:
-    """The capture reading the layers makes (a ``layers.model`` capture name), from what the
+    """The capture reading the layers makes (a ``layers.captures`` name), from what the
     selected rules declare they need: the fatbin scan of every library (``gpu-code``, the
     costliest capture) only when a selected rule needs it and a pool GPU's compute capability is
     known to judge the code against."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from imagelint import progress
 from imagelint.facts.model import ImageFacts
 from imagelint.layers.cache import LayerCache, open_cache
-from imagelint.layers.model import CAPTURE_STANDARD
+from imagelint.layers.captures import CAPTURE_STANDARD
 from imagelint.sources import SourceOptions, open_images
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from imagelint.deploytarget.model import NodePool, Target
 from imagelint.doctor.model import Diagnosis, ImageSide
 from imagelint.doctor.snapshot import Snapshot
 from imagelint.doctor.workloads import PodWorkload, pod_workload
-from imagelint.facts.model import WorkloadFacts
+from imagelint.facts.static_model import WorkloadFacts
 from imagelint.kube.scheduler import match_pool
 from imagelint.matrix.doctor_signatures import Signatures
 from imagelint.untrusted import is_digits

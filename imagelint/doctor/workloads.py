@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from imagelint.cluster.pods import PodInfo
-from imagelint.facts.model import ImageFacts, WorkloadFacts
+from imagelint.facts.model import ImageFacts
+from imagelint.facts.static_model import WorkloadFacts
 
 MAX_DEPTH = 40
 

@@ -12,12 +12,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from imagelint.facts import cuda, driverlibs, fatbin, loader, scripts, textscan
-from imagelint.layers.model import (
-    CAPTURE_STANDARD,
-    CAPTURE_WITHOUT_GPU_CODE,
-    CaptureRule,
-    CaptureSpec,
-)
+from imagelint.layers.captures import CAPTURE_STANDARD, CAPTURE_WITHOUT_GPU_CODE
+from imagelint.layers.model import CaptureRule, CaptureSpec
 
 _ACTION_ORDER = {"scan": 0, "head": 1, "content": 2, "record": 3}
 
@@ -50,7 +46,7 @@ CAPTURE_SPEC_WITHOUT_GPU_CODE = build_capture_spec(gpu_code=False)
 
 
 def spec_named(name: str) -> CaptureSpec:
-    """The capture ``name`` (``layers.model.CAPTURE_STANDARD`` / ``CAPTURE_WITHOUT_GPU_CODE``)."""
+    """The capture ``name`` (``layers.captures.CAPTURE_STANDARD`` / ``CAPTURE_WITHOUT_GPU_CODE``)."""
     return {CAPTURE_STANDARD: CAPTURE_SPEC, CAPTURE_WITHOUT_GPU_CODE: CAPTURE_SPEC_WITHOUT_GPU_CODE}[name]
 
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import importlib
+import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -57,8 +59,33 @@ def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def field_type(cls: type, name: str) -> Any:
+    """The type of ``cls``'s field ``name``, resolved from its annotation alone. Field by field, so
+    that a field the data leaves empty is never resolved: ``ImageFacts.workload`` names a type of
+    ``facts.static_model``, which a check of an image never imports. A name the class's module
+    imports only for type checking is found in the module that defines it (``_LateNames``)."""
+    annotation = next(f.type for f in _fields(cls) if f.name == name)
+    module = sys.modules[cls.__module__]
+    holder = SimpleNamespace(__annotations__={name: annotation})
+    return typing.get_type_hints(holder, globalns=vars(module), localns=_LateNames())[name]
+
+
+class _LateNames(Mapping[str, Any]):
+    """The model's names that live in modules imported only where they are needed."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in _LATE_MODULES:
+            raise KeyError(name)
+        return getattr(importlib.import_module(_LATE_MODULES[name]), name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_LATE_MODULES)
+
+    def __len__(self) -> int:
+        return len(_LATE_MODULES)
+
+
+_LATE_MODULES = {name: "imagelint.facts.static_model" for name in ("WorkloadFacts", "ComposeService", "BuildFacts")}
 
 
 def _decode(tp: Any, data: Any) -> Any:
@@ -90,12 +117,13 @@ def _decode(tp: Any, data: Any) -> Any:
 def _decode_dataclass(cls: type, data: Any) -> Any:
     if not isinstance(data, dict):
         raise ValueError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
-    hints = _hints(cls)
     fields = [f for f in _fields(cls) if f.init]
     unknown = set(data) - {f.name for f in fields}
     if unknown:
         raise ValueError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
-    kwargs = {f.name: _decode(hints[f.name], data[f.name]) for f in fields if f.name in data}
+    # None where the field's default is None fits its type (``X | None``): no need to resolve it.
+    kwargs = {f.name: None if data[f.name] is None and f.default is None else _decode(field_type(cls, f.name), data[f.name])
+              for f in fields if f.name in data}
     try:
         return cls(**kwargs)
     except TypeError as exc:  # a required field missing

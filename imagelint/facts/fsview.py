@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from imagelint.facts.model import EnvSetting, Provenance
 from imagelint.image import ImageConfig
-from imagelint.layers.model import Entry
+
+if TYPE_CHECKING:  # a view of entries a layer read made: a warm check reads none
+    from imagelint.layers.model import Entry
 
 
 class FilesystemView(Protocol):

@@ -16,16 +16,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from imagelint.deploytarget import NodePool, Taint
-from imagelint.facts.model import (
-    ImageFacts,
-    NodeSelectorRequirement,
-    Toleration,
-    WorkloadFacts,
-)
+from imagelint.facts.model import ImageFacts
 from imagelint.lazyre import lazy_pattern
 
+# Only a file's workload has the static model's types (rules import this module; a check of an
+# image has no workload, so it never defines them): in annotations, and imported where built.
 if TYPE_CHECKING:
     from fractions import Fraction
+
+    from imagelint.facts.static_model import (
+        NodeSelectorRequirement,
+        Toleration,
+        WorkloadFacts,
+    )
 
 # Well-known labels that name one node (kubernetes.io/docs/reference/labels-annotations-taints/):
 # a pool's labels never hold them, so a selector on them cannot be judged against a pool.
@@ -264,6 +267,8 @@ def selection(w: WorkloadFacts, pool: NodePool) -> Selection:
         return Selection(None, f"pool {pool.name}: selects single nodes by {', '.join(per_node)}", tuple(per_node))
     labels = pool_labels(pool)
     complete = labels_complete(pool)
+    from imagelint.facts.static_model import NodeSelectorRequirement
+
     selector = tuple(NodeSelectorRequirement(k, "In", (v,)) for k, v in w.node_selector.items())
     ok, failed, unknown = _term(selector, labels, pool, complete)
     if ok is False:

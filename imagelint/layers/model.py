@@ -92,13 +92,6 @@ class CaptureRule:
     name: str | None = None
 
 
-# The captures a run may ask for by name (``core.check.capture_for`` picks one from the selected
-# rules' declared needs; ``facts.capture.spec_named`` builds it, only when layers are read): a name
-# keys the caches without importing every fact module, whose code the cache's fingerprint covers.
-CAPTURE_STANDARD = "standard"
-CAPTURE_WITHOUT_GPU_CODE = "standard-without-gpu-code"
-
-
 @dataclass(frozen=True)
 class CaptureSpec:
     """What reading a layer keeps: the fact modules' capture rules, in order (the first match wins)."""

@@ -23,14 +23,13 @@ from typing import Any
 
 from imagelint.facts.model import (
     BaseImageFacts,
-    ComposeService,
     EnvSetting,
     GpuFacts,
     GpuIndexSetting,
-    GpuReservation,
     ImageFacts,
     Provenance,
 )
+from imagelint.facts.static_model import ComposeService, GpuReservation
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.yamlsafe import LineDict, LineList, load_documents
 

@@ -26,7 +26,6 @@ from imagelint.errors import ConfigError, UsageError
 from imagelint.facts.model import (
     ArchListSetting,
     BaseImageFacts,
-    BuildFacts,
     CudaFacts,
     CudaVersionEvidence,
     DriverLibrary,
@@ -37,8 +36,8 @@ from imagelint.facts.model import (
     LoaderFacts,
     LoaderPathEntry,
     Provenance,
-    RunStep,
 )
+from imagelint.facts.static_model import BuildFacts, RunStep
 from imagelint.image import Platform
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.dockerfile import Dockerfile, Instruction

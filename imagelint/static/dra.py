@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from imagelint.facts.model import DeviceRequest, ImageFacts, PodClaim
+from imagelint.facts.model import ImageFacts
+from imagelint.facts.static_model import DeviceRequest, PodClaim
 from imagelint.lazyre import lazy_pattern
 from imagelint.static.yamlsafe import LineDict
 

@@ -31,9 +31,11 @@ from imagelint.facts.model import (
     ImageFacts,
     LoaderFacts,
     LoaderPathEntry,
+    Provenance,
+)
+from imagelint.facts.static_model import (
     NodeSelectorRequirement,
     PodClaim,
-    Provenance,
     ResourceAmount,
     Toleration,
     WorkloadFacts,

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 import pytest
 
-from imagelint.facts.codec import decode, encode
+from imagelint.facts.codec import decode, encode, field_type
 from imagelint.facts.model import BaseImageFacts, GpuCodeObject, GpuFacts, ImageFacts, Provenance
 from imagelint.core.inspect import inspect_reference
 from imagelint.sources import SourceOptions
@@ -110,8 +110,8 @@ def _leaf_types(tp: object, seen: set[type]) -> typing.Iterator[object]:
         if tp in seen:
             return
         seen.add(tp)
-        for hint in typing.get_type_hints(tp).values():
-            yield from _leaf_types(hint, seen)
+        for f in dataclasses.fields(tp):  # resolved as the codec resolves them (static-input types included)
+            yield from _leaf_types(field_type(tp, f.name), seen)
         return
     args = typing.get_args(tp)
     if args:

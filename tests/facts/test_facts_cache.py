@@ -15,7 +15,7 @@ from imagelint.facts.capture import CAPTURE_SPEC_WITHOUT_GPU_CODE
 from imagelint.layers import reader
 from imagelint.layers.cache import LayerCache
 from imagelint.layers.limits import ReadLimits
-from imagelint.layers.model import CAPTURE_STANDARD
+from imagelint.layers.captures import CAPTURE_STANDARD
 from imagelint.sources import SourceOptions, open_images
 from tests.support.imagebuilder import File, ImageSpec, Symlink, write_oci_layout
 

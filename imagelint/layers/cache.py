@@ -24,6 +24,7 @@ forge is stated in docs/robustness.md.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -184,7 +185,15 @@ def open_cache(directory: str | None, no_cache: bool) -> LayerCache | None:
 
     if no_cache or cache_disabled():
         return None
-    return LayerCache(directory if directory else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
+    return _shared_cache(Path(directory) if directory else default_cache_dir(), cache_max_bytes(DEFAULT_MAX_BYTES))
+
+
+@functools.cache
+def _shared_cache(directory: Path, max_bytes: int) -> LayerCache:
+    """One store per directory in a process, whoever asks (the registry source for configs, the
+    layer reader, the facts cache): its size is walked at the process's first write and its own
+    writes counted after that, so two stores of one directory would each walk it."""
+    return LayerCache(directory, max_bytes)
 
 
 def document_key(kind: str, digest: str) -> str | None:

@@ -318,18 +318,18 @@ class RegistryClient:
         from imagelint.layers.cache import document_key, open_cache
 
         store = open_cache(self.options.cache_dir, self.options.no_cache)
-        key = document_key("config", descriptor.digest) if store is not None else None
-        if store is not None and key is not None:
-            data = store.get(key)
-            if data is not None and len(data) <= MAX_DOCUMENT_BYTES and _is_blob(data, descriptor):
-                return parse_image_config(data, what)
+        key = document_key("config", descriptor.digest)
+        if store is None or key is None:
+            return parse_image_config(self.fetch_blob_document(descriptor, "config"), what)
+        data = store.get(key)
+        if data is not None and len(data) <= MAX_DOCUMENT_BYTES and _is_blob(data, descriptor):
+            return parse_image_config(data, what)
         data = self.fetch_blob_document(descriptor, "config")
         config = parse_image_config(data, what)
-        if store is not None and key is not None:
-            from imagelint.redact import may_hold_secrets
+        from imagelint.redact import may_hold_secrets
 
-            if not may_hold_secrets(data.decode("utf-8", "replace"), config.labels):
-                store.put(key, data)
+        if not may_hold_secrets(data.decode("utf-8", "replace"), config.labels):
+            store.put(key, data)
         return config
 
     def _document(

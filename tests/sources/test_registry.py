@@ -263,6 +263,25 @@ def test_a_config_is_fetched_once_and_then_read_from_the_cache(plain_registry, t
     assert not other.exists()
 
 
+def test_configs_kept_by_one_process_walk_its_cache_directory_once(plain_registry, tmp_path, monkeypatch):
+    """The config store is the process's one store of that directory (``layers.cache.open_cache``):
+    its size is walked at the first write, not at every image's (an audit opens thousands)."""
+    from imagelint.layers.cache import LayerCache, open_cache
+
+    walks = []
+    real_files = LayerCache._files
+    monkeypatch.setattr(LayerCache, "_files", lambda self: walks.append(self.directory) or real_files(self))
+    cache = tmp_path / "cache"
+    o = opts(insecure_registries=(plain_registry.host,), cache_dir=str(cache))
+    for tag in ("1", "2", "3"):
+        r = repo()
+        plain_registry.push(r, tag, unique_image().build())
+        [_], client = open_name(f"{plain_registry.host}/{r}:{tag}", o)
+        assert [rec.url.rsplit("/", 2)[-2] for rec in answered(client)] == ["manifests", "blobs"]
+    assert walks == [cache]
+    assert open_cache(str(cache), False) is open_cache(str(cache), False)
+
+
 @pytest.mark.parametrize("written", [
     {"extra_config": {"config": {"Env": ["PATH=/usr/bin", "HF_TOKEN=hf-s3cret-in-env"]}}},
     {"extra_config": {"history": [{"created_by": "RUN |1 HF_TOKEN=hf-s3cret-in-a-build-arg /bin/sh -c make"}]}},

@@ -80,12 +80,16 @@ def extract_to_bytes(x: LayerExtract) -> bytes:
     scans: list[list[Any]] = []  # [key, row] or [key, row, [[name, length], ...]]
     for path, result in x.scans.items():
         key: int | str = number.get(path, path)
+        # A result already in the table has no long string (one that has is never shared): most
+        # files of a tree share a handful of results, each looked at once.
+        row = row_of.get(id(result))
+        if row is not None:
+            scans.append([key, row])
+            continue
         long = [k for k, v in result.items() if isinstance(v, str) and len(v) >= _BLOB_STRING] if isinstance(result, dict) else []
         if not long:
-            row = row_of.get(id(result))
-            if row is None:
-                row = row_of[id(result)] = len(results)
-                results.append(result)
+            row = row_of[id(result)] = len(results)
+            results.append(result)
             scans.append([key, row])
             continue
         # A script's text (up to 1 MiB) goes with the blobs; its key stays in place, as null.

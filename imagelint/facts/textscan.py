@@ -34,6 +34,8 @@ a note and the image facts are not complete.
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from imagelint.facts import gpuindex
@@ -88,6 +90,22 @@ _DEEPSTREAM_YAML_KEY_AT_LINE_START = lazy_pattern(
 def _extension(path: str) -> str:
     base = path.rpartition("/")[2]  # posixpath.basename's own rule, without its call
     return base.rpartition(".")[2].lower() if "." in base.lstrip(".") else ""
+
+
+def plain_by_extension(extension: str) -> tuple[dict[str, Any], int] | None:
+    """What ``settled_by_keyword_pass`` gives a member whose extension is ``extension`` (as
+    ``_extension`` takes it, before ``lower()``) and whose first ``SNIFF_BYTES`` hold no NUL, that
+    does not start with "#!" and whose bytes hold no keyword: (its plain result, the largest size
+    for which that holds), or None when such a member is not settled by that alone (no extension:
+    the path decides its language; a script: its text is kept). A config extension's member larger
+    than the sniff waits for its first real line, so up to the sniff only."""
+    ext = extension.lower()
+    if not ext:
+        return None
+    lang = _LANGUAGE_BY_EXT.get(ext, gpuindex.SHELL)
+    if lang == gpuindex.SHELL and ext in _SCRIPT_EXTS:
+        return None
+    return _PLAIN[lang], (SNIFF_BYTES if ext in _CONFIG_EXTS else sys.maxsize)
 
 
 def _is_comment_or_blank(line: str) -> bool:
@@ -242,6 +260,20 @@ class TextFactsScanner:
         if lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS):
             return None  # a script: its text is kept for the entrypoint walk
         return None if gpuindex.holds_keyword(data) else _PLAIN[lang]
+
+    @classmethod
+    def settle_whole(cls) -> tuple[int, dict[str, Any], tuple[str, ...], Callable[..., list[int]], Callable[[str], Any]] | None:
+        """``settled_by_keyword_pass`` as the layer reader's native loop applies it to a member held
+        whole, with no Python per member (``imagelint.layers.model.MemberScanner``): (``SNIFF_BYTES``,
+        ``BINARY``, the keywords, the native keyword search, ``plain_by_extension``). None without
+        the native search, and for a subclass with a ``scan_whole`` or keyword pass of its own,
+        which this would not describe."""
+        search = gpuindex._native_lines
+        own = getattr(cls.scan_whole, "__func__", None)
+        if search is None or own is not getattr(TextFactsScanner.scan_whole, "__func__", None) or (
+                cls.settled_by_keyword_pass is not TextFactsScanner.settled_by_keyword_pass):
+            return None
+        return SNIFF_BYTES, BINARY, gpuindex.KEYWORDS, search, plain_by_extension
 
     @classmethod
     def scan_whole(cls, path: str, size: int, data: bytes) -> tuple[dict[str, Any], int]:

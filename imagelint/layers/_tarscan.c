@@ -9,6 +9,9 @@
  * creates. tests/layers/test_tarscan.py compares it with the Python walk on generated and
  * hostile archives.
  *
+ * take() (below scan()) is the reader's step for the members scan() handed back that the window
+ * holds whole; tests/layers/test_native_take.py holds it to the reader's Python step.
+ *
  * scan(window, pos, base, budget, filter, seen) -> (members, pos, headers, status, last)
  *   window  a bytes-like object; pos: offset in it of the next header; base: the stream offset
  *           of window[0]; budget: at most this many headers.
@@ -358,8 +361,213 @@ fail:
     return NULL;
 }
 
+/* take(members, first, window, base, context) -> taken
+ *
+ * The reader's window step (imagelint/layers/reader.py, _LayerCapture.add_in_window) for the
+ * members an application tree is made of, without a Python frame per member: from members[first],
+ * as long as each is one the reader takes in the window its usual way, it records each and returns
+ * how many it took; it stops at the first it does not take, which the reader then takes in Python
+ * (_LayerCapture._take: the reference, which every member this takes would get the same from).
+ *
+ *   members  scan()'s list; window, base: as for scan() (a member's data is
+ *            window[offset + 512 - base:][:size]).
+ *   context  (entries, scans, match, settled, entry_type, file, directory, symlink, layer_index,
+ *            layer_digest, max_read): the layer's dicts of entries and scan results (filled here),
+ *            the rule matcher's match(path), the scan rules whose scanner class settles a member
+ *            held whole ([(rule, policy), ...], by identity; the reader adds them), Entry, the
+ *            three kind names, the layer's index and digest, the per-member read limit.
+ *   policy   (whole_limit, sniff, binary, keywords, search, by_ext, by_extension): a member of at
+ *            most whole_limit bytes whose first sniff bytes hold a NUL is `binary`; one that does
+ *            not start with "#!", whose extension (as the text-facts scanner takes it, case kept)
+ *            by_extension maps to (result, max_size) with size <= max_size, and in which
+ *            search(bytes, keywords, True) finds nothing, is `result` (by_ext caches by_extension,
+ *            bounded). Anything else stops the loop: the scanner's own scan_whole decides it.
+ *
+ * Taken: a new path (not in entries), no ".wh." in it, a name not starting with "/", data whole in
+ * the window, and: a symlink (an entry, no rule asked); a directory (an entry when a rule matches);
+ * a regular file no rule matches (nothing recorded); a regular file a settling rule matches and
+ * the policy settles (an entry and its scan result). Errors of match() and Entry() propagate, as in
+ * Python; a failing search stops the loop (scan_whole meets it again and says so). */
+#define MAX_EXTENSIONS 1024
+
+static PyObject *wh_marker = NULL; /* ".wh." */
+
+/* The member's extension as textscan._extension takes it, before lower(): after the base name's
+ * last "." when one follows its leading dots, else "". New reference; NULL on error. */
+static PyObject *extension_of(PyObject *path) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(path);
+    Py_ssize_t slash = PyUnicode_FindChar(path, '/', 0, len, -1);
+    if (slash == -2) return NULL;
+    Py_ssize_t j = slash + 1;
+    while (j < len && PyUnicode_READ_CHAR(path, j) == '.') j++;
+    Py_ssize_t dot = j < len ? PyUnicode_FindChar(path, '.', j, len, -1) : -1;
+    if (dot == -2) return NULL;
+    if (dot < 0) return PyUnicode_New(0, 0);
+    return PyUnicode_Substring(path, dot + 1, len);
+}
+
+/* The policy tuple of rule in settled, borrowed; NULL when the rule is not there. */
+static PyObject *policy_of(PyObject *settled, PyObject *rule) {
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(settled); j++) {
+        PyObject *pair = PyList_GET_ITEM(settled, j);
+        if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 && PyTuple_GET_ITEM(pair, 0) == rule)
+            return PyTuple_GET_ITEM(pair, 1);
+    }
+    return NULL;
+}
+
+/* The scan result policy gives the member data[0:size] held whole (borrowed: binary or a cached
+ * result); NULL with no error when it does not settle it, NULL with an error on failure. */
+static PyObject *settle(PyObject *policy, PyObject *path, const unsigned char *data, long long size) {
+    Py_ssize_t whole_limit, sniff;
+    PyObject *binary, *keywords, *search, *by_ext, *by_extension;
+    if (!PyArg_ParseTuple(policy, "nnOOOO!O", &whole_limit, &sniff, &binary, &keywords, &search, &PyDict_Type, &by_ext,
+                          &by_extension))
+        return NULL;
+    if (size > whole_limit || sniff < 0) return NULL;
+    if (memchr(data, 0, (size_t)(size < sniff ? size : sniff)) != NULL) return binary;
+    if (size >= 2 && data[0] == '#' && data[1] == '!') return NULL;
+    PyObject *ext = extension_of(path);
+    if (ext == NULL) return NULL;
+    PyObject *known = PyDict_GetItemWithError(by_ext, ext); /* borrowed */
+    if (known == NULL) {
+        if (PyErr_Occurred() || PyDict_GET_SIZE(by_ext) >= MAX_EXTENSIONS) {
+            Py_DECREF(ext);
+            return NULL;
+        }
+        PyObject *made = PyObject_CallOneArg(by_extension, ext);
+        int bad = made == NULL || PyDict_SetItem(by_ext, ext, made) < 0;
+        Py_XDECREF(made); /* the dict holds it */
+        known = bad ? NULL : made;
+        if (bad) {
+            Py_DECREF(ext);
+            return NULL;
+        }
+    }
+    Py_DECREF(ext);
+    if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2) return NULL; /* None: not settled this way */
+    long long max_size = PyLong_AsLongLong(PyTuple_GET_ITEM(known, 1));
+    if (max_size == -1 && PyErr_Occurred()) return NULL;
+    if (size > max_size) return NULL;
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)size);
+    if (bytes == NULL) return NULL;
+    PyObject *hits = PyObject_CallFunctionObjArgs(search, bytes, keywords, Py_True, NULL);
+    Py_DECREF(bytes);
+    if (hits == NULL) {
+        PyErr_Clear(); /* the scanner's scan_whole meets the same failure and reports it */
+        return NULL;
+    }
+    Py_ssize_t found = PyObject_Length(hits);
+    Py_DECREF(hits);
+    if (found != 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(known, 0);
+}
+
+static int record(PyObject *entries, PyObject *entry_type, PyObject *path, PyObject *kind, PyObject *size,
+                  PyObject *mode, PyObject *link, PyObject *layer_index, PyObject *layer_digest) {
+    PyObject *argv[7] = {path, kind, size, mode, link, layer_index, layer_digest};
+    PyObject *entry = PyObject_Vectorcall(entry_type, argv, 7, NULL);
+    if (entry == NULL) return -1;
+    int r = PyDict_SetItem(entries, path, entry);
+    Py_DECREF(entry);
+    return r;
+}
+
+typedef struct {
+    PyObject *entries, *scans, *match, *settled, *entry_type, *file, *directory, *symlink, *layer_index, *layer_digest;
+    Py_ssize_t max_read;
+    const unsigned char *buf;
+    long long base, end;
+} Take;
+
+#define TAKEN 1
+#define STOP 0
+#define FAILED -1
+
+/* One member: TAKEN, STOP (the reader takes it in Python) or FAILED (an error is set). */
+static int take_one(const Take *c, PyObject *item) {
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 7) return STOP;
+    PyObject *name = PyTuple_GET_ITEM(item, 0), *path = PyTuple_GET_ITEM(item, 1), *type = PyTuple_GET_ITEM(item, 2);
+    PyObject *size_obj = PyTuple_GET_ITEM(item, 3), *mode = PyTuple_GET_ITEM(item, 4), *link = PyTuple_GET_ITEM(item, 5);
+    if (!PyUnicode_Check(name) || !PyUnicode_Check(path) || !PyUnicode_Check(type) || PyUnicode_GET_LENGTH(type) != 1)
+        return STOP;
+    long long size = PyLong_AsLongLong(size_obj), offset = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 6));
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return STOP;
+    }
+    if (size < 0 || offset < 0 || offset > c->end || PyUnicode_GET_LENGTH(path) == 0) return STOP;
+    long long start = offset + BLOCK;
+    if (start < c->base || start > c->end - size) return STOP; /* not whole in the window */
+    if (PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '/') return STOP;
+    Py_ssize_t wh = PyUnicode_Find(path, wh_marker, 0, PyUnicode_GET_LENGTH(path), 1);
+    if (wh == -2) return FAILED;
+    if (wh >= 0) return STOP;
+    int seen = PyDict_Contains(c->entries, path);
+    if (seen != 0) return seen < 0 ? FAILED : STOP;
+    Py_UCS4 t = PyUnicode_READ_CHAR(type, 0);
+    if (t == '2') /* a symlink: an entry whatever its rule, resolved later in the merged view */
+        return record(c->entries, c->entry_type, path, c->symlink, size_obj, mode, link, c->layer_index,
+                      c->layer_digest) < 0 ? FAILED : TAKEN;
+    if (t != '0' && t != '5') return STOP;
+    PyObject *rule = PyObject_CallOneArg(c->match, path);
+    if (rule == NULL) return FAILED;
+    if (rule == Py_None) {
+        Py_DECREF(rule);
+        return TAKEN; /* no rule wants it */
+    }
+    if (t == '5') {
+        Py_DECREF(rule);
+        return record(c->entries, c->entry_type, path, c->directory, size_obj, mode, Py_None, c->layer_index,
+                      c->layer_digest) < 0 ? FAILED : TAKEN;
+    }
+    PyObject *policy = policy_of(c->settled, rule); /* borrowed: the list holds the rule and its policy */
+    Py_DECREF(rule);
+    if (policy == NULL || size > c->max_read) return STOP;
+    PyObject *result = settle(policy, path, c->buf + (start - c->base), size);
+    if (result == NULL) return PyErr_Occurred() ? FAILED : STOP;
+    Py_INCREF(result); /* held across the calls below, which may run Python */
+    int bad = record(c->entries, c->entry_type, path, c->file, size_obj, mode, Py_None, c->layer_index,
+                     c->layer_digest) < 0 || PyDict_SetItem(c->scans, path, result) < 0;
+    Py_DECREF(result);
+    return bad ? FAILED : TAKEN;
+}
+
+static PyObject *take(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *items, *window, *ctx;
+    Py_ssize_t first;
+    Take c;
+    if (!PyArg_ParseTuple(args, "O!nOLO!", &PyList_Type, &items, &first, &window, &c.base, &PyTuple_Type, &ctx))
+        return NULL;
+    if (!PyArg_ParseTuple(ctx, "O!O!OO!OUUUOOn", &PyDict_Type, &c.entries, &PyDict_Type, &c.scans, &c.match,
+                          &PyList_Type, &c.settled, &c.entry_type, &c.file, &c.directory, &c.symlink, &c.layer_index,
+                          &c.layer_digest, &c.max_read))
+        return NULL;
+    if (wh_marker == NULL && (wh_marker = PyUnicode_InternFromString(".wh.")) == NULL) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(window, &view, PyBUF_SIMPLE) < 0) return NULL;
+    c.buf = view.buf;
+    c.end = c.base + (long long)view.len;
+    Py_ssize_t taken = 0;
+    int status = TAKEN;
+    for (Py_ssize_t i = first < 0 ? PY_SSIZE_T_MAX : first; i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        Py_INCREF(item); /* the callbacks run Python: the member stays alive whatever they do */
+        status = take_one(&c, item);
+        Py_DECREF(item);
+        if (status != TAKEN) break;
+        taken++;
+    }
+    PyBuffer_Release(&view);
+    return status == FAILED ? NULL : PyLong_FromSsize_t(taken);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Parse the plain tar headers in a window; return the members rules may want."},
+    {"take", take, METH_VARARGS, "Record the window's members the reader takes its usual way; return how many."},
     {NULL, NULL, 0, NULL},
 };
 

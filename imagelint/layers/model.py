@@ -63,8 +63,17 @@ class MemberScanner(Protocol):
     class method): when the member's whole content is in hand after its head (at most 64 KiB more),
     the reader calls it instead of building a scanner and feeding it; it must give what
     ``begin``, ``feed(data)``, ``result()`` and ``held_bytes()`` would (most sources are that small).
-    A member the first read holds whole goes to ``scan_whole`` without ``decide_head``, so it must
-    also give what ``decide_head`` would have settled (with 0 held bytes).
+    A member the reader has in hand whole (its first read holds it, or the tar window it is in
+    does) goes to ``scan_whole`` without ``decide_head``, so it must also give what
+    ``decide_head`` would have settled (with 0 held bytes).
+    Such a class may also offer ``settle_whole() -> (sniff, binary, keywords, search, by_extension)
+    | None``: how the reader's native window loop (``_tarscan.take``) settles a member held whole
+    with no Python per member, which must be what ``scan_whole`` gives it. A member whose first
+    ``sniff`` bytes hold a NUL is ``binary``; one that does not start with "#!", whose extension
+    (after its base name's last dot, when one follows its leading dots; case kept)
+    ``by_extension`` maps to ``(result, max_size)``, of at most ``max_size`` bytes, in which
+    ``search(data, keywords, True)`` finds nothing, is ``result``; every other member goes to
+    ``scan_whole``.
     """
 
     def feed(self, chunk: bytes) -> None: ...

@@ -51,6 +51,12 @@ from imagelint.layers.model import (
 from imagelint.layers.prefetch import prefetched
 from imagelint.layers.tarwalk import normalize_member_path
 
+_native_take: Callable[..., int] | None
+try:
+    from imagelint.layers._tarscan import take as _native_take
+except ImportError:  # not built: ``_take`` takes every member, one call each
+    _native_take = None
+
 # Two workers: inflating releases the GIL, so two layers read side by side on two cores, and
 # more workers than cores only add contention (python3 -m tests.layers.bench_parallel measures it).
 DEFAULT_WORKERS = 2
@@ -130,6 +136,13 @@ class _LayerCapture:
         self._layer_index = layer.index
         self._layer_digest = layer.digest
         self._max_read = limits.max_member_read_bytes
+        # The native window loop's state (``_tarscan.take``): the scan rules it settles itself, with
+        # their scanner's policy, and what it records into.
+        self._settled: list[tuple[CaptureRule, tuple[Any, ...]]] = []
+        self._settling: set[int] = set()
+        self._policies: dict[str, tuple[Any, ...]] = {}
+        self._take_context = (self.entries, self.scans, self._match, self._settled, Entry, FILE, DIRECTORY, SYMLINK,
+                              self._layer_index, self._layer_digest, self._max_read)
 
     def warn(self, text: str) -> None:
         if len(self.warnings) < MAX_WARNINGS_PER_LAYER:
@@ -199,54 +212,86 @@ class _LayerCapture:
 
     def add_in_window(self, items: list[tarwalk.ScannedMember], first: int, window: memoryview, base: int) -> int:
         """What ``add`` does, for the first of the native scan's ``items[first:]``
-        (``TarWalker.scanned_in_window``) that are its usual candidate, in one step and without a
-        ``TarMember``: a member at a path this layer has not had before, no whiteout, that the
-        window holds whole, and that is a directory, a symlink, or a regular file that no rule
-        matches or a rule scans with a scanner class that settles a member whole (``scan_whole``,
-        for a member that ``first_read`` and one more scan chunk hold). Stops at the first that is
-        not (``add`` takes that one, through the walker); returns how many it took.
+        (``TarWalker.scanned_in_window``) that are its usual candidate, without a ``TarMember``: a
+        member at a path this layer has not had before, no whiteout, that the window holds whole,
+        and that is a directory, a symlink, or a regular file that no rule matches or a rule scans
+        with a scanner class that settles a member whole (``scan_whole``, for a member that
+        ``first_read`` and one more scan chunk hold). Stops at the first that is not (``add`` takes
+        that one, through the walker); returns how many it took.
         (An application's sources are tens of thousands of such members, a base layer's libraries
         as many symlinks, and a member through ``add`` costs the walker's hand-back, the member
-        object and three more calls.)"""
-        entries, match, plans = self.entries, self._match, self._plans
-        index, digest, max_read = self._layer_index, self._layer_digest, self._max_read
+        object and three more calls.)
+        The native loop (``_tarscan.take``) takes the run of them it can without a Python frame per
+        member: links, directories, files no rule wants, and files whose scanner class settles them
+        held whole without Python (``settle_whole``: a source that holds no keyword); ``_take``
+        takes the one it stops at, and is the reference it is held to."""
         end = base + len(window)
-        taken = 0
-        for i in range(first, len(items)):
-            name, path, type_flag, size, mode, linkname, offset = items[i]
-            start = offset + tarwalk.BLOCK
-            # (A whiteout's name holds "/." or starts with ".", which the native scan hands to the
-            # parser: the test here only keeps this path right whatever the scan hands back.)
-            if not path or path in entries or WHITEOUT_PREFIX in path or name.startswith("/") or start + size > end:
+        take, context = _native_take, self._take_context
+        i, n = first, len(items)
+        while i < n:
+            if take is not None:
+                i += take(items, i, window, base, context)
+                if i >= n:
+                    break
+            if not self._take(items[i], window, base, end):
                 break
-            if type_flag != tarwalk.REGULAR:
-                # As ``add``: a symlink is an entry whatever its rule (none is asked), a directory
-                # only when a rule records it; neither has data of its own to read.
-                kind = _KIND_IN_WINDOW.get(type_flag)
-                if kind is None:
-                    break
-                if kind is SYMLINK:
-                    entries[path] = Entry(path, kind, size, mode, linkname, index, digest)
-                elif match(path) is not None:
-                    entries[path] = Entry(path, kind, size, mode, None, index, digest)
-                taken += 1
-                continue
-            rule = match(path)
-            if rule is not None:
-                if rule.action != "scan":
-                    break
-                plan = plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]  # a scan rule names its scanner
-                _, decide_head, first_read, _, scan_whole = plan
-                if decide_head is None or scan_whole is None or size > first_read + _SCAN_CHUNK or size > max_read:
-                    break
-                entries[path] = Entry(path, FILE, size, mode, None, index, digest)
-                data = window[start - base : start - base + size]
-                # As ``_scan``: the head decides first (a data file: only its head is copied), then
-                # ``scan_whole`` has the member whole.
-                if size <= first_read or not self._head_decides(decide_head, rule, path, size, bytes(data[:first_read])):
-                    self._scan_whole(scan_whole, rule, path, size, bytes(data))
-            taken += 1
-        return taken
+            i += 1
+        return i - first
+
+    def _take(self, item: tarwalk.ScannedMember, window: memoryview, base: int, end: int) -> bool:
+        """``add_in_window`` for one member: False when it is not one the window step takes."""
+        name, path, type_flag, size, mode, linkname, offset = item
+        entries = self.entries
+        start = offset + tarwalk.BLOCK
+        # (A whiteout's name holds "/." or starts with ".", which the native scan hands to the
+        # parser: the test here only keeps this path right whatever the scan hands back.)
+        if not path or path in entries or WHITEOUT_PREFIX in path or name.startswith("/") or start + size > end:
+            return False
+        index, digest = self._layer_index, self._layer_digest
+        if type_flag != tarwalk.REGULAR:
+            # As ``add``: a symlink is an entry whatever its rule (none is asked), a directory
+            # only when a rule records it; neither has data of its own to read.
+            kind = _KIND_IN_WINDOW.get(type_flag)
+            if kind is None:
+                return False
+            if kind is SYMLINK:
+                entries[path] = Entry(path, kind, size, mode, linkname, index, digest)
+            elif self._match(path) is not None:
+                entries[path] = Entry(path, kind, size, mode, None, index, digest)
+            return True
+        rule = self._match(path)
+        if rule is None:
+            return True
+        if rule.action != "scan":
+            return False
+        plan = self._plans.get(rule.name) or self._plan(rule.name)  # type: ignore[arg-type]  # a scan rule names its scanner
+        _, decide_head, first_read, _, scan_whole = plan
+        if decide_head is None or scan_whole is None or size > first_read + _SCAN_CHUNK or size > self._max_read:
+            return False
+        entries[path] = Entry(path, FILE, size, mode, None, index, digest)
+        # The member is in hand whole: ``scan_whole`` alone, which gives what ``decide_head``
+        # would have settled too (its contract), without a second look at the head.
+        self._scan_whole(scan_whole, rule, path, size, bytes(window[start - base : start - base + size]))
+        if id(rule) not in self._settling:
+            self._settle_in_native_loop(rule, first_read)
+        return True
+
+    def _settle_in_native_loop(self, rule: CaptureRule, first_read: int) -> None:
+        """Let the native loop settle this rule's next members, when its scanner class says how
+        (``settle_whole``); its policy (and the extensions it has looked up) is shared by the rules
+        of one scanner."""
+        self._settling.add(id(rule))  # (the rule lives as long as the spec: its id stays its own)
+        factory = self.spec.scanner_factory[rule.name]  # type: ignore[index]  # a scan rule names its scanner
+        settle_whole = getattr(factory, "settle_whole", None)
+        hooks = settle_whole() if settle_whole is not None else None
+        if hooks is None:
+            return
+        policy = self._policies.get(rule.name)  # type: ignore[arg-type]
+        if policy is None:
+            sniff, binary, keywords, search, by_extension = hooks
+            policy = self._policies[rule.name] = (  # type: ignore[index]
+                first_read + _SCAN_CHUNK, int(sniff), binary, tuple(keywords), search, {}, by_extension)
+        self._settled.append((rule, policy))
 
     def _whiteout(self, parent: str, base: str) -> None:
         if base == OPAQUE_MARKER:

@@ -121,17 +121,25 @@ def _counting_spec():
 def test_a_file_settled_by_its_head_builds_no_scanner_and_is_read_no_further() -> None:
     files = [File(f"opt/d/{i}.txt", _words(40_000)) for i in range(5)] + [File("opt/d/x.bin", b"\x7fELF\x02\x01\x00" + os.urandom(7000))]
     files += [File("opt/d/short.txt", b"k=v\n"), File("opt/d/g.cfg", b"[g]\ngpu-id=1\n" + _words(20_000))]
-    spec = _counting_spec()
-    x = extract_layer(make_layer(0, files), spec)
-    # Read on: the short file and the real config; only the config, which holds a keyword, builds a
-    # scanner (the short file, whole in hand and holding none, is settled by scan_whole's C pass).
-    assert CountingScanner.built == 1
-    # The head decision sees the first 4 KiB; a member the first read holds whole (the short file) goes
-    # to scan_whole alone, as does the config once its rest is read.
-    assert [n for _, _, n in CountingScanner.heads] == [SNIFF] * 6 + [SNIFF]
-    assert CountingScanner.wholes == [("opt/d/short.txt", 4), ("opt/d/g.cfg", len(files[-1].data))]
-    assert x.scans["opt/d/short.txt"] == textscan.scan_bytes("opt/d/short.txt", b"k=v\n")
-    assert x.scans["opt/d/g.cfg"]["s"][0][1] == "1"
+    for native in ((True, False) if NATIVE_SCAN is not None else (False,)):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(tarwalk, "_native_scan", NATIVE_SCAN if native else None)
+            spec = _counting_spec()
+            x = extract_layer(make_layer(0, files), spec)
+        # Only the config, which holds a keyword, builds a scanner (the short file, whole in hand and
+        # holding none, is settled by scan_whole's C pass).
+        assert CountingScanner.built == 1
+        # A member the walker hands over (every one without the native scan; with it, the first,
+        # read before the scan has a window) is decided on its first 4 KiB and its rest skipped; one
+        # its first read holds whole (the short file) goes to scan_whole alone, as does the config
+        # once its rest is read. A member the tar window holds whole is in hand already: it goes to
+        # scan_whole alone, which settles what the head decision would have.
+        walked = files[:1] if native else files
+        assert CountingScanner.heads == [(f.path, len(f.data), SNIFF) for f in walked if f.path != "opt/d/short.txt"]
+        whole = files if native else [f for f in files if f.path in ("opt/d/short.txt", "opt/d/g.cfg")]
+        assert CountingScanner.wholes == [(f.path, len(f.data)) for f in whole if f not in files[:1]]
+        assert x.scans == {f.path: textscan.scan_bytes(f.path, f.data) for f in files}
+        assert x.scans["opt/d/g.cfg"]["s"][0][1] == "1"
 
 
 def test_the_per_member_read_limit_still_applies_before_the_head_is_read() -> None:

@@ -371,9 +371,10 @@ fail:
  *
  *   members  scan()'s list; window, base: as for scan() (a member's data is
  *            window[offset + 512 - base:][:size]).
- *   context  (entries, scans, match, settled, entry_type, file, directory, symlink, layer_index,
+ *   context  (entries, scans, match, shapes, settled, entry_type, file, directory, symlink, layer_index,
  *            layer_digest, max_read): the layer's dicts of entries and scan results (filled here),
- *            the rule matcher's match(path), the scan rules whose scanner class settles a member
+ *            the rule matcher's match(path) and what it decides by a path's shape alone
+ *            (RuleMatcher.shapes, or None: match() for every path), the scan rules whose scanner class settles a member
  *            held whole ([(rule, policy), ...], by identity; the reader adds them), Entry, the
  *            three kind names, the layer's index and digest, the per-member read limit.
  *   policy   (whole_limit, sniff, binary, keywords, search, by_ext, by_extension): a member of at
@@ -476,8 +477,47 @@ static int record(PyObject *entries, PyObject *entry_type, PyObject *path, PyObj
     return r;
 }
 
+/* The rule the matcher's shape cache gives path (RuleMatcher.shapes; borrowed: a rule or None), as
+ * RuleMatcher.match decides it; NULL with no error when the cache does not decide it (match does). */
+static PyObject *shape_rule(PyObject *shapes, PyObject *path) {
+    Py_ssize_t prefix_len;
+    PyObject *prefixes, *suffixes, *infixes, *by_shape, *undecided;
+    if (!PyArg_ParseTuple(shapes, "nO!O!O!O!O", &prefix_len, &PyTuple_Type, &prefixes, &PyTuple_Type, &suffixes,
+                          &PyTuple_Type, &infixes, &PyDict_Type, &by_shape, &undecided))
+        return NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(path);
+    Py_ssize_t slash = PyUnicode_FindChar(path, '/', 0, len, -1);
+    if (slash <= 0 || slash == len - 1) return NULL; /* (-2, an error, is left set) */
+    Py_ssize_t b = slash + 1;
+    if (len - b >= prefix_len) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(prefixes); i++) {
+            Py_ssize_t r = PyUnicode_Tailmatch(path, PyTuple_GET_ITEM(prefixes, i), b, b + prefix_len, -1);
+            if (r != 0) return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(suffixes); i++) {
+        if (PyUnicode_Tailmatch(path, PyTuple_GET_ITEM(suffixes, i), b, len, 1) != 0) return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(infixes); i++) {
+        if (PyUnicode_Find(path, PyTuple_GET_ITEM(infixes, i), b, len, 1) != -1) return NULL;
+    }
+    Py_ssize_t dot = PyUnicode_FindChar(path, '.', b, len, -1);
+    Py_ssize_t first = PyUnicode_FindChar(path, '/', 0, len, 1);
+    if (dot == -2 || first < 0) return NULL;
+    PyObject *top = PyUnicode_Substring(path, 0, first);
+    PyObject *ext = dot >= 0 ? PyUnicode_Substring(path, dot, len) : Py_NewRef(Py_None);
+    PyObject *key = top && ext ? PyTuple_Pack(2, top, ext) : NULL;
+    Py_XDECREF(top);
+    Py_XDECREF(ext);
+    if (key == NULL) return NULL;
+    PyObject *found = PyDict_GetItemWithError(by_shape, key); /* borrowed */
+    Py_DECREF(key);
+    return found == undecided ? NULL : found;
+}
+
 typedef struct {
-    PyObject *entries, *scans, *match, *settled, *entry_type, *file, *directory, *symlink, *layer_index, *layer_digest;
+    PyObject *entries, *scans, *match, *shapes, *settled, *entry_type, *file, *directory, *symlink, *layer_index,
+        *layer_digest;
     Py_ssize_t max_read;
     const unsigned char *buf;
     long long base, end;
@@ -513,8 +553,14 @@ static int take_one(const Take *c, PyObject *item) {
         return record(c->entries, c->entry_type, path, c->symlink, size_obj, mode, link, c->layer_index,
                       c->layer_digest) < 0 ? FAILED : TAKEN;
     if (t != '0' && t != '5') return STOP;
-    PyObject *rule = PyObject_CallOneArg(c->match, path);
-    if (rule == NULL) return FAILED;
+    PyObject *rule = c->shapes != Py_None ? shape_rule(c->shapes, path) : NULL;
+    if (rule != NULL) {
+        Py_INCREF(rule);
+    } else {
+        if (PyErr_Occurred()) return FAILED;
+        rule = PyObject_CallOneArg(c->match, path);
+        if (rule == NULL) return FAILED;
+    }
     if (rule == Py_None) {
         Py_DECREF(rule);
         return TAKEN; /* no rule wants it */
@@ -542,9 +588,9 @@ static PyObject *take(PyObject *Py_UNUSED(self), PyObject *args) {
     Take c;
     if (!PyArg_ParseTuple(args, "O!nOLO!", &PyList_Type, &items, &first, &window, &c.base, &PyTuple_Type, &ctx))
         return NULL;
-    if (!PyArg_ParseTuple(ctx, "O!O!OO!OUUUOOn", &PyDict_Type, &c.entries, &PyDict_Type, &c.scans, &c.match,
-                          &PyList_Type, &c.settled, &c.entry_type, &c.file, &c.directory, &c.symlink, &c.layer_index,
-                          &c.layer_digest, &c.max_read))
+    if (!PyArg_ParseTuple(ctx, "O!O!OOO!OUUUOOn", &PyDict_Type, &c.entries, &PyDict_Type, &c.scans, &c.match,
+                          &c.shapes, &PyList_Type, &c.settled, &c.entry_type, &c.file, &c.directory, &c.symlink,
+                          &c.layer_index, &c.layer_digest, &c.max_read))
         return NULL;
     if (wh_marker == NULL && (wh_marker = PyUnicode_InternFromString(".wh.")) == NULL) return NULL;
     Py_buffer view;

@@ -185,6 +185,20 @@ class RuleMatcher:
             tuple(infix for infix, _ in self._by_infix),
         )
 
+    @cached_property
+    def shapes(self) -> tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...], dict, object] | None:
+        """What ``match`` decides by a path's shape alone, as it decides it, for the reader's native
+        loop (``_tarscan.take``): (prefix length, the basename prefixes, suffixes and infixes that
+        single a path out, the shape cache ``match`` fills, the marker of a shape it does not
+        decide). A path with a slash past its first character, whose base name starts with none of
+        the prefixes and holds none of the suffixes and infixes, has the rule its (top directory,
+        extension) shape has in the cache; a shape not there yet is ``match``'s to work out. None
+        when a rule may match anywhere (no path is decided by its shape)."""
+        if self._anywhere:
+            return None
+        return (self._prefix_key, tuple(self._by_prefix), tuple(s for s, _ in self._by_suffix),
+                tuple(i for i, _ in self._by_infix), self._by_shape, _UNDECIDED)
+
     def candidates(self, path: str) -> list[int]:
         """Indices of the rules that may match ``path``, in rule order."""
         slash = path.rfind("/")

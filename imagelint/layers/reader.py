@@ -141,8 +141,8 @@ class _LayerCapture:
         self._settled: list[tuple[CaptureRule, tuple[Any, ...]]] = []
         self._settling: set[int] = set()
         self._policies: dict[str, tuple[Any, ...]] = {}
-        self._take_context = (self.entries, self.scans, self._match, self._settled, Entry, FILE, DIRECTORY, SYMLINK,
-                              self._layer_index, self._layer_digest, self._max_read)
+        self._take_context = (self.entries, self.scans, self._match, self.matcher.shapes, self._settled, Entry, FILE,
+                              DIRECTORY, SYMLINK, self._layer_index, self._layer_digest, self._max_read)
 
     def warn(self, text: str) -> None:
         if len(self.warnings) < MAX_WARNINGS_PER_LAYER:

@@ -60,9 +60,14 @@ def _body(rng: random.Random) -> bytes:
 
 
 def _path(rng: random.Random, i: int) -> str:
-    top = rng.choice(["app", "opt/nvidia", "usr/src/app", "workspace", "usr/lib/python3/dist-packages", "etc"])
+    top = rng.choice(["app", "opt/nvidia", "usr/src/app", "workspace", "usr/lib/python3/dist-packages", "etc",
+                      "usr/lib/x86_64-linux-gnu", "usr/local/cuda", "srv", "bin"])
+    if rng.random() < 0.15:  # names a rule singles out by a prefix, suffix or infix of the base name
+        leaf = rng.choice(["libcuda.so.1", "version.json", "METADATA", "libnvidia-ml.so.535.104", "x.so.2", "libcudart.so",
+                           "libcudadebugger.so", "nvidia_cuda_runtime.py", "ld.so.conf", "libvdpau_nvidia.so"])
+        return f"{top}/d{rng.randrange(4)}/{leaf}"
     ext = rng.choice(EXTENSIONS)
-    leaf = rng.choice(["m", "run", "config", ".hidden", ".py", "x.", "ünï", "README"]) + f"{i}"
+    leaf = rng.choice(["m", "run", "config", ".hidden", ".py", "x.", "ünï", "README", "lib"]) + f"{i}"
     return f"{top}/d{rng.randrange(4)}/{leaf}{'.' + ext if ext else ''}"
 
 
@@ -154,7 +159,8 @@ def test_the_extensions_the_native_loop_remembers_are_bounded(monkeypatch) -> No
     tables: list[dict] = []
 
     def keeping(items, first, window, base, context):  # type: ignore[no-untyped-def]
-        tables.extend(policy[5] for _, policy in context[3])
+        settled = next(part for part in context if isinstance(part, list))  # [(rule, policy), ...]
+        tables.extend(policy[5] for _, policy in settled)
         return NATIVE_TAKE(items, first, window, base, context)
 
     outcome, _ = _both(tar, monkeypatch, windows=(1 << 20,))
@@ -170,7 +176,7 @@ def test_the_native_loop_takes_nothing_it_cannot_read_and_fails_only_with_a_type
     negative, a first index past the end or below zero; a context of the wrong shape."""
     entries: dict = {}
     scans: dict = {}
-    context = (entries, scans, lambda path: None, [], reader.Entry, "file", "dir", "symlink", 0, "sha256:x", 1 << 20)
+    context = (entries, scans, lambda path: None, None, [], reader.Entry, "file", "dir", "symlink", 0, "sha256:x", 1 << 20)
     window = memoryview(bytearray(4096))
     good = ("a/b.py", "a/b.py", "0", 10, 0o644, "", 0)
     assert NATIVE_TAKE([good], 0, window, 0, context) == 1 and entries == {} and scans == {}
@@ -211,3 +217,61 @@ def test_names_the_tar_scan_leaves_to_the_parser_are_settled_the_scanners_way_to
             outcomes.append((capture.entries, list(capture.scans.items())))
     assert outcomes[0] == outcomes[1]
     assert dict(outcomes[0][1]) == {name: textscan.scan_bytes(name, body) for name in names}
+
+
+@needs_native
+def test_the_native_loop_matches_by_shape_as_the_matcher_does(monkeypatch) -> None:
+    """Once the matcher has decided a shape (top directory, extension), the loop decides a path of
+    that shape by it without asking the matcher, except for a base name a rule singles out (a
+    prefix, suffix or infix: libcuda.so*, version.json, *.so.*) or a shape the matcher cannot
+    decide by shape: those are the matcher's. Each path comes after one of its shape."""
+    from imagelint.layers import match as match_module
+
+    members: list = []
+    for top in ("usr/local/cuda", "usr/lib/x86_64-linux-gnu", "app", "opt/nvidia", "etc", "srv", "workspace"):
+        for ext in ("json", "so", "2", "py", "txt", "sh", "conf", "cfg"):
+            members.append(File(f"{top}/d/m.{ext}", b"x = 1\n"))
+        members += [File(f"{top}/d/{name}", b"x = 1\n") for name in
+                    ("version.json", "libcuda.so", "x.so.2", "libnvidia-ml.so", "ld.so.conf", "METADATA", "run", "libz.so")]
+        members += [Dir(f"{top}/d/sub.{ext}") for ext in ("json", "so", "2", "py")] + [Dir(f"{top}/d/libcuda.so.d")]
+    _both(layer_tar(members), monkeypatch)
+    # A tree of sources, one shape: the matcher is asked for the first of them, the loop decides the rest.
+    asked = 0
+    plain_match = match_module.RuleMatcher.match
+
+    def counting(self, path):  # type: ignore[no-untyped-def]
+        nonlocal asked
+        asked += 1
+        return plain_match(self, path)
+
+    monkeypatch.setattr(match_module.RuleMatcher, "match", counting)
+    tree = layer_tar([File(f"app/pkg/m{i}.py", b"x = 1\n") for i in range(200)])
+    asked = 0
+    entries = _outcome(tree)[0]
+    assert len(entries) == 200 and asked <= 4  # (the walker's first member, the loop's first of the shape)
+
+
+@needs_native
+def test_a_name_a_rule_singles_out_and_a_shape_the_matcher_cannot_decide_are_the_matchers(monkeypatch) -> None:
+    """Rules of another spec: a prefix rule beside a catch-all text rule of the same top directory (its
+    shape is decided; the name the prefix singles out is not of it), and a rule whose lead is deeper
+    than its top directory (the shape is not decided: a directory of that shape is the matcher's)."""
+    from tests.layers.helpers import spec_of
+
+    spec = spec_of(("opt/**/special*", "record", 0), ("opt/**/*", "scan", 0, "t"),
+                   ("usr/x/*/deep/**/*.txt", "record", 0), scanners={"t": textscan.TextFactsScanner})
+    members = [File("opt/a/m.txt", b"x\n"), File("opt/a/n.txt", b"x\n"), File("opt/a/special.txt", b"x\n"),
+               File("usr/x/a/deep/b/a.txt", b"x\n"), Dir("usr/x/a/sub.txt"), Dir("usr/x/a/deep/sub.txt"),
+               File("usr/x/c.txt", b"x\n"), Dir("usr/x/b/more.txt")]
+    tar = layer_tar(members)
+    outcomes = []
+    for native in (True, False):
+        with monkeypatch.context() as m:
+            m.setattr(reader, "_native_take", NATIVE_TAKE if native else None)
+            x = extract_layer(blob_layer(0, tar, "none"), spec)
+            outcomes.append((x.entries, list(x.scans.items())))
+    assert outcomes[0] == outcomes[1]
+    entries, scans = outcomes[0]
+    paths = {e.path for e in entries}
+    assert "opt/a/special.txt" not in dict(scans) and paths >= {"opt/a/special.txt", "usr/x/a/deep/sub.txt"}
+    assert not {"usr/x/a/sub.txt", "usr/x/b/more.txt"} & paths

@@ -290,7 +290,7 @@ class _LayerCapture:
         if policy is None:
             sniff, binary, keywords, search, by_extension = hooks
             policy = self._policies[rule.name] = (  # type: ignore[index]
-                first_read + _SCAN_CHUNK, int(sniff), binary, tuple(keywords), search, {}, by_extension)
+                first_read + _SCAN_CHUNK, sniff, binary, tuple(keywords), search, {}, by_extension)
         self._settled.append((rule, policy))
 
     def _whiteout(self, parent: str, base: str) -> None:

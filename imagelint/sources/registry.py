@@ -303,11 +303,7 @@ class RegistryClient:
             )
         step = f"fetching {kind} {short_digest(descriptor.digest)}"
         data, _ = self._document(f"/v2/{self.name.repository}/blobs/{descriptor.digest}", step, {})
-        what = f"{self.where}: {kind} {descriptor.digest}"
-        verify_bytes(data, descriptor.digest, what)
-        if descriptor.size is not None and len(data) != descriptor.size:
-            raise ImageFormatError(f"{what}: {len(data)} bytes, the manifest declares {descriptor.size}")
-        return data
+        return _verified_blob(data, descriptor, f"{self.where}: {kind} {descriptor.digest}")
 
     def fetch_config(self, descriptor: Descriptor, what: str) -> ImageConfig:
         """An image config: from the cache when it holds these very bytes (checked against the
@@ -322,8 +318,13 @@ class RegistryClient:
         if store is None or key is None:
             return parse_image_config(self.fetch_blob_document(descriptor, "config"), what)
         data = store.get(key)
-        if data is not None and len(data) <= MAX_DOCUMENT_BYTES and _is_blob(data, descriptor):
-            return parse_image_config(data, what)
+        if data is not None and len(data) <= MAX_DOCUMENT_BYTES:
+            try:
+                _verified_blob(data, descriptor, what)
+            except ImageFormatError:
+                pass  # not the blob the digest names (other bytes, another size): a miss
+            else:
+                return parse_image_config(data, what)
         data = self.fetch_blob_document(descriptor, "config")
         config = parse_image_config(data, what)
         from imagelint.redact import may_hold_secrets
@@ -557,12 +558,13 @@ def _flatten_index(client: RegistryClient, index: Index, digest: str, depth: int
     return out
 
 
-def _is_blob(data: bytes, descriptor: Descriptor) -> bool:
-    """Whether ``data`` is the blob ``descriptor`` names: its size (when declared) and its digest."""
+def _verified_blob(data: bytes, descriptor: Descriptor, what: str) -> bytes:
+    """``data`` when it is the blob ``descriptor`` names (its digest, and its size when declared),
+    else ``ImageFormatError``: a registry's answer and a cache entry are held to the same test."""
+    verify_bytes(data, descriptor.digest, what)
     if descriptor.size is not None and len(data) != descriptor.size:
-        return False
-    algorithm, _ = parse_digest(descriptor.digest)
-    return compute_digest(data, algorithm) == descriptor.digest
+        raise ImageFormatError(f"{what}: {len(data)} bytes, the manifest declares {descriptor.size}")
+    return data
 
 
 def _check_size(data: bytes, descriptor: Descriptor, where: str) -> None:

@@ -255,11 +255,15 @@ class TextFactsScanner:
                 return None  # the first real line is still to come: the scanner reads on
         if shebang or not ext:
             lang = gpuindex.language_of(path, data)
+            if lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS):
+                return None  # a script: its text is kept for the entrypoint walk
+            plain = _PLAIN[lang]
         else:  # (a path ends with ".py" exactly when its extension is "py": the checks of language_of)
-            lang = _LANGUAGE_BY_EXT.get(ext, gpuindex.SHELL)
-        if lang == gpuindex.SHELL and (shebang or ext in _SCRIPT_EXTS):
-            return None  # a script: its text is kept for the entrypoint walk
-        return None if gpuindex.holds_keyword(data) else _PLAIN[lang]
+            by_extension = plain_by_extension(ext)  # (a config extension's size is settled above)
+            if by_extension is None:
+                return None  # a script: its text is kept for the entrypoint walk
+            plain = by_extension[0]
+        return None if gpuindex.holds_keyword(data) else plain
 
     @classmethod
     def settle_whole(cls) -> tuple[int, dict[str, Any], tuple[str, ...], Callable[..., list[int]], Callable[[str], Any]] | None:
